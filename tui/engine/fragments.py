@@ -1,0 +1,124 @@
+"""The normalized fragment model: what every wire-format adapter hands the engine.
+
+An adapter knows one wire format and turns one decoded chunk into a short list
+of these operations. Nothing below the adapters knows which format a stream
+came from: the engine only ever sees these frozen records.
+
+Like wsproto's ``TextMessage`` partial frames, a ``ToolDelta`` is explicitly a
+piece of something larger; the engine decides which call it belongs to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+#: Marker for "this delta carried no object arguments" (``None`` is a real value).
+NO_OBJECT: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDelta:
+    """A piece of one tool call, exactly as the wire spelled it.
+
+    ``index`` is the wire index (``None`` when the entry had none); ``id`` and
+    ``name`` are raw (blank values are normalized by the engine, not here);
+    ``args`` is argument text or ``None`` when the entry carried none (or
+    ``null``: then ``args_null`` is set). ``args_obj`` holds arguments that
+    came as a JSON object instead of a string (Q15).
+    """
+
+    choice: int = 0
+    index: int | None = None
+    id: str | None = None
+    name: str | None = None
+    args: str | None = None
+    args_null: bool = False
+    args_obj: Any = NO_OBJECT
+    #: A stable native key other than the wire index (Responses item_id), or None.
+    item: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ArgsFinal:
+    """The complete argument text of a call as the format restates it at its end
+    (Responses ``function_call_arguments.done``, Anthropic ``content_block_start``
+    input when no delta followed). The engine cross-checks it with the deltas."""
+
+    choice: int
+    index: int | None
+    text: str
+    id: str | None = None
+    item: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """Assistant text (``channel="content"``) or reasoning (``"reasoning"``)."""
+
+    choice: int
+    text: str
+    channel: str = "content"
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """A finish signal for one choice. ``reason`` is normalized to
+    ``stop`` | ``tool_calls`` | ``length`` | ``error`` | ``content_filter`` or
+    kept as the wire value; ``raw`` is what the wire said."""
+
+    choice: int
+    reason: str
+    raw: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage as the stream reported it (last one wins, never summed)."""
+
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamError:
+    """An error reported inside the stream (Q27/Q28)."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Terminal:
+    """A format's explicit end-of-stream event (``message_stop``,
+    ``response.completed``, ``message-end``)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """An adapter-level diagnostic (a code from QUIRKS.md) about this event."""
+
+    code: str
+    message: str
+
+
+Op = Union[ToolDelta, ArgsFinal, TextDelta, Finish, Usage, StreamError, Terminal, Notice]
+
+#: The normalized finish reasons.
+FINISH_REASONS = ("stop", "tool_calls", "length", "error", "content_filter")
+
+
+def normalize_finish(raw: str) -> str:
+    """Map every format's spelling of a finish reason onto one vocabulary."""
+    low = raw.lower()
+    if low in ("length", "max_tokens", "max_output_tokens", "model_length"):
+        return "length"
+    if low in ("tool_calls", "tool_use", "function_call", "tool_call"):
+        return "tool_calls"
+    if low in ("stop", "end_turn", "stop_sequence", "complete", "eos", "pause_turn"):
+        return "stop"
+    if low in ("error", "failed"):
+        return "error"
+    if low in ("content_filter", "safety", "refusal", "blocklist", "prohibited_content"):
+        return "content_filter"
+    return low

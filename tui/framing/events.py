@@ -1,0 +1,41 @@
+"""What a framing reader hands on: one record per event of the stream.
+
+Framing knows bytes and lines (SSE, NDJSON, a JSON array, a single JSON body,
+a HAR export, a fraglens recording) and nothing of JSON chunk meaning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+#: data     - an SSE event with data, or one NDJSON line / array item / body
+#: done     - the ``data: [DONE]`` sentinel
+#: comment  - an SSE comment line (``: keep-alive``); ``data`` holds its text
+EventKind = Literal["data", "done", "comment"]
+
+
+@dataclass(frozen=True, slots=True)
+class RawEvent:
+    number: int
+    kind: EventKind
+    data: str
+    #: the SSE ``event:`` field, if any
+    event: str | None = None
+    #: the SSE ``id:`` field, if any
+    id: str | None = None
+    #: seconds since the request was sent, when a recording says so
+    time: float | None = None
+    #: (start, end) byte offsets in the source this event was read from
+    span: tuple[int, int] | None = None
+
+
+@dataclass(slots=True)
+class Framed:
+    """A whole stream after framing."""
+
+    #: sse | ndjson | json-array | json-body | recording | har
+    framing: str
+    events: list[RawEvent]
+    #: recording/HAR metadata: request, response (already redacted), etc.
+    meta: dict[str, Any] = field(default_factory=dict)
