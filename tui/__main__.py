@@ -1,0 +1,5 @@
+"""``python -m tui`` is ``fraglens``."""
+
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,163 @@
+"""One tool call's append-only buffer, and how it looked after any event.
+
+The buffer only ever grows, so the state after event N is a set of prefix
+lengths: every fragment records the event it came in, the text length after
+it and the scanner's state after it, in compact arrays. Looking up a step is a
+binary search, never a replay. That is what makes stepping through a
+100k-event recording instant.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+from .finalize import Result
+from .scanner import EMPTY_STATE, ScanState, Scanner
+
+# bit flags packed per fragment
+_IN_STRING = 1
+_IN_ESCAPE = 2
+_COMPLETE = 4
+
+
+@dataclass
+class Call:
+    """A call as the engine knows it. Only the engine mutates it."""
+
+    seq: int  # creation order, across choices
+    choice: int
+    first_event: int
+    index: int | None = None  # first wire index
+    id: str | None = None
+    name: str | None = None
+    aliases: list[str] = field(default_factory=list)
+    synthetic_id: str | None = None
+    #: raw wire id of each fragment, for the naive by-id comparison
+    wire_ids: list[str | None] = field(default_factory=list)
+    obj: Any = None  # merged object arguments (Q15), when they came as objects
+    obj_seen: bool = False
+    over_limit: bool = False
+    dropped_bytes: int = 0
+    last_event: int = -1
+    #: (event, name) and (event, id) each time they changed, for stepping
+    name_history: list[tuple[int, str]] = field(default_factory=list)
+    id_history: list[tuple[int, str]] = field(default_factory=list)
+    #: (event, result); the last one is the call's verdict
+    results: list[tuple[int, Result]] = field(default_factory=list)
+    finalized: bool = False
+    notes: list[str] = field(default_factory=list)
+    #: codes already raised for this call (info codes are raised once per call)
+    raised: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.pieces: list[str] = []
+        self._joined: str | None = ""
+        self.scanner = Scanner()
+        self.frag_event = array("q")
+        self.frag_end = array("q")
+        self.frag_depth = array("l")
+        self.frag_flags = array("b")
+
+    # -- growing ------------------------------------------------------------
+    @property
+    def length(self) -> int:
+        return self.frag_end[-1] if self.frag_end else 0
+
+    @property
+    def fragments(self) -> int:
+        return len(self.frag_event)
+
+    def append(self, event: int, text: str, wire_id: str | None) -> None:
+        self.pieces.append(text)
+        self._joined = None
+        self.wire_ids.append(wire_id)
+        scanner = self.scanner
+        scanner.feed(text)
+        st = scanner.state()
+        self.frag_event.append(event)
+        self.frag_end.append(st.offset)
+        self.frag_depth.append(st.depth)
+        self.frag_flags.append(
+            (_IN_STRING if st.in_string else 0)
+            | (_IN_ESCAPE if st.in_escape else 0)
+            | (_COMPLETE if st.complete else 0)
+        )
+        self.last_event = event
+
+    @property
+    def text(self) -> str:
+        if self._joined is None:
+            self._joined = "".join(self.pieces)
+            self.pieces = [self._joined] if self._joined else []
+        return self._joined
+
+    @property
+    def complete(self) -> bool:
+        """The text so far is one whole JSON value."""
+        return self.scanner.state().complete
+
+    @property
+    def result(self) -> Result | None:
+        return self.results[-1][1] if self.results else None
+
+    # -- stepping ------------------------------------------------------------
+    def fragments_at(self, step: int) -> int:
+        """How many fragments had arrived after event ``step``."""
+        return bisect_right(self.frag_event, step)
+
+    def length_at(self, step: int) -> int:
+        k = self.fragments_at(step)
+        return self.frag_end[k - 1] if k else 0
+
+    def scan_at(self, step: int) -> ScanState:
+        k = self.fragments_at(step)
+        if k == 0:
+            return EMPTY_STATE
+        end = self.frag_end[k - 1]
+        flags = self.frag_flags[k - 1]
+        bad = self.scanner.state().bad_offset
+        valid = bad is None or bad >= end
+        return ScanState(
+            offset=end,
+            depth=self.frag_depth[k - 1],
+            in_string=bool(flags & _IN_STRING),
+            in_escape=bool(flags & _IN_ESCAPE),
+            valid=valid,
+            complete=bool(flags & _COMPLETE) and valid,
+            bad_offset=None if valid else bad,
+        )
+
+    def boundaries_at(self, step: int) -> list[int]:
+        """End offsets of the fragments that had arrived after ``step``."""
+        return list(self.frag_end[: self.fragments_at(step)])
+
+    def name_at(self, step: int) -> str | None:
+        return _latest(self.name_history, step)
+
+    def id_at(self, step: int) -> str | None:
+        return _latest(self.id_history, step)
+
+    def result_at(self, step: int) -> Result | None:
+        found = None
+        for event, result in self.results:
+            if event <= step:
+                found = result
+        # a result is only current if no fragment arrived after it
+        if found is not None and self.results:
+            last_final = max(e for e, _ in self.results if e <= step)
+            k = self.fragments_at(step)
+            if k and self.frag_event[k - 1] > last_final:
+                return None
+        return found
+
+
+def _latest(history: list[tuple[int, str]], step: int) -> str | None:
+    value = None
+    for event, v in history:
+        if event > step:
+            break
+        value = v
+    return value

@@ -1,0 +1,343 @@
+"""The reassembler: normalized fragment ops in, calls and diagnostics out.
+
+It knows nothing of wire formats, files or screens. Fed the ops of one event
+at a time (``apply``), it resolves each tool delta to a call slot (see
+``slots.py``), appends to that call's buffer, and finalizes calls when their
+choice finishes, when an error arrives, or when the stream ends. Everything
+is kept with the event it happened at, so any earlier step can be looked at
+exactly (``calls.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .calls import Call
+from .diagnostics import Diagnostic, make
+from .finalize import Result, finalize
+from .fragments import (
+    NO_OBJECT,
+    ArgsFinal,
+    Finish,
+    Notice,
+    Op,
+    StreamError,
+    Terminal,
+    TextDelta,
+    ToolDelta,
+    Usage,
+)
+from .slots import SlotResolver
+
+DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
+
+_MARKUP = re.compile(
+    r"<tool_call>|</tool_call>|\[TOOL_CALLS\]|<\|tool_call|<\|python_tag\|>|<function=|"
+    r"✿FUNCTION✿|<\|tool▁calls▁begin\|>|<tool_calls>"
+)
+
+
+@dataclass
+class ChoiceState:
+    """What one choice said besides its calls."""
+
+    text: list[tuple[int, str]] = field(default_factory=list)  # (event, piece)
+    reasoning: list[tuple[int, str]] = field(default_factory=list)
+    finishes: list[tuple[int, str, str]] = field(default_factory=list)  # (event, reason, raw)
+
+    def text_at(self, step: int, channel: str = "content") -> str:
+        pieces = self.text if channel == "content" else self.reasoning
+        return "".join(p for e, p in pieces if e <= step)
+
+    @property
+    def finish(self) -> str | None:
+        return self.finishes[-1][1] if self.finishes else None
+
+
+class Reassembler:
+    """Feed ``apply(event, ops)`` in event order, then ``close(event)`` once."""
+
+    def __init__(self, max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES) -> None:
+        self.max_arg_bytes = max_arg_bytes
+        self.calls: list[Call] = []
+        self.choices: dict[int, ChoiceState] = {}
+        self._diagnostics: list[Diagnostic] = []
+        self.usage: list[tuple[int, dict[str, Any]]] = []
+        self.errors: list[tuple[int, str]] = []
+        self.terminal: tuple[int, str] | None = None
+        #: fragments nothing could be attributed to: kept, never dropped
+        self.unattributed: list[tuple[int, ToolDelta]] = []
+        self.closed_at: int | None = None
+        self._slots = SlotResolver(self)
+        self._once: set[str] = set()
+
+    # -- feeding -------------------------------------------------------------
+    def apply(self, event: int, ops: Iterable[Op]) -> None:
+        finishes: list[Finish] = []
+        errors: list[StreamError] = []
+        deltas_seen: set[tuple[int, int]] = set()
+        for op in ops:
+            if isinstance(op, ToolDelta):
+                if op.index is not None:
+                    key = (op.choice, op.index)
+                    if key in deltas_seen:
+                        self.note_once(
+                            f"dup-index-{event}",
+                            "duplicate-index-in-chunk",
+                            f"two tool-call entries with index {op.index} in one chunk",
+                            event,
+                        )
+                    deltas_seen.add(key)
+                self._tool_delta(event, op)
+            elif isinstance(op, TextDelta):
+                ch = self._choice(op.choice)
+                (ch.text if op.channel == "content" else ch.reasoning).append((event, op.text))
+            elif isinstance(op, ArgsFinal):
+                self._args_final(event, op)
+            elif isinstance(op, Finish):
+                finishes.append(op)  # deltas first, then finish (Q13, Q19)
+            elif isinstance(op, Usage):
+                self.usage.append((event, op.data))
+            elif isinstance(op, StreamError):
+                errors.append(op)
+            elif isinstance(op, Terminal):
+                if self.terminal is None:
+                    self.terminal = (event, op.name)
+            elif isinstance(op, Notice):
+                self.notice(op.code, op.message, event)
+        for fin in finishes:
+            self._finish(event, fin)
+        for err in errors:
+            self._error(event, err)
+
+    def close(self, event: int) -> None:
+        """The stream ended after ``event``: finalize everything still open."""
+        self.closed_at = event
+        for call in self.calls:
+            if not call.finalized:
+                self._finalize(call, event)
+        self._end_checks(event)
+
+    # -- diagnostics -----------------------------------------------------------
+    def diag(self, code: str, message: str, event: int | None = None, call: Call | None = None):
+        self._diagnostics.append(make(code, message, event, call.seq if call else None))
+
+    def note_once(self, key: str, code: str, message: str, event: int | None, call=None) -> None:
+        if key not in self._once:
+            self._once.add(key)
+            self.diag(code, message, event, call)
+
+    def notice(self, code: str, message: str, event: int | None) -> None:
+        """Adapter and framing notices: repeated ones are counted, not listed
+        one by one (a keep-alive every second is not 600 findings)."""
+        key = f"notice-{code}"
+        if key in self._once:
+            return
+        self._once.add(key)
+        self.diag(code, message, event)
+
+    def call_once(self, call: Call, code: str, message: str, event: int) -> None:
+        if code not in call.raised:
+            call.raised.add(code)
+            self.diag(code, message, event, call)
+
+    def diagnostics(self, step: int | None = None) -> list[Diagnostic]:
+        """Every diagnostic (up to event ``step``), in event order."""
+        out = list(self._diagnostics)
+        for call in self.calls:
+            found = call.result_at(step) if step is not None else call.result
+            if found is None:
+                continue
+            event = max(e for e, r in call.results if r is found)
+            out.extend(make(code, msg, event, call.seq) for code, msg in found.findings)
+        if step is not None:
+            out = [d for d in out if d.event is None or d.event <= step]
+        out.sort(key=lambda d: (d.event if d.event is not None else 1 << 62))
+        return out
+
+    # -- internals -----------------------------------------------------------
+    def _choice(self, choice: int) -> ChoiceState:
+        ch = self.choices.get(choice)
+        if ch is None:
+            ch = self.choices[choice] = ChoiceState()
+        return ch
+
+    def new_call(self, event: int, choice: int, index: int | None) -> Call:
+        call = Call(seq=len(self.calls), choice=choice, first_event=event, index=index)
+        self.calls.append(call)
+        self._choice(choice)
+        return call
+
+    def _tool_delta(self, event: int, d: ToolDelta) -> None:
+        call = self._slots.resolve(event, d)
+        if call is None:
+            self.unattributed.append((event, d))
+            self.diag(
+                "unattributed-fragment",
+                f"{len(d.args or '')} chars with no index, id or name while several calls "
+                "are open; kept aside, not guessed",
+                event,
+            )
+            return
+        if call.finalized and (d.args or d.args_obj is not NO_OBJECT):
+            call.finalized = False  # more text after a finish: decide again later
+        if d.args_null:
+            self.call_once(call, "args-null", "arguments: null fragments skipped", event)
+        if d.args_obj is not NO_OBJECT:
+            self._object_args(event, call, d)
+        elif d.args:
+            self._append(event, call, d.args, d.id)
+        elif d.args == "" and call.fragments == 0:
+            # an empty first fragment is still a fragment (Anthropic's first partial_json)
+            self._append(event, call, "", d.id)
+        call.last_event = max(call.last_event, event)
+
+    def _append(self, event: int, call: Call, text: str, wire_id: str | None) -> None:
+        if call.over_limit:
+            call.dropped_bytes += len(text.encode("utf-8", "surrogatepass"))
+            return
+        if call.length + len(text) > self.max_arg_bytes:
+            room = max(0, self.max_arg_bytes - call.length)
+            kept = text[:room]
+            call.dropped_bytes += len(text[room:].encode("utf-8", "surrogatepass"))
+            if kept:
+                call.append(event, kept, wire_id)
+            call.over_limit = True
+            self.diag(
+                "args-over-limit",
+                f"arguments passed {self.max_arg_bytes} bytes; buffering stopped",
+                event,
+                call,
+            )
+            return
+        had_split = call.scanner.surrogate_split
+        call.append(event, text, wire_id)
+        if call.scanner.surrogate_split and not had_split:
+            self.call_once(
+                call, "args-surrogate-split", "a surrogate pair escape was split; joined", event
+            )
+
+    def _object_args(self, event: int, call: Call, d: ToolDelta) -> None:
+        self.call_once(call, "args-object", "arguments came as a JSON object", event)
+        value = d.args_obj
+        if isinstance(call.obj, dict) and isinstance(value, dict):
+            merged = dict(call.obj)
+            merged.update(value)
+            value = merged
+        call.obj, call.obj_seen = value, True
+        # the buffer shows the serialization, fragment by fragment
+        self._append(event, call, json.dumps(d.args_obj, ensure_ascii=False), d.id)
+
+    def _args_final(self, event: int, op: ArgsFinal) -> None:
+        call = self._slots.find_final(op)
+        if call is None:
+            return
+        if call.fragments == 0 or not call.text:
+            if op.text:
+                self._append(event, call, op.text, op.id)
+            return
+        if op.text != call.text and not call.obj_seen:
+            call.notes.append("the closing restatement differs from the deltas")
+            self.call_once(
+                call,
+                "args-multiple-values",
+                "the arguments restated at the end differ from the streamed deltas",
+                event,
+            )
+
+    def _finish(self, event: int, fin: Finish) -> None:
+        ch = self._choice(fin.choice)
+        ch.finishes.append((event, fin.reason, fin.raw))
+        if len(ch.finishes) > 1:
+            self.note_once(
+                f"multi-finish-{fin.choice}",
+                "multiple-finish",
+                f"choice {fin.choice} finished {len(ch.finishes)} times",
+                event,
+            )
+        if fin.reason == "length":
+            self.note_once(
+                f"length-{fin.choice}", "finish-length", f"choice {fin.choice} hit the token limit",
+                event,
+            )
+        if fin.reason == "error":
+            return  # the StreamError that comes with it aborts the open calls
+        for call in self.calls:
+            if call.choice == fin.choice and not call.finalized:
+                self._finalize(call, event)
+
+    def _error(self, event: int, err: StreamError) -> None:
+        self.errors.append((event, err.message))
+        self.diag("error-event", err.message, event)
+        for call in self.calls:
+            if not call.finalized:
+                self._finalize(call, event, aborted=True)
+
+    def _finalize(self, call: Call, event: int, aborted: bool = False) -> None:
+        finish = self._choice(call.choice).finish
+        result: Result = finalize(
+            call.text,
+            call.scanner.state(),
+            obj=call.obj,
+            obj_seen=call.obj_seen,
+            over_limit=call.over_limit,
+            aborted=aborted,
+            finish=finish,
+        )
+        call.results.append((event, result))
+        call.finalized = True
+
+    def _end_checks(self, event: int) -> None:
+        ids: dict[tuple[int, str], Call] = {}
+        for call in self.calls:
+            if call.name is None:
+                self.diag("name-missing", "the call never got a name", event, call)
+            if call.id is None:
+                call.synthetic_id = f"call_fraglens_{call.choice}_{call.seq}"
+                self.diag("id-missing", f"no id came; using {call.synthetic_id}", event, call)
+            else:
+                other = ids.get((call.choice, call.id))
+                if other is not None:
+                    self.diag("id-duplicate", f"id {call.id!r} also names call {other.seq}",
+                              event, call)
+                ids[(call.choice, call.id)] = call
+        for number, ch in self.choices.items():
+            calls = [c for c in self.calls if c.choice == number]
+            reason = ch.finish
+            if calls and reason not in (None, "tool_calls", "length", "error"):
+                self.diag(
+                    "finish-reason-mismatch",
+                    f"choice {number}: finish_reason {ch.finishes[-1][2]!r} but "
+                    f"{len(calls)} tool call(s) were made",
+                    ch.finishes[-1][0],
+                )
+            elif not calls and reason == "tool_calls":
+                self.diag(
+                    "finish-reason-mismatch",
+                    f"choice {number}: finish_reason tool_calls but no tool call came",
+                    ch.finishes[-1][0],
+                )
+            content = "".join(p for _, p in ch.text)
+            if calls and content.strip():
+                self.diag(
+                    "text-with-tool-calls", f"choice {number} has text besides its calls",
+                    ch.text[0][0],
+                )
+            m = _MARKUP.search(content)
+            if m:
+                self.diag(
+                    "tool-markup-in-content",
+                    f"choice {number}: tool-call markup {m.group(0)!r} in the text; "
+                    "no call was invented from it",
+                    ch.text[0][0],
+                )
+        if len(self.choices) > 1 and any(c.choice for c in self.calls):
+            self.diag(
+                "choice-index-unstable",
+                f"tool calls under {len(self.choices)} choice indexes: "
+                f"{sorted(self.choices)}; calls are kept per choice",
+                None,
+            )

@@ -1,0 +1,325 @@
+"""An incremental JSON scanner: follows argument text fragment by fragment.
+
+Theory of operation. A tool call's arguments arrive as arbitrary slices of one
+JSON text. Re-parsing the whole buffer after every fragment is quadratic (the
+official SDK's partial parsing is, and it shows on 1 MB arguments), so instead
+this is a pushdown automaton fed only the new characters. After each fragment
+it knows the nesting depth, whether it stands inside a string or an escape,
+whether everything so far is a prefix of some valid JSON text, and the offset
+of the first character that made it impossible. It agrees with ``json.loads``
+(strict: no control characters inside strings, no NaN, no trailing commas).
+
+Speed comes from regular expressions that swallow runs of ordinary string
+characters, whitespace and number characters in one step; the per-character
+Python path only handles structure. Total work is linear in the text.
+
+The scanner never builds values: ``json.loads`` does that once, at the end.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# states
+_VALUE = 0  # a value must come next
+_ARRAY_FIRST = 1  # just after '[': a value or ']'
+_KEY_FIRST = 2  # just after '{': a key or '}'
+_KEY = 3  # after ',' in an object: a key
+_COLON = 4  # after a key: ':'
+_AFTER = 5  # after a value: ',' or a closer (or, at top level, the end)
+_STRING = 6
+_LITERAL = 7
+_NUMBER = 8
+_DEAD = 9  # invalid: nothing more is scanned
+
+_STR_RUN = re.compile(r'[^"\\\x00-\x1f]*')
+_WS_RUN = re.compile(r"[ \t\n\r]*")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_ESCAPES = frozenset('"\\/bfnrt')
+# A number prefix that may still grow into a valid number, and a complete one.
+_NUM_PREFIX = re.compile(
+    r"-?(?:(?:0|[1-9][0-9]*)(?:\.(?:[0-9]+(?:[eE][+-]?[0-9]*)?)?|[eE][+-]?[0-9]*)?)?"
+)
+_NUM_FULL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
+_NUM_CHARS = re.compile(r"[0-9eE.+\-]*")
+_LITERALS = {"t": "true", "f": "false", "n": "null"}
+
+
+@dataclass(frozen=True, slots=True)
+class ScanState:
+    """The scanner's view after some prefix of the text."""
+
+    #: characters seen so far
+    offset: int
+    #: open objects and arrays
+    depth: int
+    in_string: bool
+    in_escape: bool
+    #: everything so far is a prefix of some valid JSON text
+    valid: bool
+    #: a whole top-level value has been read (trailing whitespace allowed)
+    complete: bool
+    #: offset of the first impossible character, when not valid
+    bad_offset: int | None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "offset": self.offset,
+            "depth": self.depth,
+            "in_string": self.in_string,
+            "in_escape": self.in_escape,
+            "valid_prefix": self.valid,
+            "complete": self.complete,
+            "bad_offset": self.bad_offset,
+        }
+
+    def describe(self) -> str:
+        """One short phrase for people."""
+        if not self.valid:
+            return f"invalid at {self.bad_offset}"
+        if self.complete:
+            return "complete"
+        if self.offset == 0:
+            return "empty"
+        where = "in string" if self.in_string else "open"
+        return f"valid prefix, {where}, depth {self.depth}"
+
+
+EMPTY_STATE = ScanState(0, 0, False, False, True, False, None)
+
+
+class Scanner:
+    """Feed it text with :meth:`feed`; read :meth:`state` at any time."""
+
+    __slots__ = (
+        "_state",
+        "_stack",
+        "_offset",
+        "_bad",
+        "_complete",
+        "_esc",
+        "_uni",
+        "_lit",
+        "_num",
+        "_num_start",
+        "_str_is_key",
+        "_pending_high",
+        "_fragment_start",
+        "surrogate_split",
+    )
+
+    def __init__(self) -> None:
+        self._state = _VALUE
+        self._stack: list[str] = []  # '{' or '['
+        self._offset = 0
+        self._bad: int | None = None
+        self._complete = False
+        self._esc = False  # just read a backslash inside a string
+        self._uni = ""  # hex digits of a \u escape read so far ("" when none open)
+        self._lit = ""  # the literal being read ("tr" of "true")
+        self._num = ""  # the number being read
+        self._num_start = 0
+        self._str_is_key = False
+        # (start offset of a \uD800-\uDBFF escape, its value) awaiting its low half
+        self._pending_high: int | None = None
+        self._fragment_start = 0
+        #: a surrogate pair escape was split across fragments (Q42)
+        self.surrogate_split = False
+
+    # -- public -----------------------------------------------------------
+    def state(self) -> ScanState:
+        in_string = self._state == _STRING
+        return ScanState(
+            offset=self._offset,
+            depth=len(self._stack),
+            in_string=in_string,
+            in_escape=in_string and (self._esc or self._uni != ""),
+            valid=self._bad is None,
+            complete=self._complete and self._bad is None,
+            bad_offset=self._bad,
+        )
+
+    def feed(self, text: str) -> None:
+        base = self._offset
+        self._fragment_start = base
+        self._offset = base + len(text)
+        if self._state == _DEAD:
+            return
+        self._scan(text, base)
+
+    # -- the automaton ----------------------------------------------------
+    def _fail(self, at: int) -> None:
+        self._bad = at
+        self._state = _DEAD
+
+    def _scan(self, text: str, base: int) -> None:  # noqa: C901 - one automaton
+        i = 0
+        n = len(text)
+        stack = self._stack
+        while i < n:
+            st = self._state
+            if st == _STRING:
+                if self._uni != "" or self._esc:
+                    i = self._escape(text, i, base)
+                    if self._state == _DEAD:
+                        return
+                    continue
+                j = _STR_RUN.match(text, i).end()
+                if j > i:
+                    self._pending_high = None  # text between the halves: no pair
+                    i = j
+                    if i >= n:
+                        return
+                c = text[i]
+                if c == '"':
+                    i += 1
+                    self._pending_high = None
+                    if self._str_is_key:
+                        self._state = _COLON
+                    else:
+                        self._end_value()
+                elif c == "\\":
+                    self._esc = True
+                    i += 1
+                else:  # a raw control character: json.loads (strict) refuses it
+                    self._fail(base + i)
+                    return
+                continue
+            if st == _NUMBER:
+                j = _NUM_CHARS.match(text, i).end()
+                self._num += text[i:j]
+                good = _NUM_PREFIX.match(self._num).end()
+                if good < len(self._num):
+                    self._fail(self._num_start + good)
+                    return
+                i = j
+                if i >= n:
+                    return  # the number may continue in the next fragment
+                if not _NUM_FULL.match(self._num):
+                    self._fail(base + i)
+                    return
+                self._num = ""
+                self._end_value()
+                continue
+            if st == _LITERAL:
+                want = _LITERALS[self._lit[0]]
+                while i < n and len(self._lit) < len(want):
+                    if text[i] != want[len(self._lit)]:
+                        self._fail(base + i)
+                        return
+                    self._lit += text[i]
+                    i += 1
+                if len(self._lit) == len(want):
+                    self._lit = ""
+                    self._end_value()
+                continue
+            # structural states: skip whitespace first
+            j = _WS_RUN.match(text, i).end()
+            if j >= n:
+                return
+            i = j
+            c = text[i]
+            if st == _AFTER:
+                if not stack:
+                    self._fail(base + i)  # data after a complete value
+                    return
+                top = stack[-1]
+                if c == ",":
+                    self._state = _KEY if top == "{" else _VALUE
+                elif (c == "}" and top == "{") or (c == "]" and top == "["):
+                    stack.pop()
+                    self._end_value()
+                else:
+                    self._fail(base + i)
+                    return
+                i += 1
+                continue
+            if st == _COLON:
+                if c != ":":
+                    self._fail(base + i)
+                    return
+                self._state = _VALUE
+                i += 1
+                continue
+            if st == _KEY_FIRST or st == _KEY:
+                if c == '"':
+                    self._state = _STRING
+                    self._str_is_key = True
+                elif c == "}" and st == _KEY_FIRST:
+                    stack.pop()
+                    self._end_value()
+                else:
+                    self._fail(base + i)
+                    return
+                i += 1
+                continue
+            # _VALUE or _ARRAY_FIRST
+            if c == "]" and st == _ARRAY_FIRST:
+                stack.pop()
+                self._end_value()
+                i += 1
+            elif c == "{":
+                stack.append("{")
+                self._state = _KEY_FIRST
+                i += 1
+            elif c == "[":
+                stack.append("[")
+                self._state = _ARRAY_FIRST
+                i += 1
+            elif c == '"':
+                self._state = _STRING
+                self._str_is_key = False
+                i += 1
+            elif c in "tfn":
+                self._state = _LITERAL
+                self._lit = c
+                i += 1
+            elif c == "-" or "0" <= c <= "9":
+                self._state = _NUMBER
+                self._num = ""
+                self._num_start = base + i
+            else:
+                self._fail(base + i)
+                return
+
+    def _end_value(self) -> None:
+        self._state = _AFTER
+        if not self._stack:
+            self._complete = True
+
+    def _escape(self, text: str, i: int, base: int) -> int:
+        """Continue an escape sequence inside a string; returns the new index."""
+        n = len(text)
+        if self._esc:
+            c = text[i]
+            self._esc = False
+            if c == "u":
+                self._uni = "u"
+                return i + 1
+            if c not in _ESCAPES:
+                self._fail(base + i)
+                return i
+            self._pending_high = None
+            return i + 1
+        # inside \uXXXX: self._uni is "u" + the hex digits read so far
+        start = base + i - len(self._uni) - 1  # offset of the backslash
+        while i < n and len(self._uni) < 5:
+            c = text[i]
+            if c not in _HEX:
+                self._fail(base + i)
+                return i
+            self._uni += c
+            i += 1
+        if len(self._uni) == 5:
+            code = int(self._uni[1:], 16)
+            self._uni = ""
+            if 0xD800 <= code <= 0xDBFF:
+                self._pending_high = start
+            elif 0xDC00 <= code <= 0xDFFF and self._pending_high is not None:
+                if self._pending_high < self._fragment_start:
+                    self.surrogate_split = True
+                self._pending_high = None
+            else:
+                self._pending_high = None
+        return i

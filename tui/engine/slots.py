@@ -1,0 +1,218 @@
+"""Which call does a tool delta belong to? Index, id and name together.
+
+Keying in one sentence (QUIRKS.md): a call is identified by (choice, slot),
+and a slot is resolved from the wire ``index``, the ``id`` and the ``name``
+together — never from ``id`` alone (it usually rides only on the first
+fragment) and never from the position in the ``tool_calls`` array.
+
+The rules, in the order they are tried:
+
+with an index
+  * an id that names a known call of the choice under another index, with no
+    new name: the same call moved index (Q03, ``index-changed``);
+  * no call on (choice, index) yet: a new call (``index-nonzero-start`` when a
+    choice's first index is not 0, Q02);
+  * a different non-blank id with a name, or a name (or new value) arriving
+    when the open call's arguments are already a complete JSON value: a new
+    call on a used index (Q04, ``index-collision``);
+  * a different id without a name: the same call, the id kept as an alias
+    (Q08, ``id-changed``);
+  * equal id / equal name: no-op (Q06 ``id-repeated``, Q10 ``name-repeated``);
+    a name that differs while the arguments are still open: appended (Q11);
+    a name after argument text: set (Q12, ``name-late``).
+
+without an index (Q01, ``index-missing``)
+  * by id, else a non-blank name opens a new call (unless it merely repeats
+    the name of the one open call whose arguments are still open), else the
+    only open call; with several open calls and nothing to go on, the
+    fragment is unattributed (kept aside, never guessed).
+
+Blank ids and names (``""``, whitespace, ``"null"``, ``"None"``) are absent
+(Q07, Q12).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .fragments import NO_OBJECT, ArgsFinal, ToolDelta
+
+if TYPE_CHECKING:
+    from .calls import Call
+    from .reassembler import Reassembler
+
+_BLANK = {"", "null", "none", "undefined"}
+
+
+def clean(value: object) -> str | None:
+    """A wire id or name, or None when it is absent in all but spelling."""
+    if not isinstance(value, str):
+        return None if value is None else str(value)
+    if value.strip().lower() in _BLANK:
+        return None
+    return value
+
+
+class SlotResolver:
+    def __init__(self, owner: Reassembler) -> None:
+        self.owner = owner
+        self.by_index: dict[tuple[int, int], Call] = {}
+        self.by_item: dict[tuple[int, str], Call] = {}
+        self.first_index: dict[int, int] = {}
+
+    # -- lookup --------------------------------------------------------------
+    def _by_id(self, choice: int, cid: str) -> Call | None:
+        found = None
+        for call in self.owner.calls:
+            if call.choice == choice and (call.id == cid or cid in call.aliases):
+                found = call  # the latest call with that id
+        return found
+
+    def _open(self, choice: int) -> list[Call]:
+        return [c for c in self.owner.calls if c.choice == choice and not c.finalized]
+
+    def find_final(self, op: ArgsFinal) -> Call | None:
+        """The call a closing restatement of arguments is about."""
+        if op.item is not None and (op.choice, op.item) in self.by_item:
+            return self.by_item[(op.choice, op.item)]
+        if op.index is not None and (op.choice, op.index) in self.by_index:
+            return self.by_index[(op.choice, op.index)]
+        cid = clean(op.id)
+        return self._by_id(op.choice, cid) if cid else None
+
+    # -- resolving -----------------------------------------------------------
+    def resolve(self, event: int, d: ToolDelta) -> Call | None:
+        owner = self.owner
+        cid, name = clean(d.id), clean(d.name)
+        has_args = bool(d.args) or d.args_obj is not NO_OBJECT
+        if not (cid or name or has_args or d.args is not None or d.args_null):
+            return None if d.index is None else self.by_index.get((d.choice, d.index))
+
+        index = d.index
+        if index is None and d.item is not None:
+            call = self.by_item.get((d.choice, d.item))
+            if call is not None:
+                return self._update(event, call, cid, name, d)
+        if index is None:
+            owner.note_once(
+                "index-missing", "index-missing", "tool-call entries carry no index", event
+            )
+            return self._resolve_unindexed(event, d, cid, name, has_args)
+
+        key = (d.choice, index)
+        call = self.by_index.get(key)
+        if cid:
+            other = self._by_id(d.choice, cid)
+            if other is not None and other is not call and not (name and other.complete):
+                owner.call_once(
+                    other,
+                    "index-changed",
+                    f"fragments of call {cid!r} arrived under index {other.index} and {index}",
+                    event,
+                )
+                if call is None:
+                    self.by_index[key] = other
+                return self._update(event, other, cid, name, d)
+        if call is None:
+            return self._new(event, d, cid, name, index)
+        starts_value = (d.args or "").lstrip()[:1] in ("{", "[")
+        if cid and call.id and cid != call.id and cid not in call.aliases:
+            if name or call.complete:
+                return self._collision(event, d, cid, name, index, f"a new id {cid!r}")
+            call.aliases.append(cid)
+            owner.call_once(
+                call, "id-changed", f"id {cid!r} arrived for call {call.id!r}; kept as alias", event
+            )
+            return self._update(event, call, None, name, d)
+        if call.complete and name and (name != call.name or starts_value):
+            return self._collision(event, d, cid, name, index, f"name {name!r}")
+        if call.complete and starts_value and not cid and not name:
+            # a second value on the same slot: Q14/Q14b, decided when finalizing
+            return self._update(event, call, cid, name, d)
+        return self._update(event, call, cid, name, d)
+
+    def _resolve_unindexed(
+        self, event: int, d: ToolDelta, cid: str | None, name: str | None, has_args: bool
+    ) -> Call | None:
+        if cid:
+            call = self._by_id(d.choice, cid)
+            if call is not None and not (name and call.complete and call.name is not None):
+                return self._update(event, call, cid, name, d)
+            return self._new(event, d, cid, name, None)
+        open_calls = self._open(d.choice)
+        if name:
+            last = open_calls[-1] if open_calls else None
+            if last is not None and last.name == name and not last.complete:
+                return self._update(event, last, None, name, d)
+            if last is not None and last.name is None and not last.complete and last.fragments:
+                return self._update(event, last, None, name, d)
+            return self._new(event, d, None, name, None)
+        if len(open_calls) == 1:
+            return self._update(event, open_calls[0], None, None, d)
+        if not open_calls:
+            mine = [c for c in self.owner.calls if c.choice == d.choice]
+            if len(mine) == 1:
+                return self._update(event, mine[0], None, None, d)
+            if not mine:
+                return self._new(event, d, None, None, None)
+        return None
+
+    def _new(self, event: int, d: ToolDelta, cid: str | None, name: str | None, index: int | None):
+        owner = self.owner
+        call = owner.new_call(event, d.choice, index)
+        if index is not None:
+            self.by_index[(d.choice, index)] = call
+            if d.choice not in self.first_index:
+                self.first_index[d.choice] = index
+                if index != 0:
+                    owner.diag(
+                        "index-nonzero-start",
+                        f"choice {d.choice}: the first tool-call index is {index}",
+                        event,
+                        call,
+                    )
+        if d.item is not None:
+            self.by_item[(d.choice, d.item)] = call
+        if cid:
+            call.id = cid
+            call.id_history.append((event, cid))
+        if name:
+            call.name = name
+            call.name_history.append((event, name))
+        return call
+
+    def _collision(self, event: int, d: ToolDelta, cid, name, index: int, why: str) -> Call:
+        old = self.by_index[(d.choice, index)]
+        self.owner.diag(
+            "index-collision",
+            f"{why} on index {index} while call {old.name or old.seq!r} there was complete; "
+            "a new call",
+            event,
+        )
+        return self._new(event, d, cid, name, index)
+
+    def _update(self, event: int, call: Call, cid, name, d: ToolDelta) -> Call:
+        owner = self.owner
+        if d.item is not None:
+            self.by_item.setdefault((d.choice, d.item), call)
+        if cid:
+            if call.id is None:
+                call.id = cid
+                call.id_history.append((event, cid))
+            elif cid == call.id or cid in call.aliases:
+                owner.call_once(call, "id-repeated", "the id was re-sent on later fragments", event)
+        if name:
+            if call.name is None:
+                call.name = name
+                call.name_history.append((event, name))
+                if call.fragments and call.length:
+                    owner.call_once(
+                        call, "name-late", f"the name {name!r} came after argument text", event
+                    )
+            elif name == call.name:
+                owner.call_once(call, "name-repeated", "the whole name was re-sent", event)
+            else:
+                call.name += name
+                call.name_history.append((event, call.name))
+                owner.call_once(call, "name-split", f"the name arrived in pieces: {name!r}", event)
+        return call

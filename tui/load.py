@@ -1,0 +1,70 @@
+"""Reading a stream from a path or stdin into a closed ``Stream``.
+
+The only place the command line touches files for reading streams; the
+framing and the engine below it stay sans-I/O.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+from pathlib import Path
+
+from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
+from .framing.detect import FramingError, read_stream
+from .framing.events import Framed
+from .stream import Stream
+
+
+class LoadError(Exception):
+    """The input could not be read as a stream: a one-line reason."""
+
+
+def read_bytes(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    p = Path(path)
+    try:
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise LoadError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise LoadError(f"{path}: is a directory") from None
+    except OSError as exc:
+        raise LoadError(f"{path}: {exc.strerror or exc}") from None
+
+
+def demo_bytes() -> bytes:
+    """The bundled demo recording the app opens with no argument."""
+    return resources.files("tui.demo").joinpath("demo.sse").read_bytes()
+
+
+def frame(data: bytes, name: str = "input") -> Framed:
+    try:
+        return read_stream(data)
+    except FramingError as exc:
+        raise LoadError(f"{name}: {exc}") from None
+
+
+def stream_from_framed(
+    framed: Framed,
+    format: str | None = None,
+    max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
+    keep_naive: bool = False,
+) -> Stream:
+    stream = Stream(
+        format=format or framed.meta.get("format"),
+        framing=framed.framing,
+        max_arg_bytes=max_arg_bytes,
+        keep_naive=keep_naive,
+    )
+    for ev in framed.events:
+        stream.feed(ev)
+    stream.close()
+    return stream
+
+
+def load_stream(path: str, **kwargs) -> tuple[Stream, Framed]:
+    data = demo_bytes() if path == ":demo:" else read_bytes(path)
+    framed = frame(data, "demo" if path == ":demo:" else path)
+    return stream_from_framed(framed, **kwargs), framed

@@ -1,0 +1,128 @@
+"""The ``fraglens check --json`` document: the contract other tools read.
+
+A view over a closed ``Stream``; it computes nothing the engine did not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .engine.calls import Call
+from .engine.diagnostics import SEVERITY_RANK
+from .engine.finalize import OK_STATUSES
+from .stream import Stream
+
+SCHEMA_VERSION = 1
+
+
+def ordered_calls(stream: Stream) -> list[Call]:
+    """Calls by choice, then by first appearance."""
+    return sorted(stream.reassembler.calls, key=lambda c: (c.choice, c.seq))
+
+
+def call_json(call: Call, position: int) -> dict[str, Any]:
+    result = call.result
+    out: dict[str, Any] = {
+        "position": position,
+        "choice": call.choice,
+        "index": call.index,
+        "id": call.id,
+        "name": call.name,
+        "arguments_raw": call.text,
+        "status": result.status if result else "open",
+        "arguments": result.arguments if result else None,
+        "repairs": list(result.repairs) if result else [],
+        "fragments": call.fragments,
+        "first_event": call.first_event,
+        "last_event": call.last_event,
+        "scan": call.scanner.state().as_json(),
+    }
+    if call.synthetic_id:
+        out["synthetic_id"] = call.synthetic_id
+    if call.aliases:
+        out["id_aliases"] = list(call.aliases)
+    if result and result.values:
+        out["values"] = list(result.values)
+    if result and result.repaired_text is not None and result.status != "ok":
+        out["repaired_text"] = result.repaired_text
+    if call.over_limit:
+        out["dropped_bytes"] = call.dropped_bytes
+    if call.notes:
+        out["notes"] = list(call.notes)
+    return out
+
+
+def build_report(stream: Stream, compare: bool = False) -> dict[str, Any]:
+    r = stream.reassembler
+    calls = ordered_calls(stream)
+    position = {c.seq: i for i, c in enumerate(calls)}
+    diagnostics = []
+    for d in r.diagnostics():
+        item = d.as_json()
+        if d.call is not None:
+            item["call"] = position[d.call]
+        diagnostics.append(item)
+    doc: dict[str, Any] = {
+        "fraglens": SCHEMA_VERSION,
+        "format": stream.format,
+        "framing": stream.framing,
+        "end": stream.end,
+        "events": len(stream.events),
+        "finish_reasons": {
+            str(n): (ch.finishes[-1][2] if ch.finishes else None)
+            for n, ch in sorted(r.choices.items())
+        },
+        "usage": r.usage[-1][1] if r.usage else None,
+        "text": {
+            str(n): "".join(p for _, p in ch.text) for n, ch in sorted(r.choices.items()) if ch.text
+        },
+        "calls": [call_json(c, i) for i, c in enumerate(calls)],
+        "diagnostics": diagnostics,
+    }
+    reasoning = {
+        str(n): "".join(p for _, p in ch.reasoning)
+        for n, ch in sorted(r.choices.items())
+        if ch.reasoning
+    }
+    if reasoning:
+        doc["reasoning"] = reasoning
+    if stream.format_note:
+        doc["format_note"] = stream.format_note
+    if r.errors:
+        doc["errors"] = [{"event": e, "message": m} for e, m in r.errors]
+    if r.unattributed:
+        doc["unattributed"] = [
+            {"event": e, "choice": d.choice, "arguments": d.args} for e, d in r.unattributed
+        ]
+    if compare and stream.naive_log is not None:
+        doc["naive"] = naive(stream)
+    return doc
+
+
+def naive(stream: Stream) -> dict[str, Any]:
+    """What two classic naive reassemblers would have produced."""
+    by_id: dict[str, dict[str, Any]] = {}
+    arrival: list[dict[str, Any]] = []
+    for _, d in stream.naive_log or []:
+        text = d.args or ""
+        key = "null" if d.id is None else str(d.id)
+        slot = by_id.setdefault(key, {"id": d.id, "name": None, "arguments": ""})
+        if d.name:
+            slot["name"] = d.name
+        slot["arguments"] += text
+        if d.id or d.name or not arrival:
+            arrival.append({"id": d.id, "name": d.name, "arguments": ""})
+        arrival[-1]["arguments"] += text
+    return {
+        "by_id": [dict(v, chars=len(v["arguments"])) for v in by_id.values()],
+        "by_arrival": [dict(v, chars=len(v["arguments"])) for v in arrival],
+    }
+
+
+def exit_code(doc: dict[str, Any]) -> int:
+    """0: every call ok/empty and no error diagnostic; 1: something is wrong."""
+    if any(c["status"] not in OK_STATUSES for c in doc["calls"]):
+        return 1
+    if any(SEVERITY_RANK[d["severity"]] >= 2 for d in doc["diagnostics"]):
+        return 1
+    return 0

@@ -1,0 +1,148 @@
+"""A stream being read: framed events -> JSON -> wire-format adapter -> engine.
+
+This is the one pipeline every view uses (``check``, the app, live calls, the
+proxy): feed it ``RawEvent``s as they come, ``close()`` it at the end, and
+read ``reassembler`` for calls and diagnostics. Sans-I/O like the engine.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .adapters import detect, make_adapter
+from .engine.fragments import StreamError, ToolDelta
+from .engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
+from .framing.events import RawEvent
+
+FORMATS = ("openai-chat", "anthropic", "openai-responses", "gemini", "cohere", "dashscope")
+
+#: how many undecided events to hold back while the format is still unknown
+_DETECT_WINDOW = 16
+
+
+class Stream:
+    def __init__(
+        self,
+        format: str | None = None,
+        framing: str = "sse",
+        max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
+        keep_naive: bool = False,
+    ) -> None:
+        self.framing = framing
+        self.format = format
+        self.format_forced = format is not None
+        self.format_note: str | None = None
+        self.adapter = make_adapter(format) if format else None
+        self.reassembler = Reassembler(max_arg_bytes)
+        self.events: list[RawEvent] = []
+        #: per event: a short type label for the stream view
+        self.labels: list[str] = []
+        self.done_at: int | None = None
+        self.comments = 0
+        self.closed = False
+        self._pending: list[tuple[int, Any, str | None]] = []
+        #: the tool deltas in arrival order, for the naive comparison
+        self.naive_log: list[tuple[int, ToolDelta]] | None = [] if keep_naive else None
+
+    # -- feeding ---------------------------------------------------------------
+    def feed(self, ev: RawEvent) -> None:
+        number = len(self.events)
+        if ev.number != number:
+            ev = RawEvent(number, ev.kind, ev.data, ev.event, ev.id, ev.time, ev.span)
+        self.events.append(ev)
+        r = self.reassembler
+        if ev.kind == "comment":
+            self.comments += 1
+            self.labels.append("comment")
+            r.notice("sse-comment", "SSE comments / keep-alives in the stream (shown, ignored)",
+                     number)
+            return
+        if ev.kind == "done":
+            self.labels.append("[DONE]")
+            if self.done_at is None:
+                self.done_at = number
+            return
+        try:
+            payload = json.loads(ev.data)
+        except ValueError:
+            self.labels.append("non-json")
+            r.diag("non-json-data", f"data is not JSON: {ev.data[:60]!r}", number)
+            return
+        self.labels.append(_label(payload, ev.event))
+        if self.adapter is None:
+            fmt = detect(payload, ev.event)
+            if fmt is None and len(self._pending) < _DETECT_WINDOW:
+                self._pending.append((number, payload, ev.event))
+                return
+            self._choose(fmt)
+        self._apply(number, payload, ev.event)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        if self.adapter is None:
+            self._choose(None)
+        last = max(len(self.events) - 1, 0)
+        r = self.reassembler
+        r.close(last)
+        self.closed = True
+        # say how the stream ended (Q24)
+        end = self.end
+        if end == "eof-without-finish":
+            r.diag("eof-without-finish", "the stream stopped with no finish and no end event",
+                   last)
+        elif end == "eof-after-finish" and self.framing in ("sse", "recording", "har"):
+            r.diag("no-done", "the stream ended without [DONE] or an end event", last)
+
+    # -- state -------------------------------------------------------------------
+    @property
+    def end(self) -> str:
+        r = self.reassembler
+        if r.errors:
+            return "error"
+        if self.done_at is not None:
+            return "done"
+        if r.terminal is not None:
+            return "terminal-event"
+        if any(ch.finishes for ch in r.choices.values()):
+            return "eof-after-finish"
+        return "eof-without-finish"
+
+    # -- internals ---------------------------------------------------------------
+    def _choose(self, fmt: str | None) -> None:
+        if fmt is None:
+            fmt = "openai-chat"
+            self.format_note = "format not recognized with confidence; read as openai-chat"
+        self.format = fmt
+        self.adapter = make_adapter(fmt)
+        pending, self._pending = self._pending, []
+        for number, payload, event in pending:
+            self._apply(number, payload, event)
+
+    def _apply(self, number: int, payload: Any, event: str | None) -> None:
+        assert self.adapter is not None
+        try:
+            ops = self.adapter.feed(payload, event)
+        except Exception as exc:  # an adapter bug must not lose the stream
+            ops = [StreamError(f"adapter could not read event {number}: {exc}")]
+        if self.naive_log is not None:
+            self.naive_log.extend((number, op) for op in ops if isinstance(op, ToolDelta))
+        self.reassembler.apply(number, ops)
+
+
+def _label(payload: Any, event: str | None) -> str:
+    if event:
+        return event
+    if isinstance(payload, dict):
+        for key in ("type", "object"):
+            v = payload.get(key)
+            if isinstance(v, str):
+                return v
+        if "error" in payload:
+            return "error"
+        if payload.get("choices") == [] and payload.get("usage"):
+            return "usage"
+        if "candidates" in payload:
+            return "candidates"
+    return "chunk"
