@@ -204,27 +204,55 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-_WS_OUTSIDE = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[ \t\r\n]+', re.S)
+_TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[ \t\r\n]+|\\u[0-9a-fA-F]{4}|.', re.S
+)
 _SIMPLE_U = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 
-def _minify(text: str) -> str:
+def _plain_u(m: re.Match[str]) -> str:
+    c = chr(int(m.group(1), 16))
+    if c in '"\\' or c < " " or "\ud800" <= c <= "\udfff":
+        return m.group(0)
+    return c
+
+
+def _minify(text: str) -> tuple[str, list[int]]:
     """Drop insignificant whitespace and spell plain \\u escapes as characters,
-    so that the diff below shows changes of meaning, not of layout."""
-    out = _WS_OUTSIDE.sub(lambda m: m.group(0) if m.group(0)[0] in "\"'" else "", text)
-
-    def char(m: re.Match[str]) -> str:
-        c = chr(int(m.group(1), 16))
-        if c in '"\\' or c < " " or "\ud800" <= c <= "\udfff":
-            return m.group(0)
-        return c
-
-    return _SIMPLE_U.sub(char, out)
+    so that the diff below shows changes of meaning, not of layout. Returns the
+    text and, for each of its characters, the offset it came from in ``text``."""
+    out: list[str] = []
+    where: list[int] = []
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        if tok[0] in " \t\r\n":
+            continue
+        start = m.start()
+        if tok[0] in "\"'" and len(tok) > 1:
+            # inside a string: decode \uXXXX, keeping each char's source offset
+            pos = 0
+            for um in _SIMPLE_U.finditer(tok):
+                piece = tok[pos : um.start()]
+                out.append(piece)
+                where.extend(range(start + pos, start + um.start()))
+                plain = _plain_u(um)
+                out.append(plain)
+                where.extend([start + um.start()] * len(plain))
+                pos = um.end()
+            out.append(tok[pos:])
+            where.extend(range(start + pos, start + len(tok)))
+        else:
+            if tok[0] == "\\" and len(tok) == 6:  # an escape in an unterminated string
+                tok = _SIMPLE_U.sub(_plain_u, tok)
+            out.append(tok)
+            where.extend([start] * len(tok))
+    return "".join(out), where
 
 
 def _changes(raw: str, value: Any) -> list[str]:
-    """Every difference between the raw text and the repaired value, in words."""
-    a = _minify(raw)
+    """Every difference between the raw text and the repaired value, in words,
+    with offsets into the raw text."""
+    a, where = _minify(raw)
     b = _dump(value)
     if a == b:
         return []
@@ -237,12 +265,12 @@ def _changes(raw: str, value: Any) -> list[str]:
             out.append("… more changes not listed")
             break
         old, new = _show(a[i1:i2]), _show(b[j1:j2])
-        at = "at the end" if i1 >= len(a) else f"at {i1}"
+        at = "at the end" if i1 >= len(a) else f"at {where[i1]}"
         if tag == "insert":
             out.append(f"added {new} {at}")
         elif tag == "delete":
             out.append(f"removed {old} {at}")
-        elif {a[i1:i2], b[j1:j2]} <= {"'", '"'} or (a[i1:i2] == "" and b[j1:j2] == '"'):
+        elif {a[i1:i2], b[j1:j2]} <= {"'", '"'}:
             out.append(f"quoted: {old} -> {new} {at}")
         else:
             out.append(f"replaced {old} with {new} {at}")

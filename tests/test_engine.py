@@ -1,0 +1,311 @@
+"""The reassembler, fed normalized fragments directly: one quirk per test."""
+
+from __future__ import annotations
+
+from tui.engine.fragments import ArgsFinal, Finish, StreamError, TextDelta, ToolDelta
+from tui.engine.reassembler import Reassembler
+
+
+def run(*events, finish="tool_calls", max_arg_bytes=None) -> Reassembler:
+    """Each positional item is one event: a ToolDelta or a list of ops."""
+    r = Reassembler(max_arg_bytes) if max_arg_bytes else Reassembler()
+    n = 0
+    for n, ev in enumerate(events):
+        r.apply(n, ev if isinstance(ev, list) else [ev])
+    if finish:
+        n += 1
+        r.apply(n, [Finish(0, finish, finish)])
+    r.close(n)
+    return r
+
+
+def T(index=None, id=None, name=None, args=None, choice=0, **kw) -> ToolDelta:
+    return ToolDelta(choice=choice, index=index, id=id, name=name, args=args, **kw)
+
+
+def codes(r: Reassembler) -> list[str]:
+    return [d.code for d in r.diagnostics()]
+
+
+def summary(r: Reassembler):
+    return [(c.name, c.result.status, c.result.arguments) for c in r.calls]
+
+
+SEED = [
+    T(0, "call_a1", "get_weather", ""),
+    T(1, "call_b2", "get_weather", ""),
+    T(0, args='{"ci'),
+    T(1, args='{"ci'),
+    T(0, args='ty":"深'),
+    T(1, args='ty":"上'),
+    T(0, args='圳"}'),
+    T(1, args='海","unit":"\\"'),
+    T(1, args='u\\""}'),
+]
+
+
+def test_interleaved_calls_are_keyed_by_index_not_id():
+    r = run(*SEED)
+    assert summary(r) == [
+        ("get_weather", "ok", {"city": "深圳"}),
+        ("get_weather", "ok", {"city": "上海", "unit": '"u"'}),
+    ]
+    assert [c.id for c in r.calls] == ["call_a1", "call_b2"]
+    assert codes(r) == []
+
+
+def test_state_at_a_step_is_the_prefix_after_that_event():
+    r = run(*SEED)
+    first = r.calls[0]
+    assert first.text[: first.length_at(2)] == '{"ci'
+    assert first.text[: first.length_at(1)] == ""
+    assert first.result_at(5) is None  # still streaming
+    assert first.result_at(9).status == "ok"
+    assert first.scan_at(4).in_string and first.scan_at(4).depth == 1
+
+
+def test_q01_no_index_resolves_by_id_then_name_then_only_open_call():
+    r = run(
+        T(id="c1", name="a", args='{"x":'),
+        T(args="1}"),
+        T(id="c2", name="b", args='{"y":2}'),
+    )
+    assert summary(r) == [("a", "ok", {"x": 1}), ("b", "ok", {"y": 2})]
+    assert "index-missing" in codes(r)
+
+
+def test_q01_continuation_with_two_open_calls_is_unattributed_not_guessed():
+    r = run(T(id="c1", name="a", args='{"x":'), T(id="c2", name="b", args='{"y":'), T(args="1}"))
+    assert "unattributed-fragment" in codes(r)
+    assert [d.args for _, d in r.unattributed] == ["1}"]
+    assert [c.result.status for c in r.calls] == ["truncated", "truncated"]
+
+
+def test_q02_first_index_one_is_keyed_by_value():
+    r = run(T(1, "t1", "read_file", ""), T(1, args='{"path": "a.txt"}'))
+    assert summary(r) == [("read_file", "ok", {"path": "a.txt"})]
+    assert r.calls[0].index == 1
+    assert "index-nonzero-start" in codes(r)
+
+
+def test_q03_same_id_under_a_second_index_stays_one_call():
+    r = run(T(0, "c1", "f", '{"a":'), T(1, "c1", None, "1}"))
+    assert summary(r) == [("f", "ok", {"a": 1})]
+    assert "index-changed" in codes(r)
+
+
+def test_q04_all_calls_on_index_zero_with_new_ids_are_split():
+    r = run(T(0, "c1", "add_numbers", '{"a":1}'), T(0, "c2", "get_weather", '{"city":"x"}'))
+    assert summary(r) == [("add_numbers", "ok", {"a": 1}), ("get_weather", "ok", {"city": "x"})]
+    assert "index-collision" in codes(r)
+
+
+def test_q04_new_name_after_complete_arguments_without_ids_starts_a_call():
+    r = run(T(0, None, "a", '{"x":1}'), T(0, None, "b", '{"y":2}'))
+    assert [c.name for c in r.calls] == ["a", "b"]
+    assert "index-collision" in codes(r)
+
+
+def test_q05_two_entries_with_one_index_in_one_delta_are_applied_in_order():
+    r = run([T(0, "c1", "f", '{"a"'), T(0, None, None, ":1}")])
+    assert summary(r) == [("f", "ok", {"a": 1})]
+    assert "duplicate-index-in-chunk" in codes(r)
+
+
+def test_q06_repeated_id_is_not_appended():
+    r = run(T(0, "c1", "f", '{"a"'), T(0, "c1", None, ":1}"))
+    assert r.calls[0].id == "c1"
+    assert "id-repeated" in codes(r)
+
+
+def test_q07_blank_ids_are_absent():
+    r = run(T(0, "c1", "f", '{"a"'), T(0, "", None, ":"), T(0, "null", None, "1"), T(0, "None",
+                                                                                   None, "}"))
+    assert r.calls[0].id == "c1" and len(r.calls) == 1
+    assert summary(r) == [("f", "ok", {"a": 1})]
+
+
+def test_q08_different_id_without_name_is_an_alias():
+    r = run(T(0, "c1", "f", '{"a"'), T(0, "c9", None, ":1}"))
+    assert len(r.calls) == 1 and r.calls[0].aliases == ["c9"]
+    assert "id-changed" in codes(r)
+
+
+def test_q09_missing_id_is_synthesized_and_said():
+    r = run(T(0, None, "f", "{}"))
+    assert r.calls[0].synthetic_id == "call_fraglens_0_0"
+    assert "id-missing" in codes(r)
+
+
+def test_q09_duplicate_ids_are_flagged():
+    r = run(T(0, "same", "f", "{}"), T(1, "same", "g", "{}"))
+    assert [c.name for c in r.calls] == ["f", "g"]
+    assert "id-duplicate" in codes(r)
+
+
+def test_q10_repeated_name_is_a_no_op():
+    r = run(T(0, "c1", "read_file", '{"p":'), T(0, None, "read_file", '"x"}'))
+    assert summary(r) == [("read_file", "ok", {"p": "x"})]
+    assert "name-repeated" in codes(r)
+
+
+def test_q11_split_name_is_appended():
+    r = run(T(0, "c1", "edit_", ""), T(0, None, "existing_file", "{}"))
+    assert r.calls[0].name == "edit_existing_file"
+    assert "name-split" in codes(r)
+
+
+def test_q12_late_name_lands_and_missing_name_is_an_error():
+    r = run(T(0, "c1", "", '{"a":'), T(0, None, "late", "1}"), T(1, "c2", None, "{}"))
+    assert [c.name for c in r.calls] == ["late", None]
+    assert "name-late" in codes(r) and "name-missing" in codes(r)
+
+
+def test_q13_whole_call_and_finish_in_one_chunk_is_merged_first():
+    r = Reassembler()
+    r.apply(0, [Finish(0, "tool_calls", "tool_calls"), T(None, "x", "f", '{"a":1}')])
+    r.close(0)
+    assert summary(r) == [("f", "ok", {"a": 1})]
+
+
+def test_q14_arguments_resent_after_deltas_are_repaired_and_said():
+    r = run(T(0, "c1", "f", '{"a":'), T(0, None, None, "1}"), T(0, None, None, '{"a":1}'))
+    assert summary(r) == [("f", "repaired", {"a": 1})]
+    assert "args-duplicated" in codes(r)
+
+
+def test_q14b_different_values_are_not_silently_merged():
+    r = run(T(0, "c1", "f", '{"city":"Paris"}{"city":"Rome"}'))
+    call = r.calls[0]
+    assert call.result.status == "invalid"
+    assert call.result.values == ({"city": "Paris"}, {"city": "Rome"})
+    assert "args-multiple-values" in codes(r)
+
+
+def test_q15_object_arguments_are_merged_as_objects():
+    r = run(T(0, "c1", "f", args_obj={"a": 1}), T(0, None, None, args_obj={"b": 2}))
+    assert summary(r) == [("f", "ok", {"a": 1, "b": 2})]
+    assert "args-object" in codes(r)
+
+
+def test_q16_null_arguments_are_skipped():
+    r = run(T(0, "c1", "f", None, args_null=True), T(0, None, None, "{}"))
+    assert summary(r) == [("f", "ok", {})]
+    assert "args-null" in codes(r)
+
+
+def test_q17_no_arguments_is_empty_not_truncated():
+    r = run(T(0, "c1", "f", ""))
+    assert summary(r) == [("f", "empty", {})]
+    assert "args-empty" in codes(r)
+
+
+def test_q18_double_encoded_arguments_are_decoded_once_more():
+    r = run(T(0, "c1", "f", '"{\\"a\\": 1}"'))
+    assert summary(r) == [("f", "repaired", {"a": 1})]
+    assert "args-double-encoded" in codes(r)
+
+
+def test_q22_text_ending_inside_a_string_is_truncated_never_repaired():
+    r = run(T(0, "c1", "f", '{"a": "hel'), finish="length")
+    call = r.calls[0]
+    assert call.result.status == "truncated"
+    assert call.result.arguments == {"a": "hel"}  # best effort, flagged
+    assert any("added" in change for change in call.result.repairs)
+    assert {"args-truncated", "finish-length"} <= set(codes(r))
+
+
+def test_malformed_middle_is_repaired_and_every_change_listed():
+    r = run(T(0, "c1", "f", '{"a": 1, "b": [1, 2,],}'))
+    call = r.calls[0]
+    assert call.result.status == "repaired"
+    assert call.result.arguments == {"a": 1, "b": [1, 2]}
+    assert call.result.repairs == ('removed "," at 19', 'removed "," at 21')
+    assert "args-repaired" in codes(r)
+
+
+def test_single_quotes_are_reported_as_quoting():
+    r = run(T(0, "c1", "f", "{'a': 'b'}"))
+    assert r.calls[0].result.arguments == {"a": "b"}
+    assert all(change.startswith("quoted") for change in r.calls[0].result.repairs)
+
+
+def test_hopeless_text_is_invalid():
+    r = run(T(0, "c1", "f", "I will now call the tool"))
+    assert r.calls[0].result.status == "invalid"
+    assert "args-invalid" in codes(r)
+
+
+def test_q42_lone_surrogates_are_joined():
+    r = run(T(0, "c1", "f", '{"e":"\ud83d'), T(0, None, None, '\ude80"}'))
+    assert summary(r) == [("f", "repaired", {"e": "🚀"})]
+    assert "args-surrogate-split" in codes(r)
+
+
+def test_q42_split_surrogate_escapes_parse_and_are_noted():
+    r = run(T(0, "c1", "f", '{"e":"\\ud83d'), T(0, None, None, '\\ude80"}'))
+    assert summary(r) == [("f", "ok", {"e": "🚀"})]
+    assert "args-surrogate-split" in codes(r)
+
+
+def test_q20_finish_stop_with_calls_is_a_mismatch():
+    r = run(T(0, "c1", "f", "{}"), finish="stop")
+    assert "finish-reason-mismatch" in codes(r)
+
+
+def test_q21_several_finishes_finalize_once_and_are_noted():
+    r = Reassembler()
+    r.apply(0, [T(0, "c1", "f", "{}")])
+    r.apply(1, [Finish(0, "tool_calls", "tool_calls")])
+    r.apply(2, [Finish(0, "tool_calls", "tool_calls")])
+    r.close(2)
+    assert len(r.calls[0].results) == 1
+    assert "multiple-finish" in codes(r)
+
+
+def test_q27_error_while_a_call_is_open_aborts_it_and_keeps_the_text():
+    r = Reassembler()
+    r.apply(0, [T(0, "c1", "f", '{"a":')])
+    r.apply(1, [StreamError("overloaded")])
+    r.close(1)
+    assert r.calls[0].result.status == "aborted"
+    assert r.calls[0].text == '{"a":'
+    assert "error-event" in codes(r)
+
+
+def test_q31_text_with_calls_and_leaked_markup_are_noted():
+    r = run([TextDelta(0, "Sure <tool_call>{...}</tool_call>"), T(0, "c1", "f", "{}")])
+    assert {"text-with-tool-calls", "tool-markup-in-content"} <= set(codes(r))
+    assert len(r.calls) == 1  # no call invented from the markup
+
+
+def test_over_limit_keeps_the_prefix_and_says_so():
+    r = run(T(0, "c1", "f", '{"a":"' + "x" * 100), T(0, None, None, "y" * 50 + '"}'),
+            max_arg_bytes=64)
+    call = r.calls[0]
+    assert call.length == 64 and call.over_limit
+    assert call.result.status == "truncated"
+    assert "args-over-limit" in codes(r)
+
+
+def test_args_final_fills_a_call_with_no_deltas():
+    r = Reassembler()
+    r.apply(0, [T(0, "c1", "f", None)])
+    r.apply(1, [ArgsFinal(0, 0, '{"a":1}')])
+    r.close(1)
+    assert summary(r) == [("f", "ok", {"a": 1})]
+
+
+def test_args_final_that_differs_from_deltas_is_reported():
+    r = Reassembler()
+    r.apply(0, [T(0, "c1", "f", '{"a":1}')])
+    r.apply(1, [ArgsFinal(0, 0, '{"a":2}')])
+    r.close(1)
+    assert r.calls[0].result.arguments == {"a": 1}
+    assert "args-multiple-values" in codes(r)
+
+
+def test_calls_are_kept_per_choice():
+    r = run(T(0, "a", "f", "{}", choice=0), T(0, "b", "g", "{}", choice=1))
+    assert [(c.choice, c.name) for c in r.calls] == [(0, "f"), (1, "g")]
+    assert "choice-index-unstable" in codes(r)

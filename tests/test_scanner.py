@@ -1,0 +1,103 @@
+"""The incremental JSON scanner agrees with json.loads, at every split."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tui.engine.scanner import Scanner
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                 max_size=4),
+    max_leaves=12,
+)
+
+
+def scan(*pieces: str):
+    s = Scanner()
+    for p in pieces:
+        s.feed(p)
+    return s
+
+
+@given(json_values, st.booleans(), st.lists(st.integers(min_value=0), max_size=6))
+@settings(max_examples=300)
+def test_any_json_split_anywhere_is_complete_and_valid(value, ascii_only, cuts):
+    text = json.dumps({"v": value}, ensure_ascii=ascii_only)
+    points = sorted({c % (len(text) + 1) for c in cuts})
+    pieces, prev = [], 0
+    for p in points + [len(text)]:
+        pieces.append(text[prev:p])
+        prev = p
+    state = scan(*pieces).state()
+    assert state.valid and state.complete and state.depth == 0
+    assert state.offset == len(text)
+
+
+@given(json_values)
+@settings(max_examples=200)
+def test_every_prefix_of_valid_json_is_a_valid_prefix(value):
+    text = json.dumps({"v": value, "w": [1, "x"]})
+    s = Scanner()
+    for i, ch in enumerate(text):
+        s.feed(ch)
+        st_ = s.state()
+        assert st_.valid, (text, i)
+        assert st_.complete == (i == len(text) - 1)
+
+
+@pytest.mark.parametrize(
+    "text,bad",
+    [
+        ('{"a":1,}', 7),  # trailing comma
+        ("{'a':1}", 1),  # single quotes
+        ('{"a":tru}', 8),
+        ('{"a":01}', 6),
+        ('{"a":1.}', 7),
+        ('{"a":"\\x"}', 7),
+        ('{"a":1}{"a":1}', 7),  # a second value is not part of one JSON text
+        ('{"a":"x\ny"}', 7),  # raw control character in a string
+        ("```json", 0),
+    ],
+)
+def test_first_impossible_character_is_located(text, bad):
+    state = scan(text).state()
+    assert not state.valid
+    assert state.bad_offset == bad
+    with pytest.raises(ValueError):
+        json.loads(text)
+
+
+def test_state_inside_a_string_and_an_escape():
+    state = scan('{"city":"a\\').state()
+    assert state.in_string and state.in_escape and state.depth == 1 and state.valid
+
+
+def test_escape_split_across_fragments_is_fine():
+    state = scan('{"u":"\\', '"x"}').state()
+    assert state.valid and state.complete
+
+
+def test_surrogate_pair_split_across_fragments_is_noticed():
+    s = scan('{"e":"\\ud83d', '\\ude80"}')
+    assert s.surrogate_split and s.state().complete
+
+
+def test_surrogate_pair_in_one_fragment_is_not_a_split():
+    s = scan('{"e":"\\ud83d\\ude80"}')
+    assert not s.surrogate_split
+
+
+def test_large_text_in_many_fragments_is_linear_enough():
+    # 200k characters in 20k fragments: a quadratic scanner would take minutes
+    text = json.dumps({"data": ["x" * 8] * 20000})
+    s = Scanner()
+    for i in range(0, len(text), 10):
+        s.feed(text[i : i + 10])
+    assert s.state().complete
