@@ -39,3 +39,11 @@ class Framed:
     events: list[RawEvent]
     #: recording/HAR metadata: request, response (already redacted), etc.
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+class FramingError(ValueError):
+    """The bytes are no stream fraglens can read; the message says why in one line.
+
+    It lives here, next to what framing hands on, so that every reader
+    (detect, recording, HAR) can raise it without importing one another.
+    """

@@ -1,0 +1,345 @@
+"""The fraglens recording format: a capture of one streamed response that a crash cannot lose.
+
+A recording is JSON Lines written while the response arrives, flushed after
+every line, so a killed process loses at most the line it was writing. It keeps
+each network read as it came off the socket, with its receive time: where a
+real network split an event, a CRLF or a UTF-8 character can be replayed
+exactly. Version 1, one JSON object per line:
+
+    {"fraglens":"recording","version":1,"created":"2026-01-02T03:04:05.678Z",
+     "request":{"method":"POST","url":"...","headers":{...},"body":{...}},
+     "format":"openai-chat"}                           header, first; format optional
+    {"response":{"status":200,"headers":{...}},"t":0.41}  when the headers came
+    {"t":0.412,"b":"data: {...}\\n\\n"}                  one line per network read
+    {"t":0.430,"b64":"ZGF0YTog4oCm"}                    a read that is not UTF-8 on its own
+    {"end":"eof","t":3.2}                               optional; "error" adds "error":"..."
+
+``t`` is seconds since the request was sent. Readers ignore keys and line
+kinds they do not know, so version 1 can grow; an incompatible change bumps
+``version``, and a reader refuses versions newer than it knows. Secrets are
+redacted before anything is written (:func:`redact_headers`, :func:`redact_url`).
+
+This module knows the container only; ``detect.read_stream`` turns a recording
+into events. It does no I/O of its own: the writer is handed an open file.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import IO, Any, cast
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from .events import FramingError
+
+__all__ = [
+    "RECORDING_VERSION",
+    "Recording",
+    "RecordingWriter",
+    "is_recording",
+    "parse_recording",
+    "recording_to_sse",
+    "redact_headers",
+    "redact_url",
+]
+
+#: The version this module writes, and the newest it reads.
+RECORDING_VERSION = 1
+REDACTED = "[redacted]"
+
+Headers = Mapping[str, Any] | Iterable[tuple[str, Any]]
+
+_SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "cookie",
+        "set-cookie",
+        "x-goog-api-key",
+        "openai-api-key",
+        "anthropic-api-key",
+    }
+)
+# Providers invent new header names for keys all the time: a name that merely
+# looks secret is redacted too. Over-redaction costs a little debugging
+# information; under-redaction leaks a key into a file people attach to issues.
+_SECRET_PARTS = ("key", "token", "secret", "auth", "password")
+# Azure SAS and signed URLs carry their credential in ``sig=``.
+_SECRET_PARAMS = frozenset({"sig"})
+
+
+def _is_secret(name: str) -> bool:
+    lowered = name.strip().lower()
+    return lowered in _SECRET_HEADERS or any(part in lowered for part in _SECRET_PARTS)
+
+
+def redact_headers(headers: Headers | None) -> dict[str, str]:
+    """Copy ``headers`` with the value of every secret-looking header replaced.
+
+    Accepts a mapping or (name, value) pairs (HAR, ``httpx.Headers.multi_items()``);
+    repeated names are joined with ", " as HTTP allows.
+    """
+    if headers is None:
+        return {}
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    out: dict[str, str] = {}
+    for name, value in pairs:
+        text = REDACTED if _is_secret(name) else str(value)
+        if name in out and text != REDACTED:
+            out[name] = f"{out[name]}, {text}"
+        else:
+            out[name] = text
+    return out
+
+
+def redact_url(url: str) -> str:
+    """Replace credentials in a URL: ``key=``/``api_key=``-like query values and userinfo."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
+    query = parts.query
+    if query:
+        params = []
+        for param in query.split("&"):
+            name, eq, _ = param.partition("=")
+            plain = unquote(name)
+            if eq and (_is_secret(plain) or plain.lower() in _SECRET_PARAMS):
+                param = f"{name}={REDACTED}"
+            params.append(param)
+        query = "&".join(params)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _redact_request(request: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "method": str(request.get("method") or "GET").upper(),
+        "url": redact_url(str(request.get("url") or "")),
+        "headers": redact_headers(request.get("headers")),
+    }
+    body = request.get("body")
+    if isinstance(request.get("body_b64"), str):
+        out["body_b64"] = request["body_b64"]
+    elif isinstance(body, (bytes, bytearray)):
+        try:
+            text = bytes(body).decode("utf-8")
+        except UnicodeDecodeError:
+            out["body_b64"] = base64.b64encode(body).decode("ascii")
+            return out
+        try:
+            out["body"] = json.loads(text)
+        except ValueError:
+            out["body"] = text
+    elif body is not None:
+        out["body"] = body
+    return out
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class RecordingWriter:
+    """Writes one recording line per call and flushes it.
+
+    The caller opens the file (binary, or text with UTF-8) and closes it; calls
+    come in order: :meth:`start`, then :meth:`response` once the status is
+    known, :meth:`chunk` per network read, and :meth:`end` if the process gets
+    the chance.
+    """
+
+    def __init__(self, fp: IO[bytes] | IO[str]) -> None:
+        self._fp = fp
+        self._text = isinstance(fp, io.TextIOBase)
+        self._started = False
+        self._ended = False
+
+    def start(
+        self,
+        request: Mapping[str, Any],
+        *,
+        format: str | None = None,
+        created: datetime | str | None = None,
+    ) -> None:
+        """``request``: method, url, headers and body (a JSON value, text or bytes)."""
+        if self._started:
+            raise ValueError("RecordingWriter.start() was already called")
+        if isinstance(created, datetime):
+            created = created.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+            created = created.replace("+00:00", "Z")
+        header: dict[str, Any] = {
+            "fraglens": "recording",
+            "version": RECORDING_VERSION,
+            "created": created or _now(),
+            "request": _redact_request(request),
+        }
+        if format:
+            header["format"] = format
+        self._started = True
+        self._write(header)
+
+    def response(self, status: int, headers: Headers | None = None, t: float | None = None) -> None:
+        line: dict[str, Any] = {"response": {"status": status, "headers": redact_headers(headers)}}
+        if t is not None:
+            line["t"] = round(t, 6)
+        self._write(line)
+
+    def chunk(self, t: float, data: bytes) -> None:
+        """One network read, exactly as received."""
+        try:
+            line: dict[str, Any] = {"t": round(t, 6), "b": data.decode("utf-8")}
+        except UnicodeDecodeError:
+            # often only a character cut by the read boundary: keep the bytes exact
+            line = {"t": round(t, 6), "b64": base64.b64encode(data).decode("ascii")}
+        self._write(line)
+
+    def end(self, reason: str, error: str | None = None, t: float | None = None) -> None:
+        """How the stream ended: ``eof``, ``error``, ``cancelled``... (free text)."""
+        line: dict[str, Any] = {"end": reason}
+        if error is not None:
+            line["error"] = error
+        if t is not None:
+            line["t"] = round(t, 6)
+        self._write(line)
+        self._ended = True
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        if not self._started:
+            raise ValueError("RecordingWriter.start() must come first")
+        if self._ended:
+            raise ValueError("RecordingWriter.end() was already called")
+        line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+        if self._text:
+            cast("IO[str]", self._fp).write(line)
+        else:
+            cast("IO[bytes]", self._fp).write(line.encode("utf-8"))
+        self._fp.flush()
+
+
+@dataclass
+class Recording:
+    """A parsed recording: its lines, not yet framed into events."""
+
+    version: int
+    created: str | None
+    request: dict[str, Any]
+    format: str | None = None
+    #: ``{"status": ..., "headers": ...}`` once the response line was written
+    response: dict[str, Any] | None = None
+    #: (receive time, bytes) per network read, in order
+    chunks: list[tuple[float | None, bytes]] = field(default_factory=list)
+    #: ``{"end": ..., "error": ..., "t": ...}`` if the writer got to say how it ended
+    end: dict[str, Any] | None = None
+    #: the last line was cut off mid-write (the writer was killed)
+    truncated: bool = False
+    #: lines before the last that could not be read (a damaged file)
+    skipped_lines: int = 0
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(data for _, data in self.chunks)
+
+
+def _first_line(data: bytes) -> bytes:
+    return data.lstrip().split(b"\n", 1)[0]
+
+
+def is_recording(data: bytes) -> bool:
+    """Does ``data`` start like a fraglens recording (even one cut off in its header)?"""
+    first = _first_line(data)
+    if first.startswith(b'{"fraglens"'):
+        return True
+    if not first.startswith(b"{") or b'"fraglens"' not in first:
+        return False
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(header, dict) and header.get("fraglens") == "recording"
+
+
+def _time(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def parse_recording(data: bytes) -> Recording:
+    """Read the lines of a recording; tolerate a last line cut off by a crash."""
+    lines = data.lstrip().split(b"\n")
+    try:
+        header = json.loads(lines[0])
+    except ValueError:
+        raise FramingError("the recording's header line is cut off: nothing was recorded") from None
+    if not isinstance(header, dict) or header.get("fraglens") != "recording":
+        raise FramingError('not a fraglens recording: the first line lacks "fraglens": "recording"')
+    version = header.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise FramingError(f"the recording has no valid version (got {version!r})")
+    if version > RECORDING_VERSION:
+        raise FramingError(
+            f"the recording is format version {version}; this fraglens reads up to "
+            f"version {RECORDING_VERSION}: upgrade fraglens"
+        )
+    request = header.get("request")
+    rec = Recording(
+        version=version,
+        created=header.get("created") if isinstance(header.get("created"), str) else None,
+        request=_redact_request(request if isinstance(request, Mapping) else {}),
+        format=header.get("format") if isinstance(header.get("format"), str) else None,
+    )
+    last = len(lines) - 1
+    for number, raw in enumerate(lines[1:], start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            if number == last:
+                rec.truncated = True
+            else:
+                rec.skipped_lines += 1
+            continue
+        if not isinstance(obj, dict):
+            rec.skipped_lines += 1
+        elif "b" in obj or "b64" in obj:
+            chunk = _chunk_bytes(obj)
+            if chunk is None:
+                rec.skipped_lines += 1
+            else:
+                rec.chunks.append((_time(obj.get("t")), chunk))
+        elif "response" in obj and isinstance(obj["response"], Mapping):
+            response = obj["response"]
+            rec.response = {
+                "status": response.get("status"),
+                "headers": redact_headers(response.get("headers")),
+            }
+            if _time(obj.get("t")) is not None:
+                rec.response["t"] = _time(obj.get("t"))
+        elif "end" in obj:
+            rec.end = {key: obj[key] for key in ("end", "error", "t") if key in obj}
+    return rec
+
+
+def _chunk_bytes(obj: Mapping[str, Any]) -> bytes | None:
+    if isinstance(obj.get("b"), str):
+        # surrogatepass: a hand-edited file may hold lone surrogate escapes
+        return str(obj["b"]).encode("utf-8", "surrogatepass")
+    if isinstance(obj.get("b64"), str):
+        try:
+            return base64.b64decode(obj["b64"], validate=True)
+        except (binascii.Error, ValueError):
+            return None
+    return None
+
+
+def recording_to_sse(data: bytes) -> bytes:
+    """The response body a plain capture (``curl -N``) would have saved."""
+    return parse_recording(data).body
