@@ -1,0 +1,187 @@
+"""HAR exports (Chrome DevTools, Firefox, mitmproxy): find the LLM stream, make it a recording.
+
+A HAR keeps each response body whole in ``response.content.text`` (base64 when
+``content.encoding`` says so), so the network's chunk boundaries are gone: the
+body becomes one chunk, received when the HAR's timings say the body ended.
+Nothing is invented to look more precise than the capture was.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .events import FramingError
+from .recording import RecordingWriter, redact_url
+
+__all__ = ["default_entry", "har_entry_to_recording", "list_streams"]
+
+# Request keys that mark an LLM API call across OpenAI, Anthropic, Gemini, Cohere.
+_CHAT_REQUEST_KEYS = frozenset({"messages", "contents", "input", "prompt", "tools"})
+_CHAT_RESPONSE_KEYS = frozenset({"choices", "candidates", "output", "content"})
+# HAR timings before the first response byte; ``ssl`` is already inside ``connect``.
+_WAIT_PHASES = ("blocked", "dns", "connect", "send", "wait")
+
+
+def _entries(har: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    log = har.get("log") if isinstance(har, Mapping) else None
+    entries = log.get("entries") if isinstance(log, Mapping) else None
+    if not isinstance(entries, list):
+        raise FramingError("not a HAR export: there is no log.entries list")
+    return [entry if isinstance(entry, Mapping) else {} for entry in entries]
+
+
+def _section(entry: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = entry.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _pairs(section: Mapping[str, Any]) -> list[tuple[str, str]]:
+    headers = section.get("headers")
+    if not isinstance(headers, list):
+        return []
+    return [
+        (str(h.get("name", "")), str(h.get("value", ""))) for h in headers if isinstance(h, Mapping)
+    ]
+
+
+def _content_type(entry: Mapping[str, Any]) -> str:
+    response = _section(entry, "response")
+    mime = _section(response, "content").get("mimeType")
+    if isinstance(mime, str) and mime:
+        return mime
+    for name, value in _pairs(response):
+        if name.lower() == "content-type":
+            return value
+    return ""
+
+
+def _body(entry: Mapping[str, Any]) -> bytes | None:
+    content = _section(_section(entry, "response"), "content")
+    text = content.get("text")
+    if not isinstance(text, str):
+        return None
+    if content.get("encoding") == "base64":
+        try:
+            return base64.b64decode(text)
+        except (binascii.Error, ValueError):
+            return None
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _request_body(entry: Mapping[str, Any]) -> Any:
+    text = _section(_section(entry, "request"), "postData").get("text")
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _is_event_stream(entry: Mapping[str, Any]) -> bool:
+    return "text/event-stream" in _content_type(entry).lower()
+
+
+def _is_chat_like(entry: Mapping[str, Any], body: bytes) -> bool:
+    if "json" not in _content_type(entry).lower():
+        return False
+    request = _request_body(entry)
+    if isinstance(request, Mapping) and _CHAT_REQUEST_KEYS & request.keys():
+        return True
+    try:
+        response = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(response, Mapping) and bool(_CHAT_RESPONSE_KEYS & response.keys())
+
+
+def _size(entry: Mapping[str, Any], body: bytes | None) -> int | None:
+    size = _section(_section(entry, "response"), "content").get("size")
+    if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+        return size
+    return None if body is None else len(body)
+
+
+def list_streams(har: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One summary per HAR entry, for a picker: which of these is the stream?"""
+    rows = []
+    for index, entry in enumerate(_entries(har)):
+        request = _section(entry, "request")
+        response = _section(entry, "response")
+        body = _body(entry)
+        rows.append(
+            {
+                "index": index,
+                "method": str(request.get("method", "")),
+                "url": redact_url(str(request.get("url", ""))),
+                "status": response.get("status"),
+                "content_type": _content_type(entry),
+                "size": _size(entry, body),
+                "event_stream": _is_event_stream(entry),
+                "has_body": body is not None,
+            }
+        )
+    return rows
+
+
+def default_entry(har: Mapping[str, Any]) -> int:
+    """The entry to open when the user did not choose: the first saved
+    ``text/event-stream`` body, else the first chat-like JSON body."""
+    entries = _entries(har)
+    bodies = [_body(entry) for entry in entries]
+    for index, entry in enumerate(entries):
+        if bodies[index] is not None and _is_event_stream(entry):
+            return index
+    for index, entry in enumerate(entries):
+        body = bodies[index]
+        if body is not None and _is_chat_like(entry, body):
+            return index
+    raise FramingError(
+        f"the HAR's {len(entries)} entries hold no saved text/event-stream body "
+        "and no chat-like JSON response"
+    )
+
+
+def _ms(timings: Mapping[str, Any], phase: str) -> float:
+    value = timings.get(phase)
+    # HAR spells "not applicable" as -1
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return 0.0
+
+
+def har_entry_to_recording(har: Mapping[str, Any], index: int) -> bytes:
+    """Entry ``index`` as a fraglens recording (secrets redacted, HAR timings kept)."""
+    entries = _entries(har)
+    if not 0 <= index < len(entries):
+        raise FramingError(f"the HAR has no entry {index}: it has {len(entries)}")
+    entry = entries[index]
+    request = _section(entry, "request")
+    response = _section(entry, "response")
+    timings = _section(entry, "timings")
+    first_byte = sum(_ms(timings, phase) for phase in _WAIT_PHASES) / 1000
+    body_end = first_byte + _ms(timings, "receive") / 1000
+
+    out = io.BytesIO()
+    writer = RecordingWriter(out)
+    started = entry.get("startedDateTime")
+    writer.start(
+        {
+            "method": request.get("method", "GET"),
+            "url": request.get("url", ""),
+            "headers": _pairs(request),
+            "body": _request_body(entry),
+        },
+        created=started if isinstance(started, str) else None,
+    )
+    status = response.get("status")
+    writer.response(status if isinstance(status, int) else 0, _pairs(response), t=first_byte)
+    body = _body(entry)
+    if body:
+        writer.chunk(body_end, body)
+    return out.getvalue()
