@@ -1,0 +1,286 @@
+"""Which framing is this? Sniff the bytes and read them with the right reader.
+
+Users hand fraglens whatever they captured: ``curl -N`` output (SSE), an
+Ollama-style NDJSON log, a Gemini JSON array, a single non-streamed body or an
+error body, a HAR export from the browser, or a fraglens recording. They should
+not have to say which, so :func:`read_stream` decides and reports it in
+``Framed.framing``. Everything is read from bytes handed in; nothing here
+opens a file.
+
+The order of the checks is what keeps them unambiguous: a recording and a HAR
+are JSON objects with a marker, an SSE stream never starts with ``{`` or
+``[``, and NDJSON is several JSON lines where a body is one value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_left
+from dataclasses import replace
+from typing import Any
+
+from .events import Framed, FramingError, RawEvent
+from .har import default_entry, har_entry_to_recording
+from .recording import Recording, is_recording, parse_recording
+from .sse import SSEDecoder
+
+__all__ = ["FramingError", "read_stream"]
+
+_BOM = b"\xef\xbb\xbf"
+_WHITESPACE = b" \t\r\n"
+# a data line anywhere; a stream may open with comment lines before it
+_SSE_DATA_LINE = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|[\r\n])data:")
+_SSE_OTHER_LINE = re.compile(rb":|(?:event|id|retry)(?::|\Z)")
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def read_stream(data: bytes) -> Framed:
+    """Detect the framing of ``data`` and read it into events.
+
+    Raises :class:`FramingError` when ``data`` is no stream fraglens can read.
+    Spans index ``data``, except for recordings and HAR exports, where they
+    index the response body (the concatenated chunks).
+    """
+    return _read(data, containers=True)
+
+
+def _read(data: bytes, containers: bool) -> Framed:
+    skip = len(_BOM) if data.startswith(_BOM) else 0
+    start = _first_content(data, skip)
+    if start < 0:
+        raise FramingError("the input is empty" if not data else "the input is only whitespace")
+    first = data[start : start + 1]
+    if containers and first == b"{" and is_recording(data):
+        return _read_recording(parse_recording(data))
+    if first in (b"{", b"["):
+        framed = _read_json(data, start, containers)
+        if framed is not None:
+            return framed
+    if _looks_like_sse(data):
+        return _read_sse(data)
+    if first == b"{":
+        text = _utf8(data[start:])
+        if text is not None:
+            # a body cut off mid-object (a dropped connection): still the body
+            # received; the engine reports it as non-JSON data
+            body = text.rstrip()
+            end = start + len(body.encode("utf-8"))
+            return Framed("json-body", [RawEvent(0, "data", body, span=(start, end))])
+    raise FramingError(_not_a_stream(data[skip:]))
+
+
+def _first_content(data: bytes, skip: int) -> int:
+    stripped = data[skip:].lstrip(_WHITESPACE)
+    return len(data) - len(stripped) if stripped else -1
+
+
+def _utf8(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _not_a_stream(data: bytes) -> str:
+    text = _utf8(data)
+    if text is None:
+        return "not a stream: the input is binary (not UTF-8 text) and has no SSE data: lines"
+    return (
+        f"not a stream: no SSE data: lines, and not JSON, NDJSON, a HAR or a fraglens recording "
+        f"(it starts {json.dumps(text.lstrip()[:30], ensure_ascii=False)})"
+    )
+
+
+def _looks_like_sse(data: bytes) -> bool:
+    if _SSE_DATA_LINE.search(data):
+        return True
+    # a stream of keep-alives and event fields only is still SSE; prose is not
+    lines = [line for line in _LINE_END.split(data.removeprefix(_BOM)) if line.strip()]
+    return bool(lines) and all(_SSE_OTHER_LINE.match(line) for line in lines)
+
+
+def _read_sse(data: bytes) -> Framed:
+    decoder = SSEDecoder()
+    return Framed("sse", decoder.feed(data) + decoder.close())
+
+
+def _read_json(data: bytes, start: int, containers: bool) -> Framed | None:
+    text = _utf8(data[start:])
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        pass
+    else:
+        if isinstance(value, dict):
+            if containers and isinstance(value.get("log"), dict) and "entries" in value["log"]:
+                return _read_har(value)
+            body = text.rstrip()
+            end = start + len(body.encode("utf-8"))
+            return Framed("json-body", [RawEvent(0, "data", body, span=(start, end))])
+        if isinstance(value, list):
+            return _read_json_array(text, start)
+        return None
+    framed = _read_ndjson(data, start)
+    if framed is None and text.startswith("["):
+        framed = _read_json_array(text, start)
+    return framed
+
+
+def _read_ndjson(data: bytes, start: int) -> Framed | None:
+    """One JSON value per line. A line that is not JSON (the last one, cut off)
+    is kept as it is: the engine reports it, the reader does not hide it."""
+    lines = data[start:].split(b"\n")
+    content = [line for line in lines if line.strip()]
+    if len(content) < 2:
+        return None
+    try:
+        json.loads(content[0])
+    except ValueError:
+        return None
+    events: list[RawEvent] = []
+    pos = start
+    for line in lines:
+        end = pos + len(line) + 1
+        body = line.strip()
+        if body:
+            events.append(
+                RawEvent(
+                    len(events),
+                    "data",
+                    body.decode("utf-8", "replace"),
+                    span=(pos, min(end, len(data))),
+                )
+            )
+        pos = end
+    return Framed("ndjson", events)
+
+
+def _read_json_array(text: str, start: int) -> Framed:
+    """Item by item, so that an array cut off mid-stream (Gemini's non-SSE
+    ``streamGenerateContent``, killed) keeps every complete item."""
+    decoder = json.JSONDecoder()
+    offsets = _ByteOffsets(text, start)
+    events: list[RawEvent] = []
+    i = _skip_ws(text, 1)
+    if text.startswith("]", i):
+        return Framed("json-array", events)
+    while i < len(text):
+        try:
+            item, end = decoder.raw_decode(text, i)
+        except ValueError:
+            break
+        events.append(
+            RawEvent(
+                len(events),
+                "data",
+                json.dumps(item, ensure_ascii=False),
+                span=(offsets.at(i), offsets.at(end)),
+            )
+        )
+        i = _skip_ws(text, end)
+        if text.startswith(",", i):
+            i = _skip_ws(text, i + 1)
+        elif text.startswith("]", i):
+            return Framed("json-array", events)
+        else:
+            break
+    tail = text[i:].rstrip()
+    if tail:
+        span = (offsets.at(i), offsets.at(i + len(tail)))
+        events.append(RawEvent(len(events), "data", tail, span=span))
+    return Framed("json-array", events)
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+class _ByteOffsets:
+    """Character index -> byte offset, for increasing indexes in linear time."""
+
+    def __init__(self, text: str, base: int) -> None:
+        self._text = text
+        self._ascii = text.isascii()
+        self._base = base
+        self._char = 0
+        self._byte = base
+
+    def at(self, char: int) -> int:
+        if self._ascii:
+            return self._base + char
+        if char < self._char:
+            return self._base + len(self._text[:char].encode("utf-8"))
+        self._byte += len(self._text[self._char : char].encode("utf-8"))
+        self._char = char
+        return self._byte
+
+
+def _read_har(har: dict[str, Any]) -> Framed:
+    index = default_entry(har)
+    framed = _read_recording(parse_recording(har_entry_to_recording(har, index)))
+    entries = har["log"]["entries"]
+    framed.meta["har"] = {"index": index, "entries": len(entries)}
+    return Framed("har", framed.events, framed.meta)
+
+
+def _read_recording(rec: Recording) -> Framed:
+    body_framing, events = _frame_body(rec)
+    meta: dict[str, Any] = {
+        "version": rec.version,
+        "created": rec.created,
+        "request": rec.request,
+        "response": rec.response,
+        "format": rec.format,
+        "end": rec.end,
+        "body_framing": body_framing,
+        "chunks": len(rec.chunks),
+        "truncated": rec.truncated,
+        "skipped_lines": rec.skipped_lines,
+    }
+    return Framed("recording", events, meta)
+
+
+def _end_time(rec: Recording) -> float | None:
+    if rec.end is not None and isinstance(rec.end.get("t"), (int, float)):
+        return float(rec.end["t"])
+    return rec.chunks[-1][0] if rec.chunks else None
+
+
+def _frame_body(rec: Recording) -> tuple[str | None, list[RawEvent]]:
+    """Frame the recorded body; stamp each event with the time its last byte came."""
+    body = rec.body
+    skip = len(_BOM) if body.startswith(_BOM) else 0
+    start = _first_content(body, skip)
+    if start < 0:
+        return None, []
+    # sniffed, not taken from Content-Type: servers send JSON error bodies as
+    # text/event-stream and SSE as application/json
+    if body[start : start + 1] not in (b"{", b"[") and _looks_like_sse(body):
+        decoder = SSEDecoder()
+        events: list[RawEvent] = []
+        for t, chunk in rec.chunks:
+            events += decoder.feed(chunk, time=t)
+        events += decoder.close(time=_end_time(rec))
+        return "sse", events
+    try:
+        framed = _read(body, containers=False)
+    except FramingError:
+        # an HTML error page from a gateway, plain text...: what the server said
+        text = body.decode("utf-8", "replace").strip()
+        framed = Framed("text", [RawEvent(0, "data", text, span=(0, len(body)))])
+    ends: list[int] = []
+    total = 0
+    for _, chunk in rec.chunks:
+        total += len(chunk)
+        ends.append(total)
+    times = [t for t, _ in rec.chunks]
+    stamped = []
+    for event in framed.events:
+        end = event.span[1] if event.span else total
+        stamped.append(replace(event, time=times[min(bisect_left(ends, end), len(times) - 1)]))
+    return framed.framing, stamped
