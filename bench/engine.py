@@ -1,0 +1,200 @@
+"""Engine benchmark: fraglens vs the floor vs the official SDK, in one run.
+
+    .venv/bin/python bench/engine.py            # the figures in the README
+    .venv/bin/python bench/engine.py --quick    # smaller, for a smoke run
+
+Streams are generated here (Chat Completions SSE):
+  * one call with ~1 MB of arguments in ~100k fragments (and ~0.1 MB for growth),
+  * eight interleaved calls of ~100 KB each.
+Measured on the same bytes:
+  * floor     - split the SSE text, json.loads per event, append, join: the least
+                any reassembler must do;
+  * fraglens  - framing + adapter + engine (scanner, slots, finalize) + the
+                `check --json` document, in process; and `fraglens check --json`
+                as a subprocess, end to end;
+  * openai    - json.loads + ChatCompletionChunk + ChatCompletionStreamState
+                (the SDK's own accumulator), when the SDK is installed.
+Peak memory of the fraglens pipeline is measured with tracemalloc in a separate
+pass (tracing slows it down, so it is not timed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tui.framing.detect import read_stream  # noqa: E402
+from tui.report import build_report  # noqa: E402
+from tui.stream import Stream  # noqa: E402
+
+
+def make_stream(calls: int, arg_bytes: int, frag: int = 10) -> bytes:
+    """SSE text: `calls` calls whose arguments (~arg_bytes each) arrive in
+    `frag`-character fragments, interleaved round-robin."""
+    texts = []
+    for c in range(calls):
+        items = []
+        size = 0
+        i = 0
+        while size < arg_bytes:
+            item = f'{{"line":{i},"text":"word {i} of call {c}, déjà vu \\"quoted\\""}}'
+            items.append(item)
+            size += len(item) + 1
+            i += 1
+        texts.append('{"rows":[' + ",".join(items) + "]}")
+    head = '{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"bench",'
+    out = []
+    for c in range(calls):
+        tc = {"index": c, "id": f"call_{c}", "type": "function",
+              "function": {"name": f"tool_{c}", "arguments": ""}}
+        delta = {"tool_calls": [tc]}
+        out.append(f'data: {head}"choices":[{{"index":0,"delta":{json.dumps(delta)}}}]}}\n\n')
+    pos = [0] * calls
+    live = list(range(calls))
+    while live:
+        for c in list(live):
+            piece = texts[c][pos[c] : pos[c] + frag]
+            pos[c] += frag
+            if not piece:
+                live.remove(c)
+                continue
+            delta = {"tool_calls": [{"index": c, "function": {"arguments": piece}}]}
+            out.append(
+                f'data: {head}"choices":[{{"index":0,"delta":'
+                f"{json.dumps(delta, ensure_ascii=False)}}}]}}\n\n"
+            )
+    out.append(f'data: {head}"choices":[{{"index":0,"delta":{{}},"finish_reason":"tool_calls"}}]}}\n\n')
+    out.append("data: [DONE]\n\n")
+    return "".join(out).encode()
+
+
+def floor(data: bytes) -> dict[int, str]:
+    bufs: dict[int, list[str]] = {}
+    for block in data.decode().split("\n\n"):
+        if not block.startswith("data: ") or block == "data: [DONE]":
+            continue
+        chunk = json.loads(block[6:])
+        for choice in chunk["choices"]:
+            for tc in choice["delta"].get("tool_calls") or ():
+                bufs.setdefault(tc["index"], []).append(tc["function"].get("arguments") or "")
+    return {k: "".join(v) for k, v in bufs.items()}
+
+
+def fraglens(data: bytes) -> dict:
+    framed = read_stream(data)
+    stream = Stream(framing=framed.framing)
+    for ev in framed.events:
+        stream.feed(ev)
+    stream.close()
+    return build_report(stream)
+
+
+def openai_sdk(data: bytes):
+    from openai.lib.streaming.chat._completions import ChatCompletionStreamState
+    from openai.types.chat import ChatCompletionChunk
+
+    state = ChatCompletionStreamState()
+    for block in data.decode().split("\n\n"):
+        if not block.startswith("data: ") or block == "data: [DONE]":
+            continue
+        chunk = ChatCompletionChunk.construct(**json.loads(block[6:]))
+        # construct() leaves nested dicts: the SDK's stream builds them the same way
+        state.handle_chunk(ChatCompletionChunk.model_validate(chunk.model_dump()))
+    return state.current_completion_snapshot
+
+
+def timed(fn, data: bytes, repeat: int = 3) -> tuple[float, object]:
+    best = float("inf")
+    out = None
+    for _ in range(repeat):
+        gc.collect()
+        t = time.perf_counter()
+        out = fn(data)
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def peak_memory(data: bytes) -> int:
+    gc.collect()
+    tracemalloc.start()
+    fraglens(data)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def cli_seconds(data: bytes) -> float:
+    exe = ROOT / ".venv" / "bin" / "fraglens"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tui"]
+    with tempfile.NamedTemporaryFile(suffix=".sse", delete=False) as f:
+        f.write(data)
+    try:
+        t = time.perf_counter()
+        subprocess.run(cmd + ["check", "--json", f.name], stdout=subprocess.DEVNULL, check=False)
+        return time.perf_counter() - t
+    finally:
+        os.unlink(f.name)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-sdk", action="store_true")
+    args = ap.parse_args()
+    scale = 10 if args.quick else 1
+    cases = [
+        ("1 call, 0.1 MB", 1, 100_000 // scale),
+        ("1 call, 1 MB", 1, 1_000_000 // scale),
+        ("8 calls x 100 KB", 8, 100_000 // scale),
+    ]
+    rows = []
+    results = {}
+    for label, calls, size in cases:
+        data = make_stream(calls, size)
+        events = data.count(b"\n\ndata:") + 1
+        t_floor, want = timed(floor, data)
+        t_frag, doc = timed(fraglens, data)
+        got = {c["index"]: c["arguments_raw"] for c in doc["calls"]}
+        assert got == want, "fraglens disagrees with the floor"
+        assert all(c["status"] == "ok" for c in doc["calls"])
+        t_cli = cli_seconds(data)
+        t_sdk = None
+        if not args.no_sdk:
+            try:
+                t_sdk, snap = timed(openai_sdk, data, repeat=1)
+                sdk_args = {
+                    tc.index: tc.function.arguments for tc in snap.choices[0].message.tool_calls
+                }
+                assert sdk_args == want, "the SDK disagrees with the floor"
+            except ImportError:
+                t_sdk = None
+        peak = peak_memory(data)
+        results[label] = (t_floor, t_frag)
+        rows.append((label, len(data), events, t_floor, t_frag, t_cli, t_sdk, peak))
+    print(f"{'stream':<18}{'input':>9}{'events':>9}{'floor':>9}{'fraglens':>10}{'x floor':>9}"
+          f"{'CLI':>8}{'openai SDK':>12}{'SDK/frag':>10}{'peak mem':>10}")
+    for label, size, events, tf, tg, tc, ts, peak in rows:
+        sdk = f"{ts:.2f}s" if ts is not None else "-"
+        ratio = f"{ts / tg:.0f}x" if ts is not None else "-"
+        print(
+            f"{label:<18}{size / 1e6:>8.1f}M{events:>9}{tf:>8.2f}s{tg:>9.2f}s{tg / tf:>8.2f}x"
+            f"{tc:>7.2f}s{sdk:>12}{ratio:>10}{peak / size:>9.1f}x"
+        )
+    small, big = results["1 call, 0.1 MB"], results["1 call, 1 MB"]
+    print(f"growth 0.1 MB -> 1 MB (10x input): floor {big[0] / small[0]:.1f}x, "
+          f"fraglens {big[1] / small[1]:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

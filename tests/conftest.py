@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_streams"
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture
+def samples() -> Path:
+    return SAMPLES
+
+
+def shared_or_skip() -> Path:
+    if not (SHARED / "real_streams").is_dir():
+        pytest.skip(f"{SHARED} is not here: the real-stream checks need ../shared beside the repo")
+    return SHARED
