@@ -107,12 +107,17 @@ def register(name: str, help: str, build: Callable, run: Callable) -> None:
 
 
 def _load_plugins() -> None:
-    for module in ("tui.net.commands", "tui.history.commands", "tui.recording_commands"):
+    for module in (
+        "tui.net.commands",
+        "tui.history.commands",
+        "tui.recording_commands",
+        "tui.proxy_commands",
+    ):
         try:
             __import__(module)
         except ImportError as exc:
-            if exc.name != module:
-                raise
+            if not exc.name or not module.startswith(exc.name):
+                raise  # a real import error inside the plugin
 
 
 def build_parser() -> argparse.ArgumentParser:

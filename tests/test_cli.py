@@ -1,0 +1,125 @@
+"""`fraglens check`: the contract, the exit codes, the one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tui.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SEED = ROOT / "sample_streams" / "seed_interleaved_two_calls.sse"
+
+GOOD = (
+    'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1",'
+    '"type":"function","function":{"name":"f","arguments":"{\\"a\\":"}}]}}]}\n\n'
+    'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
+    '"function":{"arguments":"1}"}}]}}]}\n\n'
+    'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+    "data: [DONE]\n\n"
+)
+TRUNCATED = GOOD.replace('"1}"', '"1"').replace('"tool_calls"}]}', '"length"}]}')
+
+
+def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+def write(tmp_path: Path, text: str, name: str = "s.sse") -> str:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+def test_json_report_has_the_contract_fields(tmp_path, capsys):
+    code = main(["check", "--json", write(tmp_path, GOOD)])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert doc["format"] == "openai-chat" and doc["framing"] == "sse" and doc["end"] == "done"
+    assert doc["finish_reasons"] == {"0": "tool_calls"}
+    (call,) = doc["calls"]
+    assert call["id"] == "call_1" and call["name"] == "f" and call["index"] == 0
+    assert call["arguments_raw"] == '{"a":1}' and call["arguments"] == {"a": 1}
+    assert call["status"] == "ok" and call["fragments"] == 2
+    assert call["scan"]["complete"] is True
+    assert doc["diagnostics"] == []
+
+
+def test_truncated_call_exits_1_and_says_so(tmp_path, capsys):
+    code = main(["check", "--json", write(tmp_path, TRUNCATED)])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert doc["calls"][0]["status"] == "truncated"
+    assert {d["code"] for d in doc["diagnostics"]} >= {"args-truncated", "finish-length"}
+
+
+def test_stdin_is_read_with_a_dash():
+    proc = run_cli("check", "--json", "-", stdin=GOOD)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["calls"][0]["arguments"] == {"a": 1}
+
+
+def test_missing_file_is_one_line_and_exit_2():
+    proc = run_cli("check", "/nonexistent/capture.sse")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "fraglens: error: /nonexistent/capture.sse: no such file"
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01\x02garbage\xff", b"hello, world\n"])
+def test_unrecognizable_input_is_exit_2_without_traceback(tmp_path, content):
+    p = tmp_path / "bad.sse"
+    p.write_bytes(content)
+    proc = run_cli("check", str(p))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("fraglens: error:") and len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_flag_is_exit_2(tmp_path):
+    proc = run_cli("check", "--format", "nope", write(tmp_path, GOOD))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_human_report_shows_calls_and_diagnostics(tmp_path):
+    proc = run_cli("check", write(tmp_path, TRUNCATED))
+    assert proc.returncode == 1
+    assert "truncated" in proc.stdout and "args-truncated" in proc.stdout
+
+
+def test_compare_shows_the_naive_by_id_bug():
+    if not SEED.exists():
+        pytest.skip("seed sample not written yet")
+    proc = run_cli("check", "--json", "--compare", str(SEED))
+    doc = json.loads(proc.stdout)
+    by_id = doc["naive"]["by_id"]
+    assert [k["chars"] for k in by_id] == [0, 0, 41]
+    assert [c["arguments"] for c in doc["calls"]] == [
+        {"city": "深圳"},
+        {"city": "上海", "unit": '"u"'},
+    ]
+
+
+def test_max_arg_bytes_limits_a_call(tmp_path, capsys):
+    code = main(["check", "--json", "--max-arg-bytes", "4", write(tmp_path, GOOD)])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert doc["calls"][0]["arguments_raw"] == '{"a"'
+    assert "args-over-limit" in {d["code"] for d in doc["diagnostics"]}
+
+
+def test_python_dash_m_tui_is_the_same_command(tmp_path):
+    proc = run_cli("--version")
+    assert proc.returncode == 0 and proc.stdout.startswith("fraglens ")
