@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -155,6 +154,20 @@ def _ms(timings: Mapping[str, Any], phase: str) -> float:
     return 0.0
 
 
+class _Buffer:
+    """An in-memory sink for :class:`RecordingWriter` (``io`` is off limits here)."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        self.parts.append(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
 def har_entry_to_recording(har: Mapping[str, Any], index: int) -> bytes:
     """Entry ``index`` as a fraglens recording (secrets redacted, HAR timings kept)."""
     entries = _entries(har)
@@ -167,7 +180,7 @@ def har_entry_to_recording(har: Mapping[str, Any], index: int) -> bytes:
     first_byte = sum(_ms(timings, phase) for phase in _WAIT_PHASES) / 1000
     body_end = first_byte + _ms(timings, "receive") / 1000
 
-    out = io.BytesIO()
+    out = _Buffer()
     writer = RecordingWriter(out)
     started = entry.get("startedDateTime")
     writer.start(
@@ -184,4 +197,4 @@ def har_entry_to_recording(har: Mapping[str, Any], index: int) -> bytes:
     body = _body(entry)
     if body:
         writer.chunk(body_end, body)
-    return out.getvalue()
+    return b"".join(out.parts)

@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import IO, Any, cast
+from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .events import FramingError
@@ -41,6 +40,7 @@ __all__ = [
     "RECORDING_VERSION",
     "Recording",
     "RecordingWriter",
+    "Sink",
     "is_recording",
     "parse_recording",
     "recording_to_sse",
@@ -142,6 +142,15 @@ def _redact_request(request: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+class Sink(Protocol):
+    """Where a writer puts its lines: an open file (binary, or text in UTF-8),
+    ``sys.stdout``, an in-memory buffer."""
+
+    def write(self, data: Any, /) -> object: ...
+
+    def flush(self) -> object: ...
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -155,9 +164,10 @@ class RecordingWriter:
     the chance.
     """
 
-    def __init__(self, fp: IO[bytes] | IO[str]) -> None:
+    def __init__(self, fp: Sink) -> None:
         self._fp = fp
-        self._text = isinstance(fp, io.TextIOBase)
+        # text streams (files opened "w", StringIO, stdout) have an encoding; binary ones do not
+        self._text = hasattr(fp, "encoding")
         self._started = False
         self._ended = False
 
@@ -216,10 +226,7 @@ class RecordingWriter:
         if self._ended:
             raise ValueError("RecordingWriter.end() was already called")
         line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
-        if self._text:
-            cast("IO[str]", self._fp).write(line)
-        else:
-            cast("IO[bytes]", self._fp).write(line.encode("utf-8"))
+        self._fp.write(line if self._text else line.encode("utf-8"))
         self._fp.flush()
 
 
