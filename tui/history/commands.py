@@ -1,0 +1,67 @@
+"""`fraglens history build|check`: the history library on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..cli import CliError, _add_stream_options, register
+from ..load import load_stream, read_bytes
+from ..report import build_report
+from . import (
+    SHAPES,
+    HistoryError,
+    build_history,
+    check_conversation,
+    exit_code,
+    format_problems,
+    load_conversation,
+    problems_json,
+)
+
+
+def _parser(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="history_command", metavar="build|check", required=True)
+    b = sub.add_parser("build", help="the messages that go back to the model for a stream's calls")
+    b.add_argument("path", help="any capture fraglens check reads; - for stdin")
+    b.add_argument("--json", action="store_true", help="messages and notes as one JSON document")
+    b.add_argument("--shape", choices=SHAPES, help="force the API shape (default: the stream's)")
+    b.add_argument("--include-broken", action="store_true",
+                   help="also include calls whose status is not ok/empty (marked in the notes)")
+    b.add_argument("--choice", type=int, default=0, help="which choice (default 0)")
+    _add_stream_options(b)
+    c = sub.add_parser("check", help="validate a conversation before sending it")
+    c.add_argument("path", help="a messages array or a request body (JSON); - for stdin")
+    c.add_argument("--json", action="store_true", help="problems as JSON")
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.history_command == "build":
+        stream, _ = load_stream(args.path, format=args.format, max_arg_bytes=args.max_arg_bytes)
+        try:
+            built = build_history(build_report(stream), shape=args.shape,
+                                  include_broken=args.include_broken, choice=args.choice)
+        except HistoryError as exc:
+            raise CliError(str(exc)) from None
+        if args.json:
+            print(json.dumps(built, ensure_ascii=False, indent=2))
+        else:
+            print(json.dumps(built["messages"], ensure_ascii=False, indent=2))
+            for note in built["notes"]:
+                print(f"note: {note}", file=sys.stderr)
+        return 0
+    try:
+        doc = load_conversation(read_bytes(args.path))
+        problems = check_conversation(doc)
+    except HistoryError as exc:
+        raise CliError(f"{args.path}: {exc}") from None
+    if args.json:
+        print(json.dumps(problems_json(problems), ensure_ascii=False, indent=2))
+    else:
+        print(format_problems(problems) if problems else "no problems")
+    return exit_code(problems)
+
+
+register("history", "build tool-call history from a stream, or check a conversation",
+         _parser, _run)
