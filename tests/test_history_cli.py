@@ -26,6 +26,7 @@ def test_check_exit_codes(tmp_path, capsys):
     main(["history", "build", write(tmp_path, GOOD), "--shape", "anthropic"])
     clean.write_text(capsys.readouterr().out)
     assert main(["history", "check", str(clean)]) == 0
+    assert capsys.readouterr().out.strip() == "no problems"
     bad = tmp_path / "bad.json"
     bad.write_text('[{"role":"tool","tool_call_id":"x","content":""}]')
     assert main(["history", "check", "--json", str(bad)]) == 1
