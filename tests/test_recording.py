@@ -6,6 +6,7 @@ import base64
 import io
 import json
 from dataclasses import replace
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -240,9 +241,7 @@ def test_recording_to_sse_is_the_concatenated_body():
 def test_any_chunking_reads_like_the_plain_stream(events: list[str], cuts: list[int]):
     body = "".join(f"data: {text}\r\n\r\n" for text in events).encode()
     points = sorted({min(c, len(body)) for c in cuts})
-    chunks = [
-        (i / 10, body[a:b]) for i, (a, b) in enumerate(zip([0, *points], [*points, len(body)]))
-    ]
+    chunks = [(i / 10, body[a:b]) for i, (a, b) in enumerate(pairwise([0, *points, len(body)]))]
     recorded = read_stream(record(chunks)).events
     if body:
         assert [replace(e, time=None) for e in recorded] == read_stream(body).events

@@ -138,7 +138,8 @@ class SSEDecoder:
         pos = self._line_start
         data = self._data
         event, eid, estart = self._event, self._id, self._event_start
-        for line, term in zip(lines, terms):
+        # terms may be an endless repeat(): lines sets the length
+        for line, term in zip(lines, terms, strict=False):
             start = pos
             pos += len(line) + term
             if line.startswith(b"data:"):
