@@ -1,0 +1,512 @@
+"""``fraglens proxy``: a reverse proxy that shows the tool calls of the app behind it.
+
+The user points their app's base URL at the proxy and keeps everything else.
+Each request is forwarded as it came (method, path, query, headers including
+authorization, body) to the upstream with httpx; the response comes back as
+the upstream sent it: status, headers, and each network read passed on the
+moment it arrives, still compressed if it was (``aiter_raw``). Only
+hop-by-hop headers are dropped, and Host names the upstream.
+
+After a read has been passed on, a copy goes through the flow's tee
+(``proxy_tee.py``) into a ``Stream``; the client never waits for the engine.
+
+What the client sees when things go wrong is what a direct connection would
+have shown it: the upstream's error status and body unchanged; a 502 with a
+JSON error body when the upstream cannot be reached at all; a connection cut
+mid-body when the upstream cut it mid-body (never a clean end it did not
+send). A client that goes away closes the upstream stream with it. Nothing a
+client sends makes the proxy raise: the worst is a 400 or a 502 for that
+request.
+
+The ASGI app runs on uvicorn, on a socket bound before uvicorn starts, so that
+"address in use" is one clear error and tests can ask for port 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from ..framing.recording import redact_headers, redact_url
+from .proxy_flows import Flow, FlowState, FlowStore, decoded_format
+from .proxy_record import LiveRecording
+from .proxy_tee import BodyTee
+
+__all__ = ["ProxyApp", "ProxyServer", "is_loopback", "join_upstream"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+# RFC 9110 section 7.6.1: meaningful for one connection only, never forwarded.
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+
+#: the client's own timeouts govern a slow stream; the proxy adds none of its own
+_TIMEOUT = httpx.Timeout(connect=30.0, read=None, write=60.0, pool=None)
+_LOG = logging.getLogger("fraglens.proxy")
+
+
+def _hop_by_hop(headers: list[tuple[bytes, bytes]]) -> set[bytes]:
+    names = {name.lower() for name in (n.encode() for n in HOP_BY_HOP)}
+    for name, value in headers:
+        if name.lower() == b"connection":
+            names.update(v.strip().lower() for v in value.split(b",") if v.strip())
+    return names
+
+
+def forwarded_request_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """The client's headers, in order, minus hop-by-hop ones and Host."""
+    drop = _hop_by_hop(headers) | {b"host"}
+    return [(n, v) for n, v in headers if n.lower() not in drop]
+
+
+def forwarded_response_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    drop = _hop_by_hop(headers)
+    return [(n, v) for n, v in headers if n.lower() not in drop]
+
+
+def join_upstream(upstream: httpx.URL, raw_path: bytes, query: bytes) -> httpx.URL:
+    """Where a request for ``raw_path`` goes.
+
+    The upstream's own path is a prefix that is added unless the request
+    already starts with it, so ``--upstream https://host/v1`` serves clients
+    whose base URL is ``http://127.0.0.1:8788/v1`` and ``http://127.0.0.1:8788``
+    alike.
+    """
+    prefix = upstream.raw_path.split(b"?", 1)[0].rstrip(b"/")
+    path = raw_path or b"/"
+    if prefix and not (path == prefix or path.startswith(prefix + b"/")):
+        path = prefix + path
+    extra = upstream.query
+    if extra:
+        query = query + b"&" + extra if query else extra
+    return upstream.copy_with(raw_path=path + (b"?" + query if query else b""))
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _model(body: bytes) -> str | None:
+    if not body.lstrip().startswith(b"{"):
+        return None
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    model = value.get("model") if isinstance(value, dict) else None
+    return model if isinstance(model, str) else None
+
+
+def _error_body(message: str, code: str) -> bytes:
+    """In the OpenAI error shape, which the common SDKs read into their exceptions."""
+    doc = {"error": {"message": message, "type": "fraglens_proxy_error", "code": code}}
+    return json.dumps(doc).encode()
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class _ClientGone(Exception):
+    """The client disconnected before it had sent the whole request."""
+
+
+async def _read_body(receive: Receive) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _ClientGone
+        parts.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+async def _wait_disconnect(receive: Receive) -> None:
+    """Returns when the client has gone (or, with uvicorn, the response is complete)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+class ProxyApp:
+    """The ASGI application: forward, pass back, tee into a flow."""
+
+    def __init__(
+        self,
+        upstream: str,
+        store: FlowStore | None = None,
+        record_dir: Path | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.upstream = httpx.URL(upstream)
+        if self.upstream.scheme not in ("http", "https") or not self.upstream.host:
+            raise ValueError(f"the upstream must be an http:// or https:// URL, not {upstream!r}")
+        self.store = store if store is not None else FlowStore()
+        self.record_dir = record_dir
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+
+    # -- ASGI --------------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._http(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                self.client()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                transport=self._transport,
+                timeout=_TIMEOUT,
+                follow_redirects=False,
+                # the environment's proxy settings are the user's app's business
+                trust_env=False,
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+            )
+            # httpx adds Accept, Accept-Encoding, Connection and User-Agent to
+            # every request by default: the upstream must see the client's own
+            self._client.headers.clear()
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # -- one exchange --------------------------------------------------------------
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            body = await _read_body(receive)
+        except _ClientGone:
+            return
+        method: str = scope["method"]
+        raw_path: bytes = scope.get("raw_path") or scope["path"].encode("utf-8")
+        query: bytes = scope.get("query_string", b"")
+        shown_path = raw_path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
+        headers = forwarded_request_headers(list(scope["headers"]))
+        try:
+            target = join_upstream(self.upstream, raw_path, query)
+            request = self.client().build_request(method, target, headers=headers, content=body)
+        except Exception as exc:  # a path or header httpx refuses: the client's request
+            await _respond(
+                send, 400, _error_body(f"fraglens proxy: cannot forward: {exc}", "bad_request")
+            )
+            return
+        flow = self.store.new_flow(
+            method=method,
+            path=redact_url(shown_path),
+            url=redact_url(str(target)),
+            request_headers=redact_headers(
+                [(n.decode("latin-1"), v.decode("latin-1")) for n, v in scope["headers"]]
+            ),
+            request_body=body,
+            format=decoded_format(raw_path.decode("latin-1")),
+            model=_model(body),
+        )
+        live: LiveRecording | None = None
+        if self.record_dir is not None:
+            try:
+                with self.store.lock:
+                    live = LiveRecording(flow, self.record_dir)
+            except OSError as exc:
+                flow.notes.append(f"could not record: {exc}")
+        try:
+            await self._exchange(flow, request, live, receive, send)
+        except Exception as exc:  # a bug here must cost one request, not the proxy
+            _LOG.exception("fraglens proxy: unexpected error on flow %d", flow.number)
+            self._end(flow, FlowState.FAILED, f"proxy error: {_reason(exc)}")
+        finally:
+            if not flow.finished:
+                self._end(flow, FlowState.CANCELLED, "the proxy stopped this exchange")
+            if live is not None:
+                with self.store.lock:
+                    live.finish()
+            self.store.changed(flow, "end")
+
+    async def _exchange(
+        self,
+        flow: Flow,
+        request: httpx.Request,
+        live: LiveRecording | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        pump = asyncio.ensure_future(self._pump(flow, request, live, send))
+        gone = asyncio.ensure_future(_wait_disconnect(receive))
+        try:
+            await asyncio.wait({pump, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not pump.done():
+                # the client went away (or the server is stopping): cancelling the
+                # pump ends it where it waits, and its ``finally`` closes the
+                # upstream response, so the upstream sees the disconnect too
+                pump.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await pump
+                self._client_gone(flow)
+            gone.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await gone
+        if not pump.cancelled():
+            pump.result()  # a bug in the pump is re-raised and logged by _http
+
+    def _client_gone(self, flow: Flow) -> None:
+        with self.store.lock:
+            stream = flow.stream
+            ended = stream is not None and stream.end in ("done", "terminal-event")
+        if ended:
+            # SDKs close the connection as soon as they read [DONE] or the final
+            # event, often before the upstream's last empty chunk: not a cancel
+            flow.notes.append("the client closed the connection after the end event")
+            self._end(flow, FlowState.DONE, None)
+        else:
+            self._end(flow, FlowState.CANCELLED, "the client disconnected")
+
+    async def _pump(
+        self, flow: Flow, request: httpx.Request, live: LiveRecording | None, send: Send
+    ) -> None:
+        client = self.client()
+        tee: BodyTee | None = None
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            message = f"fraglens proxy: could not reach the upstream {flow.url}: {_reason(exc)}"
+            self._end(flow, FlowState.FAILED, message)
+            await _respond(send, 502, _error_body(message, "upstream_unreachable"))
+            return
+        try:
+            raw_headers = forwarded_response_headers(list(response.headers.raw))
+            with self.store.lock:
+                flow.status = response.status_code
+                flow.response_headers = redact_headers(
+                    [(n.decode("latin-1"), v.decode("latin-1")) for n, v in raw_headers]
+                )
+                flow.response_t = time.monotonic() - flow.t0
+                flow.state = FlowState.STREAMING
+                if live is not None:
+                    live.response()
+                tee = BodyTee(flow, response.headers.get("content-encoding"))
+            self.store.changed(flow, "response")
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": response.status_code,
+                    "headers": raw_headers,
+                }
+            )
+            try:
+                async for chunk in response.aiter_raw():
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    with self.store.lock:
+                        tee.feed(chunk, time.monotonic() - flow.t0)
+                    self.store.changed(flow, "body")
+            except httpx.HTTPError as exc:
+                # leave the response unfinished: uvicorn closes the connection, and
+                # the client sees the cut the upstream made, not a clean end
+                with self.store.lock:
+                    tee.close(time.monotonic() - flow.t0)
+                self._end(
+                    flow, FlowState.FAILED, f"the upstream broke off mid-body: {_reason(exc)}"
+                )
+                return
+            with self.store.lock:
+                tee.close(time.monotonic() - flow.t0)
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            self._end(flow, FlowState.DONE, None)
+        except asyncio.CancelledError:
+            with self.store.lock:
+                if tee is not None:
+                    tee.close(time.monotonic() - flow.t0)
+            raise
+        finally:
+            await response.aclose()
+
+    def _end(self, flow: Flow, state: FlowState, error: str | None) -> None:
+        with self.store.lock:
+            if flow.finished:
+                return
+            flow.state = state
+            flow.error = error
+            flow.ended = time.monotonic()
+            if flow.stream is not None and not flow.stream.closed:
+                flow.stream.close()
+
+
+async def _respond(send: Send, status: int, body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+# -- the server -------------------------------------------------------------------
+
+
+class _QuietAborts(logging.Filter):
+    """An unfinished response is how the proxy passes on an upstream's cut; not an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "without completing response" not in record.getMessage()
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket, or OSError with the reason (address in use, unknown host)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    family = infos[0][0]
+    sock = socket.create_server(infos[0][4][:2], family=family, reuse_port=False)
+    sock.setblocking(False)
+    return sock
+
+
+class ProxyServer:
+    """uvicorn serving a :class:`ProxyApp`: on this event loop, or on a thread of its own.
+
+    ``log`` receives uvicorn's warnings and errors as lines (the default
+    writes them to the ``fraglens.proxy`` logger); the TUI shows them instead
+    of letting them scribble over the screen.
+    """
+
+    def __init__(
+        self,
+        app: ProxyApp,
+        host: str = "127.0.0.1",
+        port: int = 8788,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.app = app
+        self.host = host
+        self.sock = bind(host, port)
+        self.port: int = self.sock.getsockname()[1]
+        config = uvicorn.Config(
+            app,
+            lifespan="on",
+            ws="none",
+            proxy_headers=False,
+            log_config=None,
+            access_log=False,
+            # the upstream's Date and Server headers pass through; none are added
+            server_header=False,
+            date_header=False,
+            timeout_graceful_shutdown=2,
+        )
+        self.server = uvicorn.Server(config)
+        self._log = log
+        self._thread: threading.Thread | None = None
+        self._handler: logging.Handler | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def _install_logging(self) -> None:
+        logger = logging.getLogger("uvicorn.error")
+        log = self._log or (lambda line: _LOG.warning("%s", line))
+
+        class _Forward(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                text = record.getMessage()
+                if record.exc_info and record.exc_info[1] is not None:
+                    text += f": {_reason(record.exc_info[1])}"
+                log(text)
+
+        handler = _Forward(logging.WARNING)
+        handler.addFilter(_QuietAborts())
+        logger.addHandler(handler)
+        logger.propagate = False
+        self._handler = handler
+
+    def _remove_logging(self) -> None:
+        if self._handler is not None:
+            logging.getLogger("uvicorn.error").removeHandler(self._handler)
+            self._handler = None
+
+    async def serve(self) -> None:
+        """Run until stopped (Ctrl-C in the main thread, or :meth:`stop`)."""
+        self._install_logging()
+        try:
+            await self.server.serve(sockets=[self.sock])
+        finally:
+            self._remove_logging()
+
+    def start(self, timeout: float = 10.0) -> ProxyServer:
+        """Serve on a thread; return once the socket accepts connections."""
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self.serve()), name="fraglens-proxy", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the proxy server did not start")
+            time.sleep(0.005)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                self.server.force_exit = True
+                self._thread.join(timeout)
+            self._thread = None
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+    def __enter__(self) -> ProxyServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

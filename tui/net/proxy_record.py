@@ -1,0 +1,100 @@
+"""Flows as fraglens recordings: live into ``--record-dir``, or saved on demand.
+
+Either way the file is an ordinary recording (``tui/framing/recording.py``):
+``check``, the app and ``serve`` read it like any other. The body recorded is
+the one the app decoded (content-encoding undone), each network read with its
+time; headers and URLs were redacted when the flow stored them, and the
+writer redacts them again.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO
+
+from ..framing.recording import RecordingWriter
+from .proxy_flows import Flow, FlowState
+
+__all__ = ["LiveRecording", "end_reason", "recording_name", "save_flow"]
+
+
+def recording_name(flow: Flow) -> str:
+    """``20260102-030405-0007-post-v1-chat-completions.jsonl``: sorts by time."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(flow.started))
+    slug = re.sub(r"[^a-z0-9]+", "-", flow.path.split("?", 1)[0].lower()).strip("-")
+    return f"{stamp}-{flow.number:04d}-{flow.method.lower()}-{slug[:60] or 'root'}.jsonl"
+
+
+def _created(flow: Flow) -> datetime:
+    return datetime.fromtimestamp(flow.started, tz=timezone.utc)
+
+
+def end_reason(flow: Flow) -> tuple[str, str | None]:
+    if flow.state is FlowState.CANCELLED:
+        return "cancelled", flow.error
+    if flow.state is FlowState.FAILED:
+        return "error", flow.error
+    return "eof", None
+
+
+def _write_all(flow: Flow, writer: RecordingWriter) -> None:
+    writer.start(flow.request_record(), format=flow.format, created=_created(flow))
+    if flow.status is not None:
+        writer.response(flow.status, flow.response_headers, flow.response_t)
+    for t, data in flow.chunks:
+        writer.chunk(t, data)
+    if flow.finished:
+        reason, error = end_reason(flow)
+        writer.end(reason, error, flow.elapsed())
+
+
+def save_flow(flow: Flow, path: Path) -> Path:
+    """Write what the flow holds so far as a recording at ``path``.
+
+    The caller holds the store's lock, so that the flow does not move while it
+    is written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fp:
+        _write_all(flow, RecordingWriter(fp))
+    flow.saved_to = str(path)
+    return path
+
+
+class LiveRecording:
+    """A flow written to ``directory`` as it happens, flushed per network read.
+
+    Created when the flow is; the proxy calls :meth:`response` and
+    :meth:`finish`, and the tee writes chunks through ``flow.writer``.
+    """
+
+    def __init__(self, flow: Flow, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / recording_name(flow)
+        self._fp: IO[bytes] | None = self.path.open("wb")
+        self.flow = flow
+        writer = RecordingWriter(self._fp)
+        writer.start(flow.request_record(), format=flow.format, created=_created(flow))
+        flow.writer = writer
+        flow.saved_to = str(self.path)
+
+    def response(self) -> None:
+        flow = self.flow
+        if flow.writer is not None and flow.status is not None:
+            flow.writer.response(flow.status, flow.response_headers, flow.response_t)
+
+    def finish(self) -> None:
+        flow = self.flow
+        if self._fp is None:
+            return
+        try:
+            if flow.writer is not None:
+                reason, error = end_reason(flow)
+                flow.writer.end(reason, error, flow.elapsed())
+        finally:
+            flow.writer = None
+            self._fp.close()
+            self._fp = None
