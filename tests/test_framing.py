@@ -339,6 +339,16 @@ def test_json_array_cut_off_keeps_complete_items_and_the_raw_tail():
     )
 
 
+def test_ndjson_of_arrays_is_not_one_array():
+    framed = read_stream(b"[1, 2]\n[3]\n")
+    assert (framed.framing, [e.data for e in framed.events]) == ("ndjson", ["[1, 2]", "[3]"])
+
+
+def test_text_after_a_json_array_is_kept_raw():
+    framed = read_stream(b'[{"a": 1}] trailing')
+    assert [e.data for e in framed.events] == ['{"a": 1}', "trailing"]
+
+
 def test_empty_json_array_has_no_events():
     assert read_stream(b"[]") == Framed("json-array", [])
 

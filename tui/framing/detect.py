@@ -28,11 +28,14 @@ from .sse import SSEDecoder
 __all__ = ["FramingError", "read_stream"]
 
 _BOM = b"\xef\xbb\xbf"
-_WHITESPACE = b" \t\r\n"
+_CONTENT = re.compile(rb"[^ \t\r\n]")
 # a data line anywhere; a stream may open with comment lines before it
 _SSE_DATA_LINE = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|[\r\n])data:")
 _SSE_OTHER_LINE = re.compile(rb":|(?:event|id|retry)(?::|\Z)")
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+_JSON_WS = re.compile(r"[ \t\r\n]*")
+# one encoder for all items: json.dumps(..., ensure_ascii=False) builds one per call
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def read_stream(data: bytes) -> Framed:
@@ -71,8 +74,8 @@ def _read(data: bytes, containers: bool) -> Framed:
 
 
 def _first_content(data: bytes, skip: int) -> int:
-    stripped = data[skip:].lstrip(_WHITESPACE)
-    return len(data) - len(stripped) if stripped else -1
+    found = _CONTENT.search(data, skip)
+    return found.start() if found else -1
 
 
 def _utf8(data: bytes) -> str | None:
@@ -109,24 +112,21 @@ def _read_json(data: bytes, start: int, containers: bool) -> Framed | None:
     text = _utf8(data[start:])
     if text is None:
         return None
+    if text.startswith("["):
+        array, whole = _read_json_array(text, start)
+        # "[1]\n[2]" is NDJSON of arrays, not an array with trailing text
+        return array if whole else _read_ndjson(data, start) or array
     try:
         value = json.loads(text)
     except ValueError:
-        pass
-    else:
-        if isinstance(value, dict):
-            if containers and isinstance(value.get("log"), dict) and "entries" in value["log"]:
-                return _read_har(value)
-            body = text.rstrip()
-            end = start + len(body.encode("utf-8"))
-            return Framed("json-body", [RawEvent(0, "data", body, span=(start, end))])
-        if isinstance(value, list):
-            return _read_json_array(text, start)
+        return _read_ndjson(data, start)
+    if not isinstance(value, dict):
         return None
-    framed = _read_ndjson(data, start)
-    if framed is None and text.startswith("["):
-        framed = _read_json_array(text, start)
-    return framed
+    if containers and isinstance(value.get("log"), dict) and "entries" in value["log"]:
+        return _read_har(value)
+    body = text.rstrip()
+    end = start + len(body.encode("utf-8"))
+    return Framed("json-body", [RawEvent(0, "data", body, span=(start, end))])
 
 
 def _read_ndjson(data: bytes, start: int) -> Framed | None:
@@ -158,46 +158,42 @@ def _read_ndjson(data: bytes, start: int) -> Framed | None:
     return Framed("ndjson", events)
 
 
-def _read_json_array(text: str, start: int) -> Framed:
+def _read_json_array(text: str, start: int) -> tuple[Framed, bool]:
     """Item by item, so that an array cut off mid-stream (Gemini's non-SSE
-    ``streamGenerateContent``, killed) keeps every complete item."""
-    decoder = json.JSONDecoder()
+    ``streamGenerateContent``, killed) keeps every complete item; text that is
+    not an item is kept raw as a last event. Also says whether ``text`` was
+    exactly one array."""
+    scan = json.JSONDecoder().raw_decode
     offsets = _ByteOffsets(text, start)
     events: list[RawEvent] = []
     i = _skip_ws(text, 1)
-    if text.startswith("]", i):
-        return Framed("json-array", events)
-    while i < len(text):
+    closed = text.startswith("]", i)
+    while i < len(text) and not closed:
         try:
-            item, end = decoder.raw_decode(text, i)
+            item, end = scan(text, i)
         except ValueError:
             break
-        events.append(
-            RawEvent(
-                len(events),
-                "data",
-                json.dumps(item, ensure_ascii=False),
-                span=(offsets.at(i), offsets.at(end)),
-            )
-        )
+        span = (offsets.at(i), offsets.at(end))
+        events.append(RawEvent(len(events), "data", _dumps(item), span=span))
         i = _skip_ws(text, end)
         if text.startswith(",", i):
             i = _skip_ws(text, i + 1)
         elif text.startswith("]", i):
-            return Framed("json-array", events)
+            closed = True
         else:
             break
+    if closed:
+        i = _skip_ws(text, i + 1)
     tail = text[i:].rstrip()
     if tail:
         span = (offsets.at(i), offsets.at(i + len(tail)))
         events.append(RawEvent(len(events), "data", tail, span=span))
-    return Framed("json-array", events)
+    return Framed("json-array", events), closed and not tail
 
 
 def _skip_ws(text: str, i: int) -> int:
-    while i < len(text) and text[i] in " \t\r\n":
-        i += 1
-    return i
+    match = _JSON_WS.match(text, i)
+    return match.end() if match else i
 
 
 class _ByteOffsets:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -51,6 +52,7 @@ __all__ = [
 #: The version this module writes, and the newest it reads.
 RECORDING_VERSION = 1
 REDACTED = "[redacted]"
+_FIRST_LINE = re.compile(rb"\s*([^\n]*)")
 
 Headers = Mapping[str, Any] | Iterable[tuple[str, Any]]
 
@@ -255,7 +257,8 @@ class Recording:
 
 
 def _first_line(data: bytes) -> bytes:
-    return data.lstrip().split(b"\n", 1)[0]
+    match = _FIRST_LINE.match(data)
+    return match.group(1) if match else b""
 
 
 def is_recording(data: bytes) -> bool:
