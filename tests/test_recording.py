@@ -10,7 +10,7 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tui.framing import FramingError, read_stream
@@ -490,3 +490,45 @@ def test_har_with_no_llm_response_raises_framing_error():
 def test_har_entry_out_of_range_raises_framing_error():
     with pytest.raises(FramingError, match="no entry 3"):
         har_entry_to_recording(har(), 3)
+
+
+# -- hostile input -------------------------------------------------------------
+
+KEYS = ["b", "b64", "t", "response", "end", "status", "headers", "request", "method", "url"]
+HAR_KEYS = ["log", "entries", "request", "response", "content", "text", "encoding", "mimeType"]
+HAR_KEYS += ["timings", "headers", "name", "value", "postData", "status", "wait", "receive"]
+scalars = (
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+)
+
+
+def json_values(keys: list[str]) -> st.SearchStrategy[Any]:
+    return st.recursive(
+        scalars,
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(keys), inner, max_size=4)
+        ),
+        max_leaves=12,
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(json_values(KEYS), max_size=5), request=json_values(KEYS))
+def test_any_recording_lines_read_or_raise_framing_error(lines: list[Any], request: Any):
+    header = {"fraglens": "recording", "version": 1, "request": request}
+    data = "\n".join(json.dumps(line) for line in [header, *lines]).encode()
+    try:
+        read_stream(data)
+    except FramingError:
+        pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=json_values(HAR_KEYS))
+def test_any_har_structure_reads_or_raises_framing_error(entries: Any):
+    document = {"log": {"entries": entries}}
+    try:
+        read_stream(json.dumps(document).encode())
+        list_streams(document)
+    except FramingError:
+        pass

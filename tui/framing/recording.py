@@ -299,10 +299,13 @@ def parse_recording(data: bytes) -> Recording:
             f"version {RECORDING_VERSION}: upgrade fraglens"
         )
     request = header.get("request")
+    request = dict(request) if isinstance(request, Mapping) else {}
+    # a hand-written file may hold anything; only writers may pass header pairs
+    request["headers"] = _mapping(request.get("headers"))
     rec = Recording(
         version=version,
         created=header.get("created") if isinstance(header.get("created"), str) else None,
-        request=_redact_request(request if isinstance(request, Mapping) else {}),
+        request=_redact_request(request),
         format=header.get("format") if isinstance(header.get("format"), str) else None,
     )
     last = len(lines) - 1
@@ -329,13 +332,17 @@ def parse_recording(data: bytes) -> Recording:
             response = obj["response"]
             rec.response = {
                 "status": response.get("status"),
-                "headers": redact_headers(response.get("headers")),
+                "headers": redact_headers(_mapping(response.get("headers"))),
             }
             if _time(obj.get("t")) is not None:
                 rec.response["t"] = _time(obj.get("t"))
         elif "end" in obj:
             rec.end = {key: obj[key] for key in ("end", "error", "t") if key in obj}
     return rec
+
+
+def _mapping(value: Any) -> Mapping[str, Any] | None:
+    return value if isinstance(value, Mapping) else None
 
 
 def _chunk_bytes(obj: Mapping[str, Any]) -> bytes | None:
