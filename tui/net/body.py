@@ -1,0 +1,126 @@
+"""A response body read as it arrives, framed exactly as its recording will be.
+
+``fraglens live`` promises that its report equals ``fraglens check`` on the
+recording it wrote. So the body is framed here by the same rule
+``tui.framing.detect`` applies to a recording's body: a body whose first
+character is not ``{`` or ``[`` and that has an SSE ``data:`` line is SSE, fed
+to :class:`SSEDecoder` read by read, with the same receive times; anything
+else (a JSON error body, a 200 that is not a stream, an HTML page from a
+gateway) is framed whole when it ends, by ``read_stream`` over the very
+recording bytes.
+
+Events are handed out in order and never taken back. Until a ``data:`` line
+shows the body is SSE, events the decoder completed (keep-alive comments) are
+held, not handed out. Sans-I/O: the caller reads the socket.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+from ..framing.detect import read_stream
+from ..framing.events import FramingError, RawEvent
+from ..framing.recording import RecordingWriter
+from ..framing.sse import SSEDecoder
+
+__all__ = ["LiveBody"]
+
+_BOM = b"\xef\xbb\xbf"
+_WHITESPACE = b" \t\r\n"
+# the rule of tui/framing/detect.py: a data: field at the start of the body or of a line
+_BODY_STARTS_DATA = re.compile(rb"(?:\xef\xbb\xbf)?data:")
+_LINE_DATA = re.compile(rb"[\r\n]data:")
+
+
+class LiveBody:
+    """Feed ``(t, bytes)`` per network read; get back the events it completes."""
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[float, bytes]] = []
+        self.size = 0
+        #: "sse" once the body is known to be SSE, "whole" once known not to stream
+        self.mode: str | None = None
+        self._decoder = SSEDecoder()
+        self._held: list[RawEvent] = []
+        self._seen_data = False
+        # the first bytes and the last few bytes of the body so far: a data:
+        # line split across two reads is still seen
+        self._head = b""
+        self._tail = b""
+
+    @property
+    def streamed(self) -> bool:
+        """Was the body read as SSE, event by event (not framed whole at the end)?"""
+        return self.mode == "sse" and self._seen_data
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(chunk for _, chunk in self.chunks)
+
+    def feed(self, t: float, chunk: bytes) -> list[RawEvent]:
+        if not chunk:
+            return []
+        t = round(t, 6)  # as the recording writes it
+        self.chunks.append((t, chunk))
+        self.size += len(chunk)
+        if self.mode is None:
+            self._decide()
+        if self.mode != "sse":
+            return []
+        events = self._decoder.feed(chunk, time=t)
+        if self._seen_data:
+            return events
+        self._held += events
+        self._seen_data = self._has_data_line(chunk)
+        if not self._seen_data:
+            return []
+        held, self._held = self._held, []
+        return held
+
+    def close(self, t: float | None = None) -> list[RawEvent]:
+        """The body ended (cleanly or not): the events still to come."""
+        end = round(t, 6) if t is not None else (self.chunks[-1][0] if self.chunks else None)
+        if self.streamed:
+            return self._decoder.close(time=end)
+        return self._whole(end)
+
+    # -- internals --------------------------------------------------------------------
+    def _decide(self) -> None:
+        body = self.body
+        skip = len(_BOM) if body.startswith(_BOM) else 0
+        content = body[skip:].lstrip(_WHITESPACE)
+        if not content:
+            return
+        self.mode = "whole" if content[:1] in (b"{", b"[") else "sse"
+        if self.mode == "sse":
+            # the reads before the decision were only whitespace: feed them now,
+            # except the one being fed, which the caller feeds
+            for t, chunk in self.chunks[:-1]:
+                self._held += self._decoder.feed(chunk, time=t)
+                self._has_data_line(chunk)
+
+    def _has_data_line(self, chunk: bytes) -> bool:
+        if len(self._head) < len(_BOM) + 5:
+            self._head = (self._head + chunk)[: len(_BOM) + 5]
+            if _BODY_STARTS_DATA.match(self._head):
+                return True
+        window = self._tail + chunk
+        self._tail = window[-5:]
+        return _LINE_DATA.search(window) is not None
+
+    def _whole(self, end: float | None) -> list[RawEvent]:
+        if not self.chunks:
+            return []
+        out = io.BytesIO()
+        writer = RecordingWriter(out)
+        writer.start({"method": "POST", "url": ""})
+        writer.response(200)
+        for t, chunk in self.chunks:
+            writer.chunk(t, chunk)
+        if end is not None:
+            writer.end("eof", t=end)
+        try:
+            return read_stream(out.getvalue()).events
+        except FramingError:
+            return []

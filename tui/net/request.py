@@ -1,0 +1,264 @@
+"""What ``fraglens live`` sends: the endpoint, the JSON body and the headers of one request.
+
+Everything the user typed becomes a :class:`RequestSpec` here, checked before any
+socket opens, so that a typo is a one-line usage error and not a network failure.
+The API key is read from the environment only and lives in the spec's headers
+and in ``secret``; neither shows in ``repr``, and :meth:`RequestSpec.for_record`
+is the only view of the request that leaves this module for a file.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ..framing.recording import REDACTED, redact_headers, redact_url
+
+__all__ = [
+    "ENDPOINTS",
+    "KEY_ENVS",
+    "LIVE_FORMATS",
+    "RequestError",
+    "RequestSpec",
+    "build_body",
+    "build_spec",
+    "format_for_path",
+    "is_loopback",
+    "scrub",
+]
+
+#: the wire formats a live call can speak, and the path each one posts to
+ENDPOINTS = {
+    "openai-chat": "/chat/completions",
+    "anthropic": "/messages",
+    "openai-responses": "/responses",
+}
+LIVE_FORMATS = tuple(ENDPOINTS)
+#: where the key is read from when ``--api-key-env`` is not given
+KEY_ENVS = {
+    "openai-chat": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
+}
+ANTHROPIC_VERSION = "2023-06-01"
+#: Anthropic requires max_tokens; what ``--prompt`` requests get unless the file says
+DEFAULT_MAX_TOKENS = 1024
+#: a key shorter than this would match ordinary text when scrubbed: not scrubbed
+_MIN_SECRET = 8
+
+
+class RequestError(ValueError):
+    """The request cannot be built from what was given: a one-line reason."""
+
+
+def format_for_path(path: str) -> str | None:
+    """The wire format an endpoint path implies, if it names one."""
+    path = path.rstrip("/")
+    for fmt, endpoint in ENDPOINTS.items():
+        if path.endswith(endpoint):
+            return fmt
+    return None
+
+
+def is_loopback(host: str) -> bool:
+    host = host.strip("[]")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def scrub(value: Any, secret: str | None) -> Any:
+    """``value`` with every occurrence of ``secret`` in its strings replaced."""
+    if not secret or len(secret) < _MIN_SECRET:
+        return value
+    if isinstance(value, str):
+        return value.replace(secret, REDACTED)
+    if isinstance(value, Mapping):
+        return {scrub(k, secret): scrub(v, secret) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub(v, secret) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """One request, ready to send. ``headers`` carry the key: never print them."""
+
+    url: str
+    format: str
+    body: dict[str, Any]
+    headers: tuple[tuple[str, str], ...] = field(repr=False)
+    #: the API key, for scrubbing what comes back; None when no key is sent
+    secret: str | None = field(default=None, repr=False)
+    #: the environment variable the key came from (its name is not a secret)
+    key_env: str | None = None
+    method: str = "POST"
+
+    @property
+    def content(self) -> bytes:
+        """The body exactly as sent (and as recorded)."""
+        return json.dumps(self.body, ensure_ascii=False).encode("utf-8")
+
+    def for_record(self) -> dict[str, Any]:
+        """The request as a recording or a log may show it: secrets redacted."""
+        return {
+            "method": self.method,
+            "url": scrub(redact_url(self.url), self.secret),
+            "headers": scrub(redact_headers(self.headers), self.secret),
+            "body": scrub(self.body, self.secret),
+        }
+
+    def safe(self, text: str) -> str:
+        """``text`` (an error message, a log line) with the key scrubbed out."""
+        return scrub(text, self.secret)
+
+
+# -- building -------------------------------------------------------------------
+
+
+def resolve_url(url: str, format: str | None) -> tuple[str, str]:
+    """A base URL (``https://host/v1``) or a full endpoint -> (endpoint URL, format)."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise RequestError(f"not an http(s) URL: {redact_url(url)!r}")
+    by_path = format_for_path(parts.path)
+    if by_path is not None:
+        return urlunsplit(parts), format or by_path
+    if format is None:
+        format = "anthropic" if parts.hostname.endswith("anthropic.com") else "openai-chat"
+    path = parts.path.rstrip("/")
+    if not path:
+        # a bare host: every provider fraglens speaks puts its API under /v1
+        path = "/v1"
+    return urlunsplit(parts._replace(path=path + ENDPOINTS[format])), format
+
+
+def _tool_parts(tool: Any) -> tuple[str, str | None, Any] | None:
+    """(name, description, JSON schema) from a tool in any of the three shapes."""
+    if not isinstance(tool, Mapping):
+        return None
+    inner = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+    name = inner.get("name")
+    if not isinstance(name, str):
+        return None
+    schema = inner.get("parameters", inner.get("input_schema"))
+    if schema is None:
+        schema = {"type": "object", "properties": {}}
+    description = inner.get("description")
+    return name, description if isinstance(description, str) else None, schema
+
+
+def convert_tools(tools: Sequence[Any], format: str) -> list[Any]:
+    """Tools written for one API, reshaped for ``format``; unknown shapes pass as they are."""
+    out: list[Any] = []
+    for tool in tools:
+        parts = _tool_parts(tool)
+        if parts is None:
+            out.append(tool)
+            continue
+        name, description, schema = parts
+        if format == "anthropic":
+            item: dict[str, Any] = {"name": name, "input_schema": schema}
+        elif format == "openai-responses":
+            item = {"type": "function", "name": name, "parameters": schema}
+        else:
+            item = {"type": "function", "function": {"name": name, "parameters": schema}}
+        if description is not None:
+            (item["function"] if "function" in item else item)["description"] = description
+        out.append(item)
+    return out
+
+
+def build_body(
+    format: str,
+    *,
+    request: Mapping[str, Any] | None = None,
+    model: str | None = None,
+    prompt: str | None = None,
+    tools: Sequence[Any] | None = None,
+) -> dict[str, Any]:
+    """The JSON body, with streaming (and usage reporting) switched on."""
+    if request is not None:
+        if prompt is not None:
+            raise RequestError("give either --request FILE or --prompt TEXT, not both")
+        body = dict(request)
+    else:
+        if prompt is None:
+            raise RequestError("say what to send: --request FILE.json, or --model M --prompt TEXT")
+        if format == "openai-responses":
+            body = {"input": prompt}
+        else:
+            body = {"messages": [{"role": "user", "content": prompt}]}
+        if format == "anthropic":
+            body["max_tokens"] = DEFAULT_MAX_TOKENS
+    if model is not None:
+        body = {"model": model, **{k: v for k, v in body.items() if k != "model"}}
+    if "model" not in body:
+        raise RequestError('no model: pass --model M (or put "model" in the request file)')
+    if tools is not None:
+        body["tools"] = convert_tools(tools, format)
+    body["stream"] = True
+    if format == "openai-chat":
+        options = body.get("stream_options")
+        body["stream_options"] = {
+            **(options if isinstance(options, Mapping) else {}),
+            "include_usage": True,
+        }
+    return body
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip() or any(c.isspace() for c in name.strip()):
+        raise RequestError(f"a header is 'Name: value', got {text.split(':')[0][:40]!r}")
+    return name.strip(), value.strip()
+
+
+def build_spec(
+    url: str,
+    *,
+    format: str | None = None,
+    body: Mapping[str, Any] | None = None,
+    model: str | None = None,
+    prompt: str | None = None,
+    tools: Sequence[Any] | None = None,
+    headers: Sequence[str] = (),
+    key_env: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[RequestSpec, str | None]:
+    """Build the request; returns it and a note for the user (a missing key), if any."""
+    environ = os.environ if environ is None else environ
+    endpoint, fmt = resolve_url(url, format)
+    payload = build_body(fmt, request=body, model=model, prompt=prompt, tools=tools)
+    env = key_env or KEY_ENVS[fmt]
+    secret = environ.get(env) or None
+    note = None
+    if secret is None:
+        if key_env is not None:
+            raise RequestError(f"${env} is not set (--api-key-env {env}): export the key there")
+        note = f"${env} is not set: sending the request without an API key"
+    pairs: list[tuple[str, str]] = [("content-type", "application/json")]
+    # the bytes recorded are the bytes the server sent, not a decompressed copy
+    pairs.append(("accept-encoding", "identity"))
+    if fmt == "anthropic":
+        pairs.append(("anthropic-version", ANTHROPIC_VERSION))
+        if secret:
+            pairs.append(("x-api-key", secret))
+    elif secret:
+        pairs.append(("authorization", f"Bearer {secret}"))
+    for text in headers:
+        name, value = parse_header(text)
+        pairs = [(n, v) for n, v in pairs if n.lower() != name.lower()]
+        pairs.append((name, value))
+    spec = RequestSpec(
+        url=endpoint, format=fmt, body=payload, headers=tuple(pairs), secret=secret, key_env=env
+    )
+    return spec, note
