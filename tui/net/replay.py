@@ -1,0 +1,283 @@
+"""What ``fraglens serve`` sends: a capture turned into timed writes, with chaos on request.
+
+Sans-I/O. :func:`load_source` reads any capture fraglens reads (a recording,
+a HAR, SSE, NDJSON, a JSON array or body) into a :class:`Source`: the bytes to
+send, where each event ends in them, when each event came, and where the
+original network reads were cut. :func:`plan` turns a source into a list of
+:class:`Write` records — bytes, when to send them, how many events are complete
+once they are out — after applying the chaos options: other cut points (every
+N bytes, or at random offsets, mid UTF-8 character included), a connection
+dropped after N events, a stall. The server only sleeps and writes.
+
+SSE bodies are sent as they were, byte for byte (comments, CRLFs, odd spacing
+kept); NDJSON and JSON-array items are re-encoded as ``data:`` events; a
+single JSON body (an error, a non-streamed answer) is sent as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..framing.detect import read_stream
+from ..framing.events import Framed, FramingError, RawEvent
+from ..framing.har import default_entry, har_entry_to_recording
+from ..framing.recording import Recording, parse_recording
+from ..load import LoadError, demo_bytes, read_bytes, stream_from_framed
+
+__all__ = ["Chaos", "Pace", "Plan", "Source", "Write", "load_source", "plan", "source_from_bytes"]
+
+SSE_TYPE = "text/event-stream; charset=utf-8"
+JSON_TYPE = "application/json"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One capture, ready to replay."""
+
+    name: str
+    #: the wire format (recorded, or detected from the events)
+    format: str | None
+    body: bytes
+    #: byte offset in ``body`` where each event ends (ascending, last == len(body))
+    event_ends: list[int]
+    #: seconds since the first event per event, when the capture has times
+    event_times: list[float] | None = None
+    #: where the recorded network reads ended, and when they came (recordings only)
+    read_ends: list[int] | None = None
+    read_times: list[float] | None = None
+    status: int = 200
+    content_type: str = SSE_TYPE
+    #: the model the recorded request asked for, for GET /v1/models
+    model: str | None = None
+    #: recorded response headers worth replaying (provider request ids and the like)
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def events(self) -> int:
+        return len(self.event_ends)
+
+
+@dataclass(frozen=True)
+class Chaos:
+    """What to break. Everything off by default: a faithful replay."""
+
+    #: cut the body every N bytes (ignores the recorded reads)
+    split_bytes: int | None = None
+    #: cut the body at pseudo-random offsets from this seed (mid character too)
+    split_seed: int | None = None
+    #: close the connection once N events are out (the write holding the Nth
+    #: event's end may carry the start of the next one: a realistic cut)
+    drop_after: int | None = None
+    #: pause after N events for ``stall_seconds`` (or until the client leaves)
+    stall_after: int | None = None
+    stall_seconds: float = 30.0
+    #: answer every request with this HTTP status and a provider-shaped error body
+    http_error: int | None = None
+
+    def describe(self) -> str:
+        bits = []
+        if self.split_bytes:
+            bits.append(f"split every {self.split_bytes} B")
+        if self.split_seed is not None:
+            bits.append(f"split at random (seed {self.split_seed})")
+        if self.drop_after is not None:
+            bits.append(f"drop after {self.drop_after} events")
+        if self.stall_after is not None:
+            bits.append(f"stall {self.stall_seconds:g}s after {self.stall_after} events")
+        if self.http_error is not None:
+            bits.append(f"HTTP {self.http_error}")
+        return ", ".join(bits) or "no chaos"
+
+
+@dataclass(frozen=True)
+class Pace:
+    """``recorded``: the capture's own timing when it has one, else ``rate``;
+    ``fixed``: ``rate`` events per second. A rate of 0 sends without pausing."""
+
+    mode: str = "recorded"
+    rate: float = 50.0
+
+
+NO_CHAOS = Chaos()
+RECORDED_PACE = Pace()
+
+
+@dataclass(frozen=True)
+class Write:
+    data: bytes
+    #: seconds after the response started
+    at: float
+    #: events complete once this write is out
+    events_done: int
+    #: seconds to pause after this write (a stall)
+    pause: float = 0.0
+
+
+# -- loading ------------------------------------------------------------------------
+
+
+def load_source(path: str) -> Source:
+    """Read a capture file (``:demo:`` for the bundled demo); LoadError if unreadable."""
+    data = demo_bytes() if path == ":demo:" else read_bytes(path)
+    return source_from_bytes(data, "demo" if path == ":demo:" else Path(path).name)
+
+
+def source_from_bytes(data: bytes, name: str) -> Source:
+    try:
+        framed = read_stream(data)
+    except FramingError as exc:
+        raise LoadError(f"{name}: {exc}") from None
+    if not framed.events:
+        raise LoadError(f"{name}: no events to replay")
+    fmt = framed.meta.get("format") or stream_from_framed(framed).format
+    if framed.framing in ("recording", "har"):
+        return _from_recording(_recording_of(data, framed), framed, fmt, name)
+    if framed.framing == "sse":
+        return _sse_source(name, fmt, data, framed.events, None)
+    if framed.framing in ("ndjson", "json-array"):
+        return _reencoded(name, fmt, framed.events, None)
+    return Source(name, fmt, data, [len(data)], content_type=JSON_TYPE)
+
+
+def _recording_of(data: bytes, framed: Framed) -> Recording:
+    if framed.framing == "har":
+        har = json.loads(data)
+        return parse_recording(har_entry_to_recording(har, default_entry(har)))
+    return parse_recording(data)
+
+
+def _from_recording(rec: Recording, framed: Framed, fmt: str | None, name: str) -> Source:
+    body = rec.body
+    status = rec.response.get("status") if rec.response else None
+    status = status if isinstance(status, int) and 100 <= status <= 599 else 200
+    headers = {k.lower(): v for k, v in (rec.response or {}).get("headers", {}).items()}
+    request_body = rec.request.get("body")
+    model = request_body.get("model") if isinstance(request_body, dict) else None
+    times = [t for t, _ in rec.chunks]
+    first = next((t for t in times if t is not None), None)
+    kept = {
+        k: v for k, v in headers.items() if k.startswith(("x-request-id", "request-id", "openai-"))
+    }
+    extra: dict[str, Any] = {"status": status, "model": model, "headers": kept}
+    if all(t is not None for t in times) and first is not None:
+        ends, total = [], 0
+        for _, chunk in rec.chunks:
+            total += len(chunk)
+            ends.append(total)
+        extra["read_ends"] = ends
+        extra["read_times"] = [max(0.0, t - first) for t in times]  # type: ignore[operator]
+    body_framing = framed.meta.get("body_framing")
+    if body_framing == "sse":
+        return _sse_source(name, fmt, body, framed.events, first, **extra)
+    if body_framing in ("ndjson", "json-array"):
+        extra.pop("read_ends", None)
+        extra.pop("read_times", None)
+        return _reencoded(name, fmt, framed.events, first, **extra)
+    ctype = headers.get("content-type") or JSON_TYPE
+    return Source(name, fmt, body, [len(body)], content_type=ctype, **extra)
+
+
+def _event_times(events: list[RawEvent], first: float | None) -> list[float] | None:
+    if first is None or any(ev.time is None for ev in events):
+        return None
+    return [max(0.0, ev.time - first) for ev in events]  # type: ignore[operator]
+
+
+def _sse_source(
+    name: str, fmt: str | None, body: bytes, events: list[RawEvent], first: float | None, **extra
+) -> Source:
+    ends = []
+    for ev in events:
+        end = ev.span[1] if ev.span else len(body)
+        ends.append(max(end, ends[-1] if ends else 0))
+    # whatever follows the last event (a stray line, a cut-off field) goes with it
+    ends[-1] = len(body)
+    return Source(name, fmt, body, ends, _event_times(events, first), **extra)
+
+
+def _reencoded(
+    name: str, fmt: str | None, events: list[RawEvent], first: float | None, **extra
+) -> Source:
+    parts, ends, total = [], [], 0
+    for ev in events:
+        part = f"data: {ev.data}\n\n".encode()
+        parts.append(part)
+        total += len(part)
+        ends.append(total)
+    return Source(name, fmt, b"".join(parts), ends, _event_times(events, first), **extra)
+
+
+# -- planning -----------------------------------------------------------------------
+
+
+def _cuts(source: Source, chaos: Chaos) -> list[int]:
+    size = len(source.body)
+    if chaos.split_bytes:
+        cuts = list(range(chaos.split_bytes, size, chaos.split_bytes))
+    elif chaos.split_seed is not None:
+        rng = random.Random(chaos.split_seed)
+        # pieces from one byte to about two events long: many cuts land inside
+        # events, inside strings and inside multi-byte characters
+        longest = max(2, 2 * size // max(1, source.events))
+        cuts, pos = [], 0
+        while True:
+            pos += rng.randint(1, longest)
+            if pos >= size:
+                break
+            cuts.append(pos)
+    elif source.read_ends:
+        cuts = source.read_ends[:-1]
+    else:
+        cuts = source.event_ends[:-1]
+    return sorted(set(c for c in cuts if 0 < c < size)) + [size]
+
+
+@dataclass(frozen=True)
+class Plan:
+    writes: list[Write]
+    #: close the connection after the writes instead of ending the body
+    drop: bool = False
+
+
+def plan(source: Source, chaos: Chaos = NO_CHAOS, pace: Pace = RECORDED_PACE) -> Plan:
+    """The writes that replay ``source``, cut short when the connection is to drop."""
+    ends = source.event_ends
+    n = len(ends)
+    drop = chaos.drop_after is not None and chaos.drop_after < n
+    writes: list[Write] = []
+    if chaos.stall_after == 0:
+        writes.append(Write(b"", 0.0, 0, chaos.stall_seconds))
+    if drop and chaos.drop_after == 0:
+        return Plan(writes, drop=True)
+    drop_at = ends[chaos.drop_after - 1] if drop and chaos.drop_after else None
+    stalls = chaos.stall_after is not None and 1 <= chaos.stall_after <= n
+    stall_at = ends[chaos.stall_after - 1] if stalls and chaos.stall_after else None
+    start = 0
+    for cut in _cuts(source, chaos):
+        done = bisect_left(ends, cut + 1)  # events whose end is <= cut
+        containing = min(bisect_left(ends, cut), n - 1)
+        pause = 0.0
+        if stall_at is not None and start < stall_at <= cut:
+            pause = chaos.stall_seconds
+        writes.append(
+            Write(source.body[start:cut], _time(source, pace, cut, containing), done, pause)
+        )
+        start = cut
+        if drop_at is not None and cut >= drop_at:
+            break
+    return Plan(writes, drop=drop)
+
+
+def _time(source: Source, pace: Pace, cut: int, event: int) -> float:
+    if pace.mode == "recorded":
+        if source.read_ends and source.read_times:
+            read = min(bisect_left(source.read_ends, cut), len(source.read_times) - 1)
+            return source.read_times[read]
+        if source.event_times:
+            return source.event_times[event]
+    return event / pace.rate if pace.rate > 0 else 0.0

@@ -1,0 +1,359 @@
+"""``fraglens serve``: an OpenAI/Anthropic/Responses-compatible upstream replaying captures.
+
+A plain ASGI application (:class:`ReplayApp`) served by uvicorn — HTTP parsing,
+chunked encoding and connection handling are uvicorn's and h11's, not ours.
+Every POST is answered by replaying one of the loaded captures as a real
+``text/event-stream``: the capture whose wire format matches the path
+(``/chat/completions``, ``/messages``, ``/responses``), round-robin among
+them, or round-robin among all when none matches. ``GET /v1/models`` lists
+the recorded models. What to send and when comes from :mod:`tui.net.replay`;
+this module sleeps and writes.
+
+:func:`start_server` runs it in a background thread on a socket it binds
+itself (port 0: a free one), for tests and for tools that embed it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from http import HTTPStatus
+from typing import Any
+
+import uvicorn
+
+from .replay import JSON_TYPE, NO_CHAOS, RECORDED_PACE, Chaos, Pace, Source, load_source, plan
+from .request import format_for_path
+
+__all__ = ["ReplayApp", "ServerHandle", "error_body", "make_server", "start_server"]
+
+Log = Callable[[str], None]
+_MAX_REQUEST = 32 * 1024 * 1024
+
+# uvicorn's own words for a response that never completed: that is exactly what
+# --drop-after asks for, and the server logs its own line about it
+_EXPECTED_UVICORN_ERRORS = ("ASGI callable returned without completing response",)
+
+
+class _QuietDrops(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(_EXPECTED_UVICORN_ERRORS)
+
+
+#: status -> (Anthropic error type, OpenAI error type, OpenAI error code)
+_ERROR_TYPES = {
+    400: ("invalid_request_error", "invalid_request_error", None),
+    401: ("authentication_error", "invalid_request_error", "invalid_api_key"),
+    403: ("permission_error", "invalid_request_error", "permission_denied"),
+    404: ("not_found_error", "invalid_request_error", "model_not_found"),
+    413: ("request_too_large", "invalid_request_error", "request_too_large"),
+    429: ("rate_limit_error", "rate_limit_error", "rate_limit_exceeded"),
+    500: ("api_error", "server_error", None),
+    502: ("api_error", "server_error", None),
+    503: ("overloaded_error", "server_error", "service_unavailable"),
+    529: ("overloaded_error", "server_error", "overloaded"),
+}
+
+
+def error_body(status: int, format: str | None, message: str | None = None) -> dict[str, Any]:
+    """A JSON error body in the shape the provider of ``format`` uses."""
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = "error"
+    message = message or f"fraglens serve: simulated HTTP {status} ({phrase})"
+    default = (
+        ("api_error", "server_error", None)
+        if status >= 500
+        else ("invalid_request_error", "invalid_request_error", None)
+    )
+    anthropic_type, openai_type, code = _ERROR_TYPES.get(status, default)
+    if format == "anthropic":
+        return {"type": "error", "error": {"type": anthropic_type, "message": message}}
+    return {"error": {"message": message, "type": openai_type, "param": None, "code": code}}
+
+
+class ReplayApp:
+    """The ASGI application: replays ``sources`` with ``chaos`` at ``pace``."""
+
+    def __init__(
+        self,
+        sources: Sequence[Source],
+        chaos: Chaos = NO_CHAOS,
+        pace: Pace = RECORDED_PACE,
+        log: Log | None = None,
+    ) -> None:
+        if not sources:
+            raise ValueError("nothing to replay: give at least one capture")
+        self.sources = list(sources)
+        self.chaos = chaos
+        self.pace = pace
+        self.log = log or (lambda line: None)
+        self.requests = 0
+        self._rotations: dict[str | None, itertools.cycle[Source]] = {}
+        self._lock = threading.Lock()
+        # set from the server thread's loop: streams in flight end early on stop
+        self._gone_events: set[asyncio.Event] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- choosing ------------------------------------------------------------------------
+    def pick(self, path: str) -> Source:
+        fmt = format_for_path(path)
+        matching = [s for s in self.sources if s.format == fmt] if fmt else []
+        key = fmt if matching else None
+        with self._lock:
+            if key not in self._rotations:
+                self._rotations[key] = itertools.cycle(matching or self.sources)
+            return next(self._rotations[key])
+
+    def abort_all(self) -> None:
+        """End every stream in flight (from any thread): the server is stopping."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        for gone in list(self._gone_events):
+            loop.call_soon_threadsafe(gone.set)
+
+    # -- ASGI ------------------------------------------------------------------------------
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        self._loop = asyncio.get_running_loop()
+        method, path = scope["method"], scope["path"]
+        if method == "GET" and path.rstrip("/").endswith("/models"):
+            await _send_json(send, 200, self._models())
+            return
+        if method == "GET" and path in ("/", "/v1", "/v1/"):
+            await _send_json(send, 200, {"fraglens": "serve", "captures": self._names()})
+            return
+        if method != "POST":
+            body = error_body(405, format_for_path(path), f"{method} {path}: POST a request")
+            await _send_json(send, 405, body)
+            return
+        if not await _read_request(receive):
+            await _send_json(send, 413, error_body(413, format_for_path(path)))
+            return
+        self.requests += 1
+        source = self.pick(path)
+        if self.chaos.http_error is not None:
+            status = self.chaos.http_error
+            self.log(f"POST {path} -> HTTP {status} (chaos), in the shape of {source.format}")
+            await _send_json(send, status, error_body(status, source.format))
+            return
+        await self._replay(source, path, receive, send)
+
+    async def _replay(self, source: Source, path: str, receive: Any, send: Any) -> None:
+        steps = plan(source, self.chaos, self.pace)
+        gone = asyncio.Event()
+        self._gone_events.add(gone)
+        watcher = asyncio.ensure_future(_watch_disconnect(receive, gone))
+        sent = 0
+        try:
+            headers = [
+                (b"content-type", source.content_type.encode("latin-1")),
+                (b"cache-control", b"no-cache"),
+                (b"x-fraglens-capture", source.name.encode("utf-8", "replace")[:200]),
+            ]
+            headers += [
+                (k.encode("latin-1"), str(v).encode("latin-1", "replace"))
+                for k, v in source.headers.items()
+            ]
+            await send({"type": "http.response.start", "status": source.status, "headers": headers})
+            start = time.monotonic()
+            for write in steps.writes:
+                if await _pause(start + write.at - time.monotonic(), gone):
+                    break
+                if write.data:
+                    await send(
+                        {"type": "http.response.body", "body": write.data, "more_body": True}
+                    )
+                sent = write.events_done
+                if write.pause and await _pause(write.pause, gone):
+                    break
+            if gone.is_set():
+                self.log(f"POST {path} -> {source.name}: the client left after {sent} events")
+                return
+            if steps.drop:
+                # returning without the last body message: uvicorn closes the
+                # connection without the chunked terminator, a cut-off stream
+                self.log(
+                    f"POST {path} -> {source.name}: dropped the connection after "
+                    f"{sent} of {source.events} events"
+                )
+                return
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            self.log(f"POST {path} -> {source.name}: {sent} events, {self.chaos.describe()}")
+        except OSError:
+            self.log(f"POST {path} -> {source.name}: the connection broke after {sent} events")
+        finally:
+            watcher.cancel()
+            self._gone_events.discard(gone)
+
+    async def _lifespan(self, receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def _names(self) -> list[dict[str, Any]]:
+        return [{"name": s.name, "format": s.format, "events": s.events} for s in self.sources]
+
+    def _models(self) -> dict[str, Any]:
+        names = sorted({s.model for s in self.sources if s.model}) or ["fraglens-replay"]
+        return {
+            "object": "list",
+            "data": [
+                {"id": n, "object": "model", "created": 0, "owned_by": "fraglens"} for n in names
+            ],
+        }
+
+
+async def _read_request(receive: Any) -> bool:
+    """Read (and discard) the request body; False if it is absurdly large."""
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return True
+        size += len(message.get("body", b""))
+        if size > _MAX_REQUEST:
+            return False
+        if not message.get("more_body"):
+            return True
+
+
+async def _watch_disconnect(receive: Any, gone: asyncio.Event) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            gone.set()
+            return
+
+
+async def _pause(seconds: float, gone: asyncio.Event) -> bool:
+    """Sleep, unless the client leaves first; True if it left."""
+    if gone.is_set():
+        return True
+    if seconds <= 0:
+        await asyncio.sleep(0)
+        return gone.is_set()
+    try:
+        await asyncio.wait_for(gone.wait(), seconds)
+    except asyncio.TimeoutError:
+        return False
+    return True
+
+
+async def _send_json(send: Any, status: int, doc: Any) -> None:
+    body = json.dumps(doc).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", JSON_TYPE.encode()),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+# -- running ------------------------------------------------------------------------------
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket; port 0 picks a free one. OSError when the port is taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+def make_server(app: ReplayApp) -> uvicorn.Server:
+    config = uvicorn.Config(
+        app,
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+        # a stalled stream must not keep a stopping server waiting long
+        timeout_graceful_shutdown=2,
+    )
+    logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+    return uvicorn.Server(config)
+
+
+class ServerHandle:
+    """A running server in a background thread: ``url``, ``stop()``; a context manager."""
+
+    def __init__(self, app: ReplayApp, sock: socket.socket) -> None:
+        self.app = app
+        self.url = url_of(sock)
+        self.port = sock.getsockname()[1]
+        self._sock = sock
+        self._server = make_server(app)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, name="fraglens-serve", daemon=True
+        )
+
+    def start(self, timeout: float = 10.0) -> ServerHandle:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self._sock.close()
+                raise RuntimeError("fraglens serve did not start")
+            time.sleep(0.005)
+        return self
+
+    def stop(self) -> None:
+        self.app.abort_all()
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+        self._sock.close()
+
+    def __enter__(self) -> ServerHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_server(
+    captures: Sequence[str | Source],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    chaos: Chaos = NO_CHAOS,
+    pace: Pace = RECORDED_PACE,
+    log: Log | None = None,
+) -> ServerHandle:
+    """Serve ``captures`` (paths or loaded sources) in a background thread; returns once
+    the server accepts connections. Stop it with ``handle.stop()`` or ``with``."""
+    sources = [c if isinstance(c, Source) else load_source(c) for c in captures]
+    app = ReplayApp(sources, chaos, pace, log)
+    return ServerHandle(app, bind(host, port)).start()
