@@ -1,0 +1,393 @@
+"""The debugger: a stream, three panes, and a step.
+
+The app owns one number, the step (an event number), plus a few view choices
+(the selected call, follow mode, playing). It tells the panes to show the step
+(attributes down); the panes read engine state through ``StepIndex`` and send
+clicks back as messages (messages up). Nothing here reassembles anything.
+
+A stream may grow while shown (live calls, the proxy): post ``StreamGrew`` to
+the app, or call ``refresh_stream()``, and set ``live_status`` for the status
+line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widgets import Footer, Header
+
+from ..stream import Stream
+from . import clipboard
+from .commands import FraglensCommands
+from .keys import BINDINGS
+from .screens.help import HelpScreen
+from .screens.jump import JumpScreen
+from .screens.raw_event import RawEventScreen
+from .steps import StepIndex
+from .widgets.buffers import BuffersPane, CallCard
+from .widgets.parse import ParsePane
+from .widgets.status import Status, StatusBar
+from .widgets.stream_list import StreamList
+
+#: play speeds, as multiples of the recorded pace (or of the steady rate)
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+#: events per second at speed 1 when the recording has no times
+STEADY_RATE = 8.0
+#: a recorded pause longer than this (seconds, at speed 1) is shortened to it
+LONGEST_PAUSE = 2.0
+
+
+class StreamGrew(Message):
+    """New events were fed to the stream the app shows. Many in a row
+    coalesce into one re-read."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, StreamGrew)
+
+
+class FraglensApp(App[int]):
+    CSS_PATH = Path(__file__).with_name("app.tcss")
+    TITLE = "fraglens"
+    COMMANDS = App.COMMANDS | {FraglensCommands}
+    BINDINGS: ClassVar = BINDINGS
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+
+    #: one line from the live-calls / proxy features, shown in the status line
+    live_status: reactive[str] = reactive("", init=False)
+
+    def __init__(self, stream: Stream, source: str = "", step: int = 0) -> None:
+        super().__init__()
+        self.stream = stream
+        self.index = StepIndex(stream)
+        self.source = source or "stream"
+        self.sub_title = self.source
+        self.step = max(0, min(step, self.index.last))
+        #: the call the user picked; None = the one being written at the step
+        self.pinned: int | None = None
+        #: step through this call's fragments only
+        self.follow: int | None = None
+        self.boundaries = False
+        self.playing = False
+        self.speed = 1.0
+        self.new_events = 0
+        self._seen = self.index.last
+        self._timer: Timer | None = None
+        self._paced = any(ev.time is not None for ev in stream.events)
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        with Horizontal(id="panes"):
+            yield StreamList(self.index, id="stream")
+            yield BuffersPane(self.index, id="buffers")
+            yield ParsePane(self.index, id="parse")
+        yield StatusBar(self._status(), id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(StreamList).focus()
+        self._show()
+
+    # -- what everything shows ----------------------------------------------
+    @property
+    def selected(self) -> int | None:
+        """The call ``c``, ``r`` and ``f`` act on: picked, or the latest written."""
+        if self.pinned is not None and self.index.call(self.pinned) is not None:
+            call = self.index.call(self.pinned)
+            if call is not None and call.first_event <= self.step:
+                return self.pinned
+        latest = self.index.latest_call(self.step)
+        return latest.seq if latest else None
+
+    def goto(self, step: int) -> None:
+        """Show the state after event ``step``."""
+        last = self.index.last
+        if last < 0:
+            return
+        self.step = max(0, min(step, last))
+        if self.step >= self._seen:
+            self.new_events = 0
+        self._show()
+
+    def _show(self) -> None:
+        step, selected = self.step, self.selected
+        with self.batch_update():
+            stream_list = self.query_one(StreamList)
+            stream_list.current = step
+            self.query_one(BuffersPane).show(step, self.boundaries, selected)
+            self.query_one(ParsePane).show(step, selected)
+            self.query_one(StatusBar).show(self._status())
+        self.refresh_bindings()
+
+    def _status(self) -> Status:
+        stream = self.stream
+        time = stream.events[self.step].time if stream.events else None
+        follow = self.index.call(self.follow)
+        follow_text = None
+        if follow is not None:
+            follow_text = f"#{self.index.position[follow.seq]} {follow.name or '(no name)'}"
+        return Status(
+            source=self.source,
+            step=self.step,
+            last=self.index.last,
+            time=time,
+            format=stream.format,
+            framing=stream.framing,
+            end=stream.end if stream.closed else "streaming",
+            playing=self.playing,
+            speed=self.speed,
+            paced=self._paced,
+            follow=follow_text,
+            live=self.live_status,
+            new_events=self.new_events,
+        )
+
+    def watch_live_status(self) -> None:
+        self.query_one(StatusBar).show(self._status())
+
+    # -- a growing stream ------------------------------------------------------
+    def refresh_stream(self) -> None:
+        """Re-read the stream after new events were fed to it. At the last
+        event the view follows the new ones (a tail); elsewhere it stays put
+        and the status line counts what is new."""
+        at_end = self.step >= self._seen
+        self.index.refresh()
+        grown = self.index.last - self._seen
+        self._seen = self.index.last
+        self._paced = any(ev.time is not None for ev in self.stream.events[:64])
+        self.query_one(StreamList).sync()
+        if at_end and not self.playing:
+            self.goto(self.index.last)
+        else:
+            self.new_events += max(0, grown)
+            self._show()
+
+    def on_stream_grew(self, message: StreamGrew) -> None:
+        self.refresh_stream()
+
+    # -- where the next step goes ---------------------------------------------
+    def _next(self) -> int | None:
+        call = self.index.call(self.follow)
+        if call is not None:
+            return self.index.next_fragment(call, self.step)
+        return self.step + 1 if self.step < self.index.last else None
+
+    def _previous(self) -> int | None:
+        call = self.index.call(self.follow)
+        if call is not None:
+            return self.index.previous_fragment(call, self.step)
+        return self.step - 1 if self.step > 0 else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """None greys an action out in the footer and the palette: it cannot
+        be done at this step."""
+        possible = {
+            "step_next": lambda: self._next() is not None,
+            "step_prev": lambda: self._previous() is not None,
+            "step_first": lambda: self.step > 0,
+            "step_last": lambda: self.step < self.index.last,
+            "next_diagnostic": lambda: self.index.next_diagnostic(self.step) is not None,
+            "previous_diagnostic": lambda: self.index.previous_diagnostic(self.step) is not None,
+            "play": lambda: self.playing or self._next() is not None,
+            "faster": lambda: self.speed < SPEEDS[-1],
+            "slower": lambda: self.speed > SPEEDS[0],
+            "follow_call": lambda: self.selected is not None and self.follow != self.selected,
+            "follow_all": lambda: self.follow is not None,
+            "copy_arguments": self._can_copy_arguments,
+            "copy_raw": lambda: self.selected is not None,
+            "copy_message": lambda: bool(self.index.calls or self.stream.reassembler.choices),
+            "show_raw": lambda: self.index.last >= 0,
+            "jump": lambda: self.index.last > 0,
+        }.get(action)
+        if possible is None:
+            return True
+        return True if possible() else None
+
+    def _can_copy_arguments(self) -> bool:
+        call = self.index.call(self.selected)
+        if call is None:
+            return False
+        result = call.result_at(self.step)
+        return result is not None and result.has_value
+
+    # -- stepping ----------------------------------------------------------------
+    def action_step_next(self) -> None:
+        target = self._next()
+        if target is not None:
+            self.goto(target)
+
+    def action_step_prev(self) -> None:
+        target = self._previous()
+        if target is not None:
+            self.goto(target)
+
+    def action_step_first(self) -> None:
+        self.goto(0)
+
+    def action_step_last(self) -> None:
+        self.goto(self.index.last)
+
+    def action_goto(self, step: int) -> None:
+        self.goto(step)
+
+    def action_next_diagnostic(self) -> None:
+        target = self.index.next_diagnostic(self.step)
+        if target is not None:
+            self.goto(target)
+
+    def action_previous_diagnostic(self) -> None:
+        target = self.index.previous_diagnostic(self.step)
+        if target is not None:
+            self.goto(target)
+
+    def action_jump(self) -> None:
+        def jumped(step: int | None) -> None:
+            if step is not None:
+                self.goto(step)
+
+        self.push_screen(JumpScreen(self.index.last), jumped)
+
+    # -- playing -------------------------------------------------------------------
+    def action_play(self) -> None:
+        self.playing = not self.playing
+        if self.playing:
+            self._schedule()
+        elif self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._show()
+
+    def _schedule(self) -> None:
+        target = self._next()
+        if target is None:
+            self.playing = False
+            self._show()
+            return
+        events = self.stream.events
+        then, now = events[self.step].time, events[target].time
+        if self._paced and then is not None and now is not None:
+            delay = min(max(0.0, now - then), LONGEST_PAUSE)
+        else:
+            delay = (target - self.step) / STEADY_RATE if self.follow is None else 1 / STEADY_RATE
+        self._timer = self.set_timer(delay / self.speed, self._tick)
+
+    def _tick(self) -> None:
+        if not self.playing:
+            return
+        target = self._next()
+        if target is not None:
+            self.goto(target)
+        self._schedule()
+
+    def action_faster(self) -> None:
+        self._set_speed(+1)
+
+    def action_slower(self) -> None:
+        self._set_speed(-1)
+
+    def _set_speed(self, direction: int) -> None:
+        i = SPEEDS.index(self.speed) + direction
+        self.speed = SPEEDS[max(0, min(len(SPEEDS) - 1, i))]
+        self._show()
+
+    # -- calls -----------------------------------------------------------------------
+    def select_call(self, seq: int) -> None:
+        call = self.index.call(seq)
+        if call is None:
+            return
+        self.pinned = seq
+        if call.first_event > self.step:
+            self.goto(call.first_event)
+        else:
+            self._show()
+
+    def on_call_card_chosen(self, message: CallCard.Chosen) -> None:
+        self.select_call(message.seq)
+
+    def action_select_call(self, offset: int) -> None:
+        shown = self.index.calls_at(self.step)
+        if not shown:
+            return
+        current = self.selected
+        seqs = [c.seq for c in shown]
+        i = seqs.index(current) if current in seqs else -1
+        self.pinned = seqs[max(0, min(len(seqs) - 1, i + offset))]
+        self._show()
+
+    def action_unpin(self) -> None:
+        self.pinned = None
+        self._show()
+
+    def action_follow_call(self) -> None:
+        seq = self.selected
+        if seq is None:
+            return
+        self.follow = self.pinned = seq
+        call = self.index.call(seq)
+        name = call.name if call else None
+        self.notify(
+            f"n / p now step through #{self.index.position[seq]} {name}'s fragments; "
+            "F for all events",
+            title="Following one call",
+        )
+        self._show()
+
+    def action_follow_all(self) -> None:
+        self.follow = None
+        self.pinned = None
+        self._show()
+
+    def action_toggle_boundaries(self) -> None:
+        self.boundaries = not self.boundaries
+        self._show()
+
+    def on_stream_list_selected(self, message: StreamList.Selected) -> None:
+        self.goto(message.event)
+
+    # -- copying --------------------------------------------------------------------
+    def action_copy_arguments(self) -> None:
+        call = self.index.call(self.selected)
+        result = call.result_at(self.step) if call else None
+        if call is None or result is None or not result.has_value:
+            self.notify("This call has no parsed value at this event yet.", severity="warning")
+            return
+        what = f"arguments of #{self.index.position[call.seq]} {call.name_at(self.step)}"
+        if result.status not in ("ok", "empty"):
+            what += f" ({result.status})"
+        clipboard.copy(self, clipboard.pretty_json(result.arguments), what)
+
+    def action_copy_raw(self) -> None:
+        call = self.index.call(self.selected)
+        if call is None:
+            return
+        text = call.text[: call.length_at(self.step)]
+        what = f"raw arguments of #{self.index.position[call.seq]} {call.name_at(self.step)}"
+        clipboard.copy(self, text, what)
+
+    def action_copy_message(self) -> None:
+        text, notes = clipboard.message_for_history(self.stream)
+        if text is None:
+            self.notify("No assistant text and no tool call to send back.", severity="warning")
+            return
+        clipboard.copy(self, text, "the assistant message (whole stream)")
+        for note in notes:
+            self.notify(note, title="History note", severity="warning", timeout=8)
+
+    # -- screens ------------------------------------------------------------------------
+    def action_show_raw(self) -> None:
+        self.push_screen(RawEventScreen(self.index, self.step))
+
+    def action_help(self) -> None:
+        keys: dict[str, list[str]] = {}
+        for key, active in self.screen.active_bindings.items():
+            if active.binding.id:
+                keys.setdefault(active.binding.id, []).append(
+                    self.get_key_display(Binding(key, active.binding.action))
+                )
+        self.push_screen(HelpScreen(keys, [b for b in BINDINGS]))

@@ -1,0 +1,53 @@
+"""The command palette (ctrl+p): every key's action by name ("step: next
+diagnostic", "copy: assistant message"), each diagnostic, and each call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from .keys import BINDINGS, palette_title
+
+if TYPE_CHECKING:
+    from .app import FraglensApp
+
+#: diagnostics offered by name, so that a noisy stream does not flood the palette
+PALETTE_DIAGNOSTICS = 200
+
+
+class FraglensCommands(Provider):
+    def _commands(self) -> Iterator[tuple[str, str, Callable]]:
+        app: FraglensApp = self.app  # type: ignore[assignment]
+        for binding in BINDINGS:
+            # greyed-out actions (check_action -> None) are left out, like the footer dims them
+            if app.check_action(binding.action, ()):
+                yield (
+                    palette_title(binding),
+                    binding.tooltip,
+                    partial(app.run_action, binding.action),
+                )
+        index = app.index
+        for position, call in enumerate(index.calls):
+            title = f"call: select #{position} {call.name or '(no name)'}"
+            yield (
+                title,
+                f"choice {call.choice}, events {call.first_event}–{call.last_event}",
+                (partial(app.select_call, call.seq)),
+            )
+        found = [d for d in index.stream.reassembler.diagnostics() if d.event is not None]
+        for d in found[:PALETTE_DIAGNOSTICS]:
+            yield f"find: {d.code} at event {d.event}", d.message, partial(app.goto, d.event)
+
+    async def discover(self) -> Hits:
+        for title, help_text, callback in self._commands():
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, callback in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text)

@@ -1,0 +1,100 @@
+"""Every key of the debugger, in one table.
+
+Each binding has an ``id`` ("section.name") so users can remap it with a
+Textual keymap, a short description for the footer and a tooltip; the help
+screen and the command palette ("step: next diagnostic") read the same table,
+so the three can never disagree.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+SECTIONS = {
+    "step": "Stepping",
+    "play": "Playing",
+    "find": "Finding",
+    "call": "Calls",
+    "copy": "Copying",
+    "view": "Viewing",
+    "app": "App",
+}
+
+# fmt: off
+#: (keys, action, id, footer, palette title, tooltip, in footer, key shown)
+_TABLE: list[tuple[str, str, str, str, str, str, bool, str | None]] = [
+    ("n,right", "step_next", "step.next", "Next", "next event",
+     "Show the state after the next event", True, "n"),
+    ("p,left", "step_prev", "step.previous", "Prev", "previous event",
+     "Show the state after the previous event", True, "p"),
+    ("home", "step_first", "step.first", "First", "first event",
+     "Go to the first event", False, None),
+    ("end", "step_last", "step.last", "Last", "last event",
+     "Go to the last event", False, None),
+    ("colon", "jump", "step.jump", "Jump", "jump to an event number…",
+     "Go to an event by its number", False, ":"),
+    ("space", "play", "play.toggle", "Play", "play / pause",
+     "Play or pause, at the recording's pace when it has times", True, None),
+    ("plus,equals_sign", "faster", "play.faster", "Faster", "faster",
+     "Play twice as fast", False, "+"),
+    ("minus", "slower", "play.slower", "Slower", "slower",
+     "Play half as fast", False, "-"),
+    ("right_square_bracket", "next_diagnostic", "find.next-diagnostic", "Next diag",
+     "next diagnostic", "Go to the next event that carries a diagnostic", True, "]"),
+    ("left_square_bracket", "previous_diagnostic", "find.previous-diagnostic", "Prev diag",
+     "previous diagnostic", "Go to the previous event that carries a diagnostic", False, "["),
+    ("f", "follow_call", "call.follow", "Follow", "follow the selected call only",
+     "Step through the selected call's fragments only", True, None),
+    ("F", "follow_all", "call.follow-all", "All calls", "follow all calls",
+     "Step through every event again", False, "F"),
+    ("c", "copy_arguments", "copy.arguments", "Copy args", "arguments (parsed, pretty JSON)",
+     "Copy the selected call's parsed arguments as pretty JSON", True, None),
+    ("r", "copy_raw", "copy.raw", "Copy raw", "raw argument text",
+     "Copy the selected call's argument text as received", False, None),
+    ("m", "copy_message", "copy.message", "Copy msg", "assistant message",
+     "Copy the assistant message with its tool calls, for the history", True, None),
+    ("enter", "show_raw", "view.raw", "Raw JSON", "raw JSON of this event",
+     "Show the current event's raw JSON", False, None),
+    ("b", "toggle_boundaries", "view.boundaries", "Boundaries", "fragment boundaries on / off",
+     "Show or hide where each fragment ends in the buffers", False, None),
+    ("question_mark", "help", "app.help", "Help", "keys and panes",
+     "Every key, and what each pane says", True, "?"),
+    ("q", "quit", "app.quit", "Quit", "quit", "Quit fraglens", True, None),
+]
+# fmt: on
+
+#: binding id -> its command palette title, after the section
+COMMANDS: dict[str, str] = {row[2]: row[4] for row in _TABLE}
+
+BINDINGS: list[Binding] = [
+    Binding(keys, action, footer, show=show, key_display=shown, id=id_, tooltip=tip)
+    for keys, action, id_, footer, _, tip, show, shown in _TABLE
+]
+
+#: The scrolling panes bind these keys to scrolling; inside them they keep their
+#: app meaning (same ids, so a keymap moves both).
+_SCROLL_KEYS = ("left", "right", "home", "end")
+PANE_BINDINGS: list[Binding] = [
+    Binding(key, f"app.{action}", footer, show=False, id=id_)
+    for keys, action, id_, footer, *_ in _TABLE
+    for key in keys.split(",")
+    if key in _SCROLL_KEYS
+]
+
+#: keys that only act in one pane (listed on the help screen too)
+PANE_KEYS = [
+    ("Stream", "↑ ↓  j k", "previous / next event"),
+    ("Stream", "pgup pgdn", "a page of events"),
+    ("Stream", "click", "go to that event"),
+    ("Buffers", "↑ ↓  j k", "select the previous / next call (c, r and f act on it)"),
+    ("Buffers", "esc", "select automatically again: the call being written"),
+    ("Parse", "click e12", "go to event 12"),
+    ("anywhere", "tab  shift+tab", "move between panes"),
+    ("anywhere", "ctrl+p", "command palette: every action by name"),
+]
+
+
+def palette_title(binding: Binding) -> str:
+    """ "step: next diagnostic": the section, then what the key does."""
+    assert binding.id is not None
+    return f"{binding.id.split('.')[0]}: {COMMANDS[binding.id]}"

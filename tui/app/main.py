@@ -1,0 +1,46 @@
+"""``fraglens [PATH]``: load the stream, then run the app."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
+from ..load import LoadError, load_stream
+
+
+def run_app(args: argparse.Namespace) -> int:
+    """Open ``args.path`` (None: the bundled demo) in the debugger. A stream
+    that cannot be read exits 2 with a one-line reason, never a traceback."""
+    path = getattr(args, "path", None)
+    try:
+        stream, _ = load_stream(
+            path or ":demo:",
+            format=getattr(args, "format", None),
+            max_arg_bytes=getattr(args, "max_arg_bytes", DEFAULT_MAX_ARG_BYTES),
+        )
+    except LoadError as exc:
+        print(f"fraglens: error: {exc}", file=sys.stderr)
+        return 2
+    source = "demo" if not path else ("stdin" if path == "-" else path)
+    if not stream.events:
+        print(f"fraglens: error: {source}: no events in the stream", file=sys.stderr)
+        return 2
+    if path == "-":
+        # the stream came on stdin: the keyboard is the terminal, not the pipe
+        _reopen_stdin()
+    from .app import FraglensApp  # Textual loads only once there is something to show
+
+    FraglensApp(stream, source=source).run()
+    return 0
+
+
+def _reopen_stdin() -> None:
+    """Textual reads keys from file descriptor 0: point it at the terminal."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY)
+    except OSError:
+        return
+    os.dup2(fd, 0)
+    os.close(fd)

@@ -1,0 +1,136 @@
+"""What the panes read at a step: thin lookups over the engine's append-only arrays.
+
+The engine already keeps, per call, the event and end offset of every
+fragment; the state after event N is a set of prefix lengths. This module only
+turns those arrays into the questions the app asks ("which bytes did event N
+add to this call?", "where is the next event with a diagnostic?"), each a
+binary search. It never reassembles anything, and it never imports Textual.
+
+A ``StepIndex`` is rebuilt cheaply with :meth:`StepIndex.refresh` when a live
+stream grows.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+
+from ..engine.calls import Call
+from ..engine.diagnostics import SEVERITY_RANK, Diagnostic
+from ..report import ordered_calls
+from ..stream import Stream
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    """The text one event added to one call: ``text[start:end]``."""
+
+    call: Call
+    start: int
+    end: int
+    #: fragments this event carried for the call (usually 1)
+    fragments: int
+
+    @property
+    def text(self) -> str:
+        return self.call.text[self.start : self.end]
+
+
+class StepIndex:
+    """Read-only lookups the panes share. Call :meth:`refresh` after the
+    stream grew (live calls, the proxy)."""
+
+    def __init__(self, stream: Stream) -> None:
+        self.stream = stream
+        self.calls: list[Call] = []
+        #: call seq -> position in display order (the report's ``calls`` order)
+        self.position: dict[int, int] = {}
+        #: sorted event numbers that carry at least one diagnostic
+        self.diagnostic_events: list[int] = []
+        #: event -> highest severity rank of its diagnostics
+        self.severity: dict[int, int] = {}
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.calls = ordered_calls(self.stream)
+        self.position = {c.seq: i for i, c in enumerate(self.calls)}
+        severity: dict[int, int] = {}
+        for d in self.stream.reassembler.diagnostics():
+            if d.event is not None:
+                rank = SEVERITY_RANK[d.severity]
+                severity[d.event] = max(rank, severity.get(d.event, -1))
+        self.severity = severity
+        self.diagnostic_events = sorted(severity)
+
+    # -- the stream --------------------------------------------------------
+    @property
+    def last(self) -> int:
+        """The last event number (-1 for an empty stream)."""
+        return len(self.stream.events) - 1
+
+    def calls_at(self, step: int) -> list[Call]:
+        """The calls that existed after event ``step``, in display order."""
+        return [c for c in self.calls if c.first_event <= step]
+
+    def diagnostics_at(self, step: int) -> list[Diagnostic]:
+        return self.stream.reassembler.diagnostics(step)
+
+    def next_diagnostic(self, step: int) -> int | None:
+        i = bisect_right(self.diagnostic_events, step)
+        return self.diagnostic_events[i] if i < len(self.diagnostic_events) else None
+
+    def previous_diagnostic(self, step: int) -> int | None:
+        i = bisect_left(self.diagnostic_events, step)
+        return self.diagnostic_events[i - 1] if i else None
+
+    # -- one call ----------------------------------------------------------
+    @staticmethod
+    def added(call: Call, step: int) -> Added | None:
+        """What event ``step`` added to ``call``, or None if it added nothing."""
+        events = call.frag_event
+        lo = bisect_left(events, step)
+        hi = bisect_right(events, step)
+        if lo == hi:
+            return None
+        start = call.frag_end[lo - 1] if lo else 0
+        return Added(call, start, call.frag_end[hi - 1], hi - lo)
+
+    def added_at(self, step: int) -> list[Added]:
+        """Every call's text added by event ``step``, in display order."""
+        out = []
+        for call in self.calls:
+            if call.first_event <= step <= call.last_event:
+                found = self.added(call, step)
+                if found is not None:
+                    out.append(found)
+        return out
+
+    @staticmethod
+    def next_fragment(call: Call, step: int) -> int | None:
+        """The next event after ``step`` that carried a fragment of ``call``."""
+        i = bisect_right(call.frag_event, step)
+        return call.frag_event[i] if i < len(call.frag_event) else None
+
+    @staticmethod
+    def previous_fragment(call: Call, step: int) -> int | None:
+        i = bisect_left(call.frag_event, step)
+        return call.frag_event[i - 1] if i else None
+
+    def latest_call(self, step: int) -> Call | None:
+        """The call that most recently received a fragment at or before ``step``
+        (what the Buffers pane selects when the user has not picked one)."""
+        best: Call | None = None
+        best_event = -1
+        for call in self.calls:
+            if call.first_event > step:
+                continue
+            k = call.fragments_at(step)
+            event = call.frag_event[k - 1] if k else call.first_event
+            if event >= best_event:
+                best, best_event = call, event
+        return best
+
+    def call(self, seq: int | None) -> Call | None:
+        if seq is None or seq not in self.position:
+            return None
+        return self.calls[self.position[seq]]

@@ -1,0 +1,97 @@
+"""A chunk as one line: compact JSON, the repeated envelope elided, the tool-call
+bytes found and marked.
+
+Pure text work (no Textual), so the stream list can cache what it returns and
+tests can read it directly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..steps import Added
+
+ELLIPSIS = "…"
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkLine:
+    text: str
+    #: (start, end, kind) spans in ``text``; kind is "args" or "name"
+    marks: tuple[tuple[int, int, str], ...] = ()
+    #: the data did not parse as JSON
+    broken: bool = False
+
+
+def parse(data: str) -> tuple[Any, bool]:
+    """The chunk's JSON value, and whether it parsed."""
+    try:
+        return json.loads(data), True
+    except ValueError:
+        return None, False
+
+
+def compact(value: Any, previous: Any = None) -> str:
+    """``value`` as compact one-line JSON, top-level keys whose value equals the
+    previous chunk's elided (``{…,``): ids, model names and timestamps repeat
+    on every chunk and hide the part that changes."""
+    shown = value
+    elided = False
+    if isinstance(value, dict) and isinstance(previous, dict):
+        shown = {k: v for k, v in value.items() if k not in previous or previous[k] != v}
+        elided = len(shown) < len(value)
+    text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+    if elided:
+        text = "{" + ELLIPSIS + ("," + text[1:] if shown else "}")
+    return text
+
+
+def _needle(piece: str) -> str:
+    """How an argument piece appears inside compact JSON: as a string body."""
+    return json.dumps(piece, ensure_ascii=False)[1:-1]
+
+
+def mark(text: str, added: list[Added], first_of: list[tuple[str | None, str | None]]) -> list:
+    """Find each call's added bytes (and, on a call's first event, its id and
+    name) in ``text``. Searching moves forward so that two calls adding the
+    same bytes in one chunk each get their own match."""
+    marks: list[tuple[int, int, str]] = []
+    at = 0
+    for call_id, name in first_of:
+        for value in (call_id, name):
+            if value:
+                needle = json.dumps(value, ensure_ascii=False)
+                i = text.find(needle, at)
+                if i >= 0:
+                    marks.append((i + 1, i + len(needle) - 1, "name"))
+    for a in added:
+        piece = a.text
+        if not piece:
+            continue
+        needle = _needle(piece)
+        i = text.find(needle, at)
+        if i < 0:  # object arguments (Q15): the piece is their serialization
+            i = text.find(piece, at)
+            needle = piece
+        if i >= 0:
+            marks.append((i, i + len(needle), "args"))
+            at = i + len(needle)
+    marks.sort()
+    return marks
+
+
+def window(line: ChunkLine, width: int) -> ChunkLine:
+    """Cut ``line`` to about ``width`` characters so that the first mark is in
+    view, with a little context before it."""
+    text = line.text
+    if len(text) <= width or not line.marks:
+        return line
+    first = line.marks[0][0]
+    start = max(0, first - max(6, width // 4))
+    if start == 0:
+        return line
+    shift = start - 1  # one character for the ellipsis
+    marks = tuple((max(1, s - shift), e - shift, k) for s, e, k in line.marks if e > start)
+    return ChunkLine(ELLIPSIS + text[start:], marks, line.broken)

@@ -1,0 +1,251 @@
+"""The Parse pane: each call's verdict at the step, then the diagnostics so far.
+
+A call has no verdict while it is still streaming (``result_at`` is None);
+once its choice finishes (or an error or the end of the stream closes it) the
+engine's finalize result is shown: the status, the parsed value, the repairs
+with the raw and repaired text side by side, and the raw text as received.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.highlighter import JSONHighlighter
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+from textual import events
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+
+from ...engine.calls import Call
+from ...engine.diagnostics import CODES
+from ...engine.finalize import Result
+from ..keys import PANE_BINDINGS
+from ..steps import StepIndex
+from .buffers import CallCard, call_title
+
+#: how a status reads without colour too
+STATUS_GLYPH = {
+    "ok": "✔ ok",
+    "empty": "○ empty",
+    "repaired": "✚ repaired",
+    "truncated": "✂ truncated",
+    "invalid": "✖ invalid",
+    "aborted": "■ aborted",
+}
+STATUS_MEANING = {
+    "ok": "parsed strictly, exactly as sent",
+    "empty": "no argument text; read as {}",
+    "repaired": "not valid JSON as sent; repaired as listed",
+    "truncated": "the text ends inside an open value",
+    "invalid": "not JSON, and no honest repair",
+    "aborted": "the stream reported an error while this call was open",
+}
+SEVERITY_GLYPH = {"info": "●", "warning": "▲", "error": "✖"}
+#: lines of pretty-printed value shown before cutting
+VALUE_LINES = 30
+RAW_CHARS = 600
+DIAGNOSTICS_SHOWN = 200
+
+_json = JSONHighlighter()
+
+
+def pretty(value: Any, lines: int = VALUE_LINES) -> Text:
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    rows = text.split("\n")
+    more = len(rows) - lines
+    if more > 0:
+        text = "\n".join(rows[:lines]) + f"\n… {more:,} more lines (c copies it whole)"
+    return _json(Text(text))
+
+
+def clip(text: str, limit: int = RAW_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: limit // 2] + f" …{len(text) - limit:,} chars… " + text[-limit // 2 :]
+
+
+class CallResult(Widget):
+    """One call's verdict at the app's step."""
+
+    COMPONENT_CLASSES = {
+        "call-result--meta",
+        "call-result--heading",
+        "call-result--ok",
+        "call-result--empty",
+        "call-result--repaired",
+        "call-result--truncated",
+        "call-result--invalid",
+        "call-result--aborted",
+        "call-result--streaming",
+    }
+
+    def __init__(self, index: StepIndex, call: Call, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.index = index
+        self.call = call
+        self.step = 0
+        self.result: Result | None = None
+
+    def show(self, step: int, selected: bool) -> None:
+        self.step = step
+        self.display = self.call.first_event <= step
+        self.result = self.call.result_at(step) if self.display else None
+        self.set_class(selected, "-selected")
+        status = self.result.status if self.result else "streaming"
+        for name in ("ok", "empty", "repaired", "truncated", "invalid", "aborted", "streaming"):
+            self.set_class(status == name, f"-{name}")
+        self.refresh(layout=True)
+
+    def on_click(self, event: events.Click) -> None:
+        self.post_message(CallCard.Chosen(self.call.seq))
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"call-result--{name}", partial=True)
+
+    def render(self) -> RenderableType:
+        call, step, result = self.call, self.step, self.result
+        position = self.index.position.get(call.seq, call.seq)
+        head = Text()
+        head.append(call_title(call, step, position), self._style("heading"))
+        head.append("  ")
+        meta = self._style("meta")
+        if result is None:
+            head.append("… streaming", self._style("streaming"))
+            head.append("\nno verdict until the call is finished", meta)
+            return head
+        head.append(f" {STATUS_GLYPH[result.status]} ", self._style(result.status))
+        head.append(f"  {STATUS_MEANING[result.status]}", meta)
+        parts: list[RenderableType] = [head]
+        if result.repairs:
+            log = Text()
+            for i, change in enumerate(result.repairs):
+                log.append(("\n" if i else "") + "• " + change)
+            parts.append(log)
+        raw = call.text[: call.length_at(step)]
+        if result.repaired_text is not None and result.status != "ok":
+            table = Table.grid(padding=(0, 1), expand=True)
+            table.add_column(ratio=1)
+            table.add_column(ratio=1)
+            table.add_row(Text("raw, as sent", meta), Text("repaired", meta))
+            table.add_row(
+                Text(clip(raw), overflow="fold"), Text(clip(result.repaired_text), overflow="fold")
+            )
+            parts.append(table)
+        elif result.status != "ok":
+            parts.append(Text.assemble(("raw, as sent  ", meta), (clip(raw) or "(nothing)", "")))
+        if result.has_value:
+            label = "value" if result.status in ("ok", "empty", "repaired") else "best effort"
+            parts.append(Text(label, meta))
+            parts.append(pretty(result.arguments))
+        if result.values:
+            parts.append(Text(f"{len(result.values)} separate values came:", meta))
+            parts.extend(pretty(v, 8) for v in result.values)
+        return Group(*parts)
+
+
+class DiagnosticsView(Widget):
+    """The diagnostics up to the step, each with a link to its event."""
+
+    COMPONENT_CLASSES = {
+        "diagnostics--info",
+        "diagnostics--warning",
+        "diagnostics--error",
+        "diagnostics--event",
+        "diagnostics--meta",
+        "diagnostics--now",
+    }
+
+    def __init__(self, index: StepIndex, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.index = index
+        self.step = 0
+        self.border_title = "Diagnostics"
+
+    def show(self, step: int) -> None:
+        self.step = step
+        self.refresh(layout=True)
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"diagnostics--{name}", partial=True)
+
+    def render(self) -> RenderableType:
+        step = self.step
+        found = self.index.diagnostics_at(step)
+        total = len(self.index.stream.reassembler.diagnostics())
+        meta = self._style("meta")
+        self.border_subtitle = f"{len(found)} of {total} by event {step}"
+        if not found:
+            note = "none so far"
+            if total:
+                note += f"; ] goes to the next of {total}"
+            return Text(note, meta)
+        table = Table.grid(padding=(0, 1), expand=True)
+        table.add_column(no_wrap=True)
+        table.add_column(no_wrap=True)
+        table.add_column(ratio=1)
+        if len(found) > DIAGNOSTICS_SHOWN:
+            table.add_row("", "", Text(f"… {len(found) - DIAGNOSTICS_SHOWN:,} earlier", meta))
+            found = found[-DIAGNOSTICS_SHOWN:]
+        for d in found:
+            sev = d.severity
+            if d.event is None:
+                where = Text("end", meta)
+            else:
+                link = self._style("event") + Style(meta={"@click": f"app.goto({d.event})"})
+                where = Text(f"e{d.event}", link)
+            line = Text()
+            line.append(d.code, self._style(sev))
+            quirk = CODES[d.code][2]
+            if quirk != "-":
+                line.append(f" {quirk}", meta)
+            if d.call is not None:
+                line.append(f" #{self.index.position.get(d.call, d.call)}", meta)
+            line.append(f" {d.message}")
+            if d.event == step:
+                line.stylize(self._style("now"))
+            table.add_row(Text(SEVERITY_GLYPH[sev], self._style(sev)), where, line)
+        return table
+
+
+class ParsePane(VerticalScroll):
+    """The verdicts, then the diagnostics."""
+
+    BINDINGS = PANE_BINDINGS
+
+    def __init__(self, index: StepIndex, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.index = index
+        self.results: dict[int, CallResult] = {}
+        self._scrolled_to: int | None = None
+        self.border_title = "Parse"
+
+    def compose(self):
+        yield DiagnosticsView(self.index, id="diagnostics")
+
+    def show(self, step: int, selected: int | None) -> None:
+        self._mount_new()
+        counts: dict[str, int] = {}
+        for seq, widget in self.results.items():
+            widget.show(step, seq == selected)
+            if widget.display:
+                status = widget.result.status if widget.result else "streaming"
+                counts[status] = counts.get(status, 0) + 1
+        self.query_one(DiagnosticsView).show(step)
+        widget = self.results.get(selected) if selected is not None else None
+        if widget is not None and widget.display and selected != self._scrolled_to:
+            self.scroll_to_widget(widget, animate=False, immediate=True)
+        self._scrolled_to = selected
+        self.border_subtitle = " · ".join(f"{n} {s}" for s, n in counts.items()) or "no calls yet"
+
+    def _mount_new(self) -> None:
+        following: Widget = self.query_one(DiagnosticsView)
+        for call in reversed(self.index.calls):
+            widget = self.results.get(call.seq)
+            if widget is None:
+                widget = self.results[call.seq] = CallResult(self.index, call)
+                self.mount(widget, before=following)
+            following = widget

@@ -1,0 +1,71 @@
+"""The status line: where we are, how the stream ended, playing or not, and a
+slot for the live-calls and proxy features to say what they are doing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """What the app tells the status line; set as a whole, rendered as one line."""
+
+    source: str
+    step: int
+    last: int
+    time: float | None = None
+    format: str | None = None
+    framing: str | None = None
+    end: str | None = None
+    playing: bool = False
+    speed: float = 1.0
+    paced: bool = False
+    follow: str | None = None
+    live: str = ""
+    new_events: int = 0
+
+
+class StatusBar(Widget):
+    COMPONENT_CLASSES = {"status-bar--key", "status-bar--live", "status-bar--play"}
+
+    def __init__(self, status: Status, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.status = status
+
+    def show(self, status: Status) -> None:
+        if status != self.status:
+            self.status = status
+            self.refresh()
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"status-bar--{name}", partial=True)
+
+    def render(self) -> Text:
+        s = self.status
+        key = self._style("key")
+        out = Text(no_wrap=True, overflow="ellipsis", end="")
+        out.append(f" event {s.step}/{s.last}", key)
+        if s.time is not None:
+            out.append(f" at {s.time:.3f}s")
+        if s.playing:
+            pace = "recorded pace" if s.paced else "steady"
+            out.append(f"  ▶ playing ×{s.speed:g} ({pace})", self._style("play"))
+        elif s.speed != 1:
+            out.append(f"  speed ×{s.speed:g}")
+        if s.follow:
+            out.append(f"  following {s.follow}", key)
+        if s.new_events:
+            out.append(f"  {s.new_events:,} new (end to catch up)", self._style("live"))
+        if s.live:
+            out.append(f"  {s.live}", self._style("live"))
+        described = " · ".join(
+            x for x in (s.format, s.framing, f"end: {s.end}" if s.end else "") if x
+        )
+        out.append(f"  {s.source}")
+        if described:
+            out.append(f" ({described})")
+        return out

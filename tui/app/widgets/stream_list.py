@@ -1,0 +1,243 @@
+"""The Stream pane: every event as it arrived, one line each.
+
+A Line API ``ScrollView``: only the rows on screen are rendered, and rendered
+rows are kept in an LRU cache, so a 100k-event recording scrolls like a short
+one (the toolong approach). The current event is marked with ``▶`` and a
+reversed row, so it stays visible without colour (``NO_COLOR``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ..keys import PANE_BINDINGS
+from ..steps import StepIndex
+from .chunk_line import ChunkLine, compact, mark, parse, window
+
+_SEVERITY_GLYPH = {0: ("●", "info"), 1: ("▲", "warning"), 2: ("✖", "error")}
+#: How far back to look for the previous data chunk when eliding the envelope.
+_LOOKBACK = 8
+
+
+def short_label(label: str) -> str:
+    """Drop the namespace every chunk of a stream repeats."""
+    for prefix in ("chat.completion.", "response."):
+        if label.startswith(prefix) and len(label) > len(prefix):
+            return label[len(prefix) :]
+    return label
+
+
+class StreamList(ScrollView, can_focus=True):
+    """Rows of events; ``current`` is set by the app, clicks go up as ``Selected``."""
+
+    COMPONENT_CLASSES = {
+        "stream-list--number",
+        "stream-list--time",
+        "stream-list--label",
+        "stream-list--json",
+        "stream-list--args",
+        "stream-list--name",
+        "stream-list--comment",
+        "stream-list--done",
+        "stream-list--broken",
+        "stream-list--usage",
+        "stream-list--current",
+        "stream-list--info",
+        "stream-list--warning",
+        "stream-list--error",
+    }
+
+    BINDINGS = [
+        *PANE_BINDINGS,
+        Binding("up,k", "app.step_prev", "Previous event", show=False),
+        Binding("down,j", "app.step_next", "Next event", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+    ]
+
+    current: reactive[int] = reactive(0, init=False)
+
+    class Selected(Message):
+        """The user picked an event (click, page keys)."""
+
+        def __init__(self, event: int) -> None:
+            super().__init__()
+            self.event = event
+
+    def __init__(self, index: StepIndex, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.index = index
+        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(2048)
+        self._values: LRUCache[int, tuple[Any, bool]] = LRUCache(4096)
+        self.border_title = "Stream"
+
+    # -- the app talks down ------------------------------------------------
+    def on_mount(self) -> None:
+        self.sync()
+
+    def sync(self) -> None:
+        """Re-read the stream's length (it grows when live)."""
+        stream = self.index.stream
+        self.virtual_size = Size(0, len(stream.events))
+        self._timed = any(ev.time is not None for ev in stream.events[:64])
+        self._digits = len(str(max(len(stream.events) - 1, 0)))
+        self._label_width = min(14, max((len(short_label(x)) for x in stream.labels), default=5))
+        calls = len(self.index.calls)
+        self._call_width = 0 if not calls else len(str(calls - 1)) + 1
+        self._cache.clear()
+        self._update_subtitle()
+        self.refresh()
+
+    def watch_current(self, old: int, new: int) -> None:
+        self._refresh_row(old)
+        self._refresh_row(new)
+        self.scroll_current_into_view()
+        self._update_subtitle()
+
+    def _update_subtitle(self) -> None:
+        total = len(self.index.stream.events)
+        self.border_subtitle = f"event {self.current} of {total - 1}" if total else "no events"
+
+    def scroll_current_into_view(self) -> None:
+        height = self.scrollable_content_region.height or 1
+        top = int(self.scroll_y)
+        if top <= self.current < top + height:
+            return
+        target = max(0, self.current - height // 3)
+        self.scroll_to(y=target, animate=False, immediate=True)
+
+    def _refresh_row(self, row: int) -> None:
+        y = row - int(self.scroll_y)
+        if 0 <= y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    # -- input -------------------------------------------------------------
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        row = offset.y + int(self.scroll_y)
+        if 0 <= row < len(self.index.stream.events):
+            self.post_message(self.Selected(row))
+
+    def action_page(self, direction: int) -> None:
+        height = max(1, self.scrollable_content_region.height - 1)
+        last = len(self.index.stream.events) - 1
+        self.post_message(self.Selected(min(last, max(0, self.current + direction * height))))
+
+    # -- rendering ---------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        row = y + int(self.scroll_y)
+        width = self.scrollable_content_region.width
+        if not 0 <= row < len(self.index.stream.events):
+            return Strip.blank(width, self.rich_style)
+        if row == self.current:
+            return self._render_row(row, width, current=True)
+        key = (row, width)
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._cache[key] = self._render_row(row, width, current=False)
+        return strip
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"stream-list--{name}", partial=True)
+
+    def _render_row(self, row: int, width: int, current: bool) -> Strip:
+        stream = self.index.stream
+        ev = stream.events[row]
+        base = self.rich_style
+        if current:
+            base = base + self._style("current")
+        line = Text(style=base, end="", no_wrap=True)
+        line.append("▶" if current else " ")
+        line.append(f"{row:>{self._digits}} ", self._style("number"))
+        if self._timed:
+            t = "" if ev.time is None else f"{ev.time:7.3f}s"
+            line.append(f"{t:>8} ", self._style("time"))
+        rank = self.index.severity.get(row)
+        if rank is None:
+            line.append("  ")
+        else:
+            glyph, name = _SEVERITY_GLYPH[rank]
+            line.append(glyph + " ", self._style(name))
+        label = short_label(stream.labels[row]) if row < len(stream.labels) else ev.kind
+        if len(label) > self._label_width:
+            label = label[: self._label_width - 1] + "…"
+        kind_style = self._kind_style(ev.kind, label)
+        line.append(f"{label:<{self._label_width}} ", kind_style or self._style("label"))
+        touched = self._touched(row)
+        if self._call_width:
+            calls = "".join(f"#{self.index.position[c.seq]}" for c in touched)
+            if len(calls) > self._call_width:
+                calls = calls[: self._call_width - 1] + "+"
+            line.append(f"{calls:<{self._call_width}} ", self._style("name"))
+        room = max(0, width - line.cell_len)
+        chunk = self._chunk(row, room)
+        body = Text(chunk.text, style=kind_style or self._style("json"), end="", no_wrap=True)
+        for start, end, kind in chunk.marks:
+            body.stylize(self._style(kind), start, end)
+        line.append_text(body)
+        segments = list(line.render(self.app.console))
+        return Strip(Segment.simplify(segments)).crop_extend(0, width, base)
+
+    def _touched(self, row: int) -> list:
+        """The calls this event opened or added text to, in display order."""
+        return [
+            c
+            for c in self.index.calls
+            if c.first_event == row
+            or (c.first_event <= row <= c.last_event and self.index.added(c, row) is not None)
+        ]
+
+    def _kind_style(self, kind: str, label: str) -> Style | None:
+        if kind == "comment":
+            return self._style("comment")
+        if kind == "done":
+            return self._style("done")
+        if label in ("error", "non-json"):
+            return self._style("broken")
+        if label == "usage":
+            return self._style("usage")
+        return None
+
+    def _chunk(self, row: int, width: int) -> ChunkLine:
+        stream = self.index.stream
+        ev = stream.events[row]
+        if ev.kind == "comment":
+            return ChunkLine(": " + ev.data.strip())
+        if ev.kind == "done":
+            return ChunkLine("[DONE]")
+        value, ok = self._value(row)
+        if not ok:
+            return ChunkLine(" ".join(ev.data.split()), broken=True)
+        previous = None
+        for back in range(row - 1, max(-1, row - 1 - _LOOKBACK), -1):
+            if stream.events[back].kind == "data":
+                previous = self._value(back)[0]
+                break
+        text = compact(value, previous)
+        added = self.index.added_at(row)
+        firsts = [(c.id_at(row), c.name_at(row)) for c in self.index.calls if c.first_event == row]
+        return window(ChunkLine(text, tuple(mark(text, added, firsts))), width)
+
+    def _value(self, row: int) -> tuple[Any, bool]:
+        found = self._values.get(row)
+        if found is None:
+            found = self._values[row] = parse(self.index.stream.events[row].data)
+        return found
