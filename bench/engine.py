@@ -101,6 +101,7 @@ def fraglens(data: bytes) -> dict:
 
 
 def openai_sdk(data: bytes):
+    from openai._models import construct_type
     from openai.lib.streaming.chat._completions import ChatCompletionStreamState
     from openai.types.chat import ChatCompletionChunk
 
@@ -108,9 +109,10 @@ def openai_sdk(data: bytes):
     for block in data.decode().split("\n\n"):
         if not block.startswith("data: ") or block == "data: [DONE]":
             continue
-        chunk = ChatCompletionChunk.construct(**json.loads(block[6:]))
-        # construct() leaves nested dicts: the SDK's stream builds them the same way
-        state.handle_chunk(ChatCompletionChunk.model_validate(chunk.model_dump()))
+        # what the SDK's own Stream does with each event
+        chunk = construct_type(type_=ChatCompletionChunk, value=json.loads(block[6:]))
+        for _ in state.handle_chunk(chunk):
+            pass
     return state.current_completion_snapshot
 
 

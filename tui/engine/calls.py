@@ -76,14 +76,14 @@ class Call:
         self.wire_ids.append(wire_id)
         scanner = self.scanner
         scanner.feed(text)
-        st = scanner.state()
+        offset, depth, in_string, in_escape, complete = scanner.packed()
         self.frag_event.append(event)
-        self.frag_end.append(st.offset)
-        self.frag_depth.append(st.depth)
+        self.frag_end.append(offset)
+        self.frag_depth.append(depth)
         self.frag_flags.append(
-            (_IN_STRING if st.in_string else 0)
-            | (_IN_ESCAPE if st.in_escape else 0)
-            | (_COMPLETE if st.complete else 0)
+            (_IN_STRING if in_string else 0)
+            | (_IN_ESCAPE if in_escape else 0)
+            | (_COMPLETE if complete else 0)
         )
         self.last_event = event
 
@@ -97,7 +97,7 @@ class Call:
     @property
     def complete(self) -> bool:
         """The text so far is one whole JSON value."""
-        return self.scanner.state().complete
+        return self.scanner.complete
 
     @property
     def result(self) -> Result | None:

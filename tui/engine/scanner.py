@@ -128,6 +128,22 @@ class Scanner:
         self.surrogate_split = False
 
     # -- public -----------------------------------------------------------
+    @property
+    def complete(self) -> bool:
+        return self._complete and self._bad is None
+
+    def packed(self) -> tuple[int, int, bool, bool, bool]:
+        """(offset, depth, in_string, in_escape, complete): the per-fragment
+        record, without building a ScanState."""
+        in_string = self._state == _STRING
+        return (
+            self._offset,
+            len(self._stack),
+            in_string,
+            in_string and (self._esc or self._uni != ""),
+            self._complete and self._bad is None,
+        )
+
     def state(self) -> ScanState:
         in_string = self._state == _STRING
         return ScanState(

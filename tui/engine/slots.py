@@ -82,6 +82,11 @@ class SlotResolver:
 
     # -- resolving -----------------------------------------------------------
     def resolve(self, event: int, d: ToolDelta) -> Call | None:
+        if d.id is None and d.name is None and d.index is not None and d.args:
+            # the common case, a bare continuation on a known slot: no rule applies
+            call = self.by_index.get((d.choice, d.index))
+            if call is not None and not (call.complete and d.args.lstrip()[:1] in ("{", "[")):
+                return call
         owner = self.owner
         cid, name = clean(d.id), clean(d.name)
         has_args = bool(d.args) or d.args_obj is not NO_OBJECT
