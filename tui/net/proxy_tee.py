@@ -13,6 +13,7 @@ holds the flow store's lock around every call.
 
 from __future__ import annotations
 
+import re
 import zlib
 from typing import Protocol
 
@@ -88,6 +89,18 @@ def _decoder(encoding: str | None) -> _Decoder | None:
         return None
 
 
+_SSE_START = re.compile(rb"(?:data|event|id|retry)(?::|\r|\n|\Z)|:")
+
+
+def _sniff(head: bytes, final: bool = False) -> str | None:
+    """ "sse" or "whole" from the body's first non-blank bytes; None: not sure yet."""
+    if head[:1] in (b"{", b"["):
+        return "whole"
+    if len(head) < 6 and b"\n" not in head and b"\r" not in head and not final:
+        return None  # "dat" may become "data:"
+    return "sse" if _SSE_START.match(head) else "whole"
+
+
 class BodyTee:
     """Feed the forwarded bytes with :meth:`feed`, then :meth:`close` once."""
 
@@ -135,8 +148,11 @@ class BodyTee:
         if stream is None or stream.closed:
             return
         if self._mode is None and self._held.strip(_WHITESPACE):
-            self._mode = "whole"
-            self._body.append(self._held)
+            held, self._held = self._held, b""
+            self._mode = _sniff(held.removeprefix(_BOM).lstrip(_WHITESPACE), final=True)
+            if self._mode == "sse":
+                self._sse = SSEDecoder()
+            self._read(held, t)
         if self._mode == "sse" and self._sse is not None:
             self._emit(self._sse.close(time=t))
         elif self._mode == "whole":
@@ -161,10 +177,12 @@ class BodyTee:
             if not head:
                 return
             data, self._held = self._held, b""
-            if head[:1] in (b"{", b"["):
-                self._mode = "whole"
-            else:
-                self._mode = "sse"
+            mode = _sniff(head)
+            if mode is None:
+                self._held = data
+                return
+            self._mode = mode
+            if mode == "sse":
                 self._sse = SSEDecoder()
         if self._mode == "sse":
             assert self._sse is not None
