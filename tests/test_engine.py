@@ -238,7 +238,7 @@ def test_hopeless_text_is_invalid():
 
 def test_q42_lone_surrogates_are_joined():
     r = run(T(0, "c1", "f", '{"e":"\ud83d'), T(0, None, None, '\ude80"}'))
-    assert summary(r) == [("f", "repaired", {"e": "🚀"})]
+    assert summary(r) == [("f", "ok", {"e": "🚀"})]
     assert "args-surrogate-split" in codes(r)
 
 
@@ -309,3 +309,24 @@ def test_calls_are_kept_per_choice():
     r = run(T(0, "a", "f", "{}", choice=0), T(0, "b", "g", "{}", choice=1))
     assert [(c.choice, c.name) for c in r.calls] == [(0, "f"), (1, "g")]
     assert "choice-index-unstable" in codes(r)
+
+
+def test_a_native_block_index_after_text_is_not_a_nonzero_start():
+    r = run(T(1, "toolu_1", "f", "", native_index=True), T(1, args="{}", native_index=True))
+    assert summary(r) == [("f", "ok", {})]
+    assert "index-nonzero-start" not in codes(r)
+
+
+def test_q12_a_late_name_after_complete_arguments_lands_on_its_call():
+    r = run(T(0, "c1", None, '{"a":1}'), T(0, None, "late", None))
+    assert summary(r) == [("late", "ok", {"a": 1})]
+    assert "index-collision" not in codes(r)
+
+
+def test_an_error_aborts_only_the_call_still_open():
+    r = Reassembler()
+    r.apply(0, [T(0, "c1", "f", '{"a":1}')])
+    r.apply(1, [T(1, "c2", "g", '{"b":')])
+    r.apply(2, [StreamError("overloaded_error")])
+    r.close(2)
+    assert [c.result.status for c in r.calls] == ["ok", "aborted"]

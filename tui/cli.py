@@ -50,6 +50,18 @@ def _add_stream_options(p: argparse.ArgumentParser) -> None:
 # -- check --------------------------------------------------------------------
 
 
+def write_json(doc: object) -> None:
+    """JSON on stdout, readable (UTF-8) when it can be; arguments with lone
+    surrogates, as some gateways send them, are written escaped instead."""
+    text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = (json.dumps(doc, ensure_ascii=True, indent=2) + "\n").encode("ascii")
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     stream, _ = load_stream(
         args.path, format=args.format, max_arg_bytes=args.max_arg_bytes, keep_naive=args.compare
@@ -58,7 +70,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise CliError(f"{args.path}: no events in the stream")
     doc = build_report(stream, compare=args.compare)
     if args.json:
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        write_json(doc)
     else:
         from .report_text import print_report
 

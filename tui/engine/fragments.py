@@ -37,6 +37,10 @@ class ToolDelta:
     args_obj: Any = NO_OBJECT
     #: A stable native key other than the wire index (Responses item_id), or None.
     item: str | None = None
+    #: The index is the format's own block/item position (an Anthropic content
+    #: block, a Responses output item), not a Chat Completions tool-call index:
+    #: it starts wherever the blocks before it left off, so Q02 does not apply.
+    native_index: bool = False
 
 
 @dataclass(frozen=True, slots=True)

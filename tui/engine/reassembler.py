@@ -274,7 +274,9 @@ class Reassembler:
         self.diag("error-event", err.message, event)
         for call in self.calls:
             if not call.finalized:
-                self._finalize(call, event, aborted=True)
+                # a call whose arguments were already one whole value was closed
+                # before the error came; only the one still open is cut off
+                self._finalize(call, event, aborted=not call.complete)
 
     def _finalize(self, call: Call, event: int, aborted: bool = False) -> None:
         finish = self._choice(call.choice).finish

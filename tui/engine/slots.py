@@ -120,6 +120,8 @@ class SlotResolver:
                 return self._update(event, other, cid, name, d)
         if call is None:
             return self._new(event, d, cid, name, index)
+        if d.native_index:
+            return self._update(event, call, cid, name, d)  # the format's own key: no guessing
         starts_value = (d.args or "").lstrip()[:1] in ("{", "[")
         if cid and call.id and cid != call.id and cid not in call.aliases:
             if name or call.complete:
@@ -129,7 +131,8 @@ class SlotResolver:
                 call, "id-changed", f"id {cid!r} arrived for call {call.id!r}; kept as alias", event
             )
             return self._update(event, call, None, name, d)
-        if call.complete and name and (name != call.name or starts_value):
+        # a nameless call is waiting for its name (Q12), so a name is not a new call
+        if call.complete and name and call.name is not None and (name != call.name or starts_value):
             return self._collision(event, d, cid, name, index, f"name {name!r}")
         if call.complete and starts_value and not cid and not name:
             # a second value on the same slot: Q14/Q14b, decided when finalizing
@@ -169,7 +172,7 @@ class SlotResolver:
             self.by_index[(d.choice, index)] = call
             if d.choice not in self.first_index:
                 self.first_index[d.choice] = index
-                if index != 0:
+                if index != 0 and not d.native_index:
                     owner.diag(
                         "index-nonzero-start",
                         f"choice {d.choice}: the first tool-call index is {index}",
