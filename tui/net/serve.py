@@ -294,7 +294,7 @@ def url_of(sock: socket.socket) -> str:
     return f"http://{shown}:{port}"
 
 
-def make_server(app: ReplayApp) -> uvicorn.Server:
+def make_server(app: Any) -> uvicorn.Server:
     config = uvicorn.Config(
         app,
         lifespan="off",
@@ -310,7 +310,7 @@ def make_server(app: ReplayApp) -> uvicorn.Server:
 class ServerHandle:
     """A running server in a background thread: ``url``, ``stop()``; a context manager."""
 
-    def __init__(self, app: ReplayApp, sock: socket.socket) -> None:
+    def __init__(self, app: Any, sock: socket.socket) -> None:
         self.app = app
         self.url = url_of(sock)
         self.port = sock.getsockname()[1]
@@ -331,7 +331,9 @@ class ServerHandle:
         return self
 
     def stop(self) -> None:
-        self.app.abort_all()
+        abort = getattr(self.app, "abort_all", None)
+        if abort is not None:
+            abort()
         self._server.should_exit = True
         self._thread.join(timeout=10)
         self._sock.close()
