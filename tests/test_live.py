@@ -14,6 +14,16 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tui.cli import main
+from tui.framing.recording import parse_recording
+from tui.net.cost import Prices
+from tui.net.live import LiveCall, Phase, describe_error
+from tui.net.replay import NO_CHAOS, Chaos, Pace, load_source, plan
+from tui.net.request import LIVE_FORMATS, build_spec
+from tui.net.serve import ServerHandle, bind, start_server
+from tui.report import build_report
+
 from .test_live_streams import (
     ANTHROPIC_SSE,
     FAKE_KEY,
@@ -26,30 +36,30 @@ from .test_live_streams import (
     write,
 )
 
-from tui.cli import main
-from tui.framing.recording import parse_recording
-from tui.net.cost import Prices
-from tui.net.live import LiveCall, Phase, describe_error
-from tui.net.replay import Chaos, Pace, load_source, plan
-from tui.net.request import LIVE_FORMATS, build_spec
-from tui.net.serve import ServerHandle, bind, start_server
-from tui.report import build_report
-
 FAST = Pace("fixed", 0)
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 
 
 def spec_for(url: str, fmt: str = "openai-chat", **kw):
     spec, _ = build_spec(
-        url + "/v1", format=fmt, model="m", prompt="hi", environ={"OPENAI_API_KEY": FAKE_KEY,
-                                                                  "ANTHROPIC_API_KEY": FAKE_KEY},
+        url + "/v1",
+        format=fmt,
+        model="m",
+        prompt="hi",
+        environ={"OPENAI_API_KEY": FAKE_KEY, "ANTHROPIC_API_KEY": FAKE_KEY},
         **kw,
     )
     return spec
 
 
-async def live(capture: str, tmp_path: Path, chaos: Chaos = Chaos(), fmt: str = "openai-chat",
-               timeout: float = 10, **kw):
+async def live(
+    capture: str,
+    tmp_path: Path,
+    chaos: Chaos = NO_CHAOS,
+    fmt: str = "openai-chat",
+    timeout: float = 10,
+    **kw,
+):
     """Serve ``capture``, make one live call into a recording; (call, recording path, logs)."""
     logs: list[str] = []
     record = tmp_path / "live.jsonl"
@@ -94,8 +104,11 @@ async def test_status_goes_connecting_waiting_streaming_done(tmp_path):
     seen: list[Phase] = []
     events: list[int] = []
     call, _, _ = await live(
-        write(tmp_path, "chat.sse", OPENAI_SSE), tmp_path, on_status=lambda s: seen.append(s.phase),
-        on_event=lambda ev: events.append(ev.number), prices=Prices(2.5, 10, markup=1.3),
+        write(tmp_path, "chat.sse", OPENAI_SSE),
+        tmp_path,
+        on_status=lambda s: seen.append(s.phase),
+        on_event=lambda ev: events.append(ev.number),
+        prices=Prices(2.5, 10, markup=1.3),
     )
     phases = [p for i, p in enumerate(seen) if i == 0 or seen[i - 1] is not p]
     assert phases == [Phase.CONNECTING, Phase.WAITING, Phase.STREAMING, Phase.DONE]
@@ -130,8 +143,13 @@ async def test_every_sample_stream_comes_back_the_same_through_serve_and_live(sa
 
 @pytest.mark.parametrize(
     "chaos",
-    [Chaos(split_bytes=1), Chaos(split_bytes=7), Chaos(split_seed=1), Chaos(split_seed=42),
-     Chaos(stall_after=3, stall_seconds=0.05)],
+    [
+        Chaos(split_bytes=1),
+        Chaos(split_bytes=7),
+        Chaos(split_seed=1),
+        Chaos(split_seed=42),
+        Chaos(stall_after=3, stall_seconds=0.05),
+    ],
     ids=lambda c: c.describe(),
 )
 async def test_split_and_stalled_streams_give_the_same_report(tmp_path, chaos):
@@ -176,13 +194,20 @@ async def test_a_stall_past_the_timeout_is_a_read_timeout_with_what_came_kept(tm
 
 @pytest.mark.parametrize(
     ("fmt", "status", "said"),
-    [("openai-chat", 429, "Too Many Requests"), ("anthropic", 529, "simulated HTTP 529"),
-     ("openai-responses", 500, "Internal Server Error")],
+    [
+        ("openai-chat", 429, "Too Many Requests"),
+        ("anthropic", 529, "simulated HTTP 529"),
+        ("openai-responses", 500, "Internal Server Error"),
+    ],
 )
-async def test_an_http_error_shows_the_status_and_the_providers_message(tmp_path, fmt, status,
-                                                                        said):
-    source = write(tmp_path, "claude.sse" if fmt == "anthropic" else "chat.sse",
-                   ANTHROPIC_SSE if fmt == "anthropic" else OPENAI_SSE)
+async def test_an_http_error_shows_the_status_and_the_providers_message(
+    tmp_path, fmt, status, said
+):
+    source = write(
+        tmp_path,
+        "claude.sse" if fmt == "anthropic" else "chat.sse",
+        ANTHROPIC_SSE if fmt == "anthropic" else OPENAI_SSE,
+    )
     call, record, _ = await live(source, tmp_path, chaos=Chaos(http_error=status), fmt=fmt)
     assert call.status.phase is Phase.FAILED and call.status.error_kind == "http-status"
     assert call.status.message.startswith(f"HTTP {status}")
@@ -195,10 +220,27 @@ async def test_an_http_error_shows_the_status_and_the_providers_message(tmp_path
 
 
 async def test_a_200_that_is_not_a_stream_is_read_as_one_json_body(tmp_path):
-    answer = {"id": "c", "object": "chat.completion", "model": "m", "choices": [{
-        "index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "tool_calls": [
-            {"id": "call_x", "type": "function",
-             "function": {"name": "f", "arguments": "{\"a\": 1}"}}]}}]}
+    answer = {
+        "id": "c",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": "call_x",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": '{"a": 1}'},
+                        }
+                    ],
+                },
+            }
+        ],
+    }
     source = write(tmp_path, "body.json", json.dumps(answer).encode())
     call, record, _ = await live(source, tmp_path)
     assert call.status.phase is Phase.FAILED and call.status.error_kind == "not-a-stream"
@@ -234,12 +276,15 @@ def test_dns_and_connect_timeouts_are_named_for_what_they_are():
     lookup.__cause__ = socket.gaierror(-2, "Name or service not known")
     assert describe_error(lookup, "https://api.example.invalid/v1")[0] == "dns"
     assert describe_error(httpx.ConnectTimeout("t"), "https://h/v1") == (
-        "connect-timeout", "timed out connecting to h:443")
+        "connect-timeout",
+        "timed out connecting to h:443",
+    )
     cert = httpx.ConnectError("boom")
     cert.__cause__ = ssl.SSLCertVerificationError("certificate verify failed")
     assert describe_error(cert, "https://h:8443/v1")[0] == "tls"
     assert describe_error(httpx.ReadTimeout("t"), "http://h/v1")[1] == (
-        "h:80 accepted the request but sent no answer: read timed out")
+        "h:80 accepted the request but sent no answer: read timed out"
+    )
 
 
 async def test_cancel_keeps_what_arrived_and_says_so_in_the_recording(tmp_path):
@@ -287,8 +332,13 @@ class EchoKeyApp:
         headers = dict(scope["headers"])
         key = headers[b"authorization"].split(b" ", 1)[1]
         await receive()
-        await send({"type": "http.response.start", "status": 401,
-                    "headers": [(b"content-type", b"application/json")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
         text = b'{"error": {"message": "Incorrect API key provided: ' + key + b'"}}'
         cut = text.index(key) + 10
         await send({"type": "http.response.body", "body": text[:cut], "more_body": True})
@@ -301,9 +351,22 @@ def test_the_key_is_in_no_recording_output_or_error_even_when_the_server_echoes_
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     record = tmp_path / "echo.jsonl"
     with ServerHandle(EchoKeyApp(), bind("127.0.0.1", 0)).start() as server:
-        code = main(["live", "--url", server.url + f"/v1?api_key={FAKE_KEY}", "--model", "m",
-                     "--prompt", "hi", "--headless", "--record", str(record), "-H",
-                     f"X-Trace: {FAKE_KEY}"])
+        code = main(
+            [
+                "live",
+                "--url",
+                server.url + f"/v1?api_key={FAKE_KEY}",
+                "--model",
+                "m",
+                "--prompt",
+                "hi",
+                "--headless",
+                "--record",
+                str(record),
+                "-H",
+                f"X-Trace: {FAKE_KEY}",
+            ]
+        )
     out = capsys.readouterr()
     assert code == 2
     assert "HTTP 401 Unauthorized: Incorrect API key provided: [redacted]" in out.err
@@ -316,10 +379,26 @@ def test_the_key_is_in_no_output_of_a_good_call_either(tmp_path, monkeypatch, ca
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     logs: list[str] = []
     record = tmp_path / "r.jsonl"
-    with start_server([write(tmp_path, "chat.sse", OPENAI_SSE)], pace=FAST,
-                      log=logs.append) as server:
-        assert main(["live", "--url", server.url, "--model", "m", "--prompt", "hi", "--json",
-                     "--record", str(record)]) == 0
+    with start_server(
+        [write(tmp_path, "chat.sse", OPENAI_SSE)], pace=FAST, log=logs.append
+    ) as server:
+        assert (
+            main(
+                [
+                    "live",
+                    "--url",
+                    server.url,
+                    "--model",
+                    "m",
+                    "--prompt",
+                    "hi",
+                    "--json",
+                    "--record",
+                    str(record),
+                ]
+            )
+            == 0
+        )
         spec = spec_for(server.url)
     out = capsys.readouterr()
     for text in (record.read_text(), out.out, out.err, "\n".join(logs), repr(spec)):
@@ -333,19 +412,37 @@ def test_headless_json_equals_check_json_on_the_recording(tmp_path, monkeypatch,
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     record = tmp_path / "r.jsonl"
     with start_server([write(tmp_path, "chat.sse", OPENAI_SSE)], pace=FAST) as server:
-        assert main(["live", "--url", server.url + "/v1/chat/completions", "--model", "m",
-                     "--prompt", "hi", "--json", "--record", str(record)]) == 0
+        assert (
+            main(
+                [
+                    "live",
+                    "--url",
+                    server.url + "/v1/chat/completions",
+                    "--model",
+                    "m",
+                    "--prompt",
+                    "hi",
+                    "--json",
+                    "--record",
+                    str(record),
+                ]
+            )
+            == 0
+        )
     live_out = capsys.readouterr().out
     assert main(["check", "--json", str(record)]) == 0
     assert live_out == capsys.readouterr().out
     assert [c["arguments_raw"] for c in json.loads(live_out)["calls"]] == [
-        "".join(OPENAI_ARGS), "".join(OPENAI_ARGS_2)]
+        "".join(OPENAI_ARGS),
+        "".join(OPENAI_ARGS_2),
+    ]
 
 
 def test_headless_failure_prints_what_arrived_then_one_error_line(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    with start_server([write(tmp_path, "chat.sse", OPENAI_SSE)], pace=FAST,
-                      chaos=Chaos(drop_after=4)) as server:
+    with start_server(
+        [write(tmp_path, "chat.sse", OPENAI_SSE)], pace=FAST, chaos=Chaos(drop_after=4)
+    ) as server:
         code = main(["live", "--url", server.url, "--model", "m", "--prompt", "hi", "--json"])
     out = capsys.readouterr()
     assert code == 2
@@ -361,12 +458,24 @@ def test_headless_failure_prints_what_arrived_then_one_error_line(tmp_path, monk
         (["--url", "ftp://x", "--model", "m", "--prompt", "p"], "not an http(s) URL"),
         (["--url", "http://127.0.0.1:9/v1", "--prompt", "p"], "no model"),
         (["--url", "http://127.0.0.1:9/v1", "--model", "m"], "say what to send"),
-        (["--url", "http://127.0.0.1:9/v1", "--model", "m", "--prompt", "p", "-H", "nocolon"],
-         "a header is 'Name: value'"),
-        (["--url", "http://127.0.0.1:9/v1", "--model", "m", "--prompt", "p",
-          "--api-key-env", "FRAGLENS_TEST_UNSET_VAR"], "$FRAGLENS_TEST_UNSET_VAR is not set"),
-        (["--url", "http://127.0.0.1:9/v1", "--request", "/nonexistent/req.json"],
-         "no such file"),
+        (
+            ["--url", "http://127.0.0.1:9/v1", "--model", "m", "--prompt", "p", "-H", "nocolon"],
+            "a header is 'Name: value'",
+        ),
+        (
+            [
+                "--url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "m",
+                "--prompt",
+                "p",
+                "--api-key-env",
+                "FRAGLENS_TEST_UNSET_VAR",
+            ],
+            "$FRAGLENS_TEST_UNSET_VAR is not set",
+        ),
+        (["--url", "http://127.0.0.1:9/v1", "--request", "/nonexistent/req.json"], "no such file"),
     ],
 )
 def test_bad_live_arguments_are_one_line_and_exit_2(argv, message, capsys, monkeypatch):
@@ -382,13 +491,17 @@ def test_bad_live_arguments_are_one_line_and_exit_2(argv, message, capsys, monke
 def test_a_base_url_gets_the_formats_endpoint_and_a_full_endpoint_names_the_format():
     env = {"OPENAI_API_KEY": FAKE_KEY}
     spec, _ = build_spec("https://api.example.com/v1", model="m", prompt="p", environ=env)
-    assert (spec.url, spec.format) == ("https://api.example.com/v1/chat/completions",
-                                       "openai-chat")
-    spec, _ = build_spec("https://gw.example.com/x/v1/messages", model="m", prompt="p",
-                         environ={"ANTHROPIC_API_KEY": FAKE_KEY})
+    assert (spec.url, spec.format) == ("https://api.example.com/v1/chat/completions", "openai-chat")
+    spec, _ = build_spec(
+        "https://gw.example.com/x/v1/messages",
+        model="m",
+        prompt="p",
+        environ={"ANTHROPIC_API_KEY": FAKE_KEY},
+    )
     assert spec.format == "anthropic" and spec.url.endswith("/x/v1/messages")
-    spec, _ = build_spec("https://api.anthropic.com", model="m", prompt="p",
-                         environ={"ANTHROPIC_API_KEY": FAKE_KEY})
+    spec, _ = build_spec(
+        "https://api.anthropic.com", model="m", prompt="p", environ={"ANTHROPIC_API_KEY": FAKE_KEY}
+    )
     assert spec.url == "https://api.anthropic.com/v1/messages"
     headers = dict(spec.headers)
     assert headers["x-api-key"] == FAKE_KEY and headers["anthropic-version"]
@@ -396,10 +509,11 @@ def test_a_base_url_gets_the_formats_endpoint_and_a_full_endpoint_names_the_form
 
 
 def test_streaming_and_usage_are_switched_on_for_the_user():
-    spec, _ = build_spec("http://127.0.0.1:1/v1", body={"model": "m", "messages": [],
-                                                        "stream": False,
-                                                        "stream_options": {"x": 1}},
-                         environ={})
+    spec, _ = build_spec(
+        "http://127.0.0.1:1/v1",
+        body={"model": "m", "messages": [], "stream": False, "stream_options": {"x": 1}},
+        environ={},
+    )
     assert spec.body["stream"] is True
     assert spec.body["stream_options"] == {"x": 1, "include_usage": True}
     spec, _ = build_spec("http://127.0.0.1:1/v1/responses", model="m", prompt="p", environ={})
@@ -407,16 +521,26 @@ def test_streaming_and_usage_are_switched_on_for_the_user():
 
 
 def test_tools_are_reshaped_for_the_api_spoken():
-    openai_tool = {"type": "function", "function": {"name": "f", "description": "d",
-                                                    "parameters": {"type": "object"}}}
-    spec, _ = build_spec("http://127.0.0.1:1/v1/messages", model="m", prompt="p",
-                         tools=[openai_tool], environ={})
-    assert spec.body["tools"] == [{"name": "f", "input_schema": {"type": "object"},
-                                   "description": "d"}]
-    spec, _ = build_spec("http://127.0.0.1:1/v1/responses", model="m", prompt="p",
-                         tools=spec.body["tools"], environ={})
-    assert spec.body["tools"] == [{"type": "function", "name": "f",
-                                   "parameters": {"type": "object"}, "description": "d"}]
+    openai_tool = {
+        "type": "function",
+        "function": {"name": "f", "description": "d", "parameters": {"type": "object"}},
+    }
+    spec, _ = build_spec(
+        "http://127.0.0.1:1/v1/messages", model="m", prompt="p", tools=[openai_tool], environ={}
+    )
+    assert spec.body["tools"] == [
+        {"name": "f", "input_schema": {"type": "object"}, "description": "d"}
+    ]
+    spec, _ = build_spec(
+        "http://127.0.0.1:1/v1/responses",
+        model="m",
+        prompt="p",
+        tools=spec.body["tools"],
+        environ={},
+    )
+    assert spec.body["tools"] == [
+        {"type": "function", "name": "f", "parameters": {"type": "object"}, "description": "d"}
+    ]
 
 
 def test_no_key_in_the_environment_sends_none_and_says_so():
@@ -432,6 +556,6 @@ def test_the_scrubber_catches_a_key_cut_across_reads():
     text = f"data: echo {FAKE_KEY} twice {FAKE_KEY}\n\n".encode()
     out = b""
     for i in range(0, len(text), 5):
-        out += scrub.feed(text[i:i + 5])
+        out += scrub.feed(text[i : i + 5])
     out += scrub.close()
     assert out == b"data: echo [redacted] twice [redacted]\n\n"

@@ -56,27 +56,46 @@ OPENAI_EVENTS = 11
 
 
 def _anthropic(kind: str, payload: dict) -> str:
-    return f"event: {kind}\ndata: " + json.dumps({"type": kind, **payload}, ensure_ascii=False) + "\n\n"
+    return (
+        f"event: {kind}\ndata: "
+        + json.dumps({"type": kind, **payload}, ensure_ascii=False)
+        + "\n\n"
+    )
 
 
 ANTHROPIC_SSE = (
     _anthropic(
         "message_start",
-        {"message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [],
-                     "model": "claude-test", "usage": {"input_tokens": 300, "output_tokens": 1}}},
+        {
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "content": [],
+                "model": "claude-test",
+                "usage": {"input_tokens": 300, "output_tokens": 1},
+            }
+        },
     )
     + _anthropic(
         "content_block_start",
-        {"index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "lookup",
-                                       "input": {}}},
+        {
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}},
+        },
     )
-    + _anthropic("content_block_delta",
-                 {"index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"q": "'}})
-    + _anthropic("content_block_delta",
-                 {"index": 0, "delta": {"type": "input_json_delta", "partial_json": 'naïve"}'}})
+    + _anthropic(
+        "content_block_delta",
+        {"index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"q": "'}},
+    )
+    + _anthropic(
+        "content_block_delta",
+        {"index": 0, "delta": {"type": "input_json_delta", "partial_json": 'naïve"}'}},
+    )
     + _anthropic("content_block_stop", {"index": 0})
-    + _anthropic("message_delta", {"delta": {"stop_reason": "tool_use"},
-                                   "usage": {"output_tokens": 25}})
+    + _anthropic(
+        "message_delta", {"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 25}}
+    )
     + _anthropic("message_stop", {})
 ).encode("utf-8")
 
