@@ -191,12 +191,13 @@ def _event_times(events: list[RawEvent], first: float | None) -> list[float] | N
 def _sse_source(
     name: str, fmt: str | None, body: bytes, events: list[RawEvent], first: float | None, **extra
 ) -> Source:
+    # an event's write runs up to where the next event starts: the blank lines
+    # after a comment, and whatever follows the last event, go with it
     ends = []
-    for ev in events:
-        end = ev.span[1] if ev.span else len(body)
+    for following in events[1:]:
+        end = following.span[0] if following.span else len(body)
         ends.append(max(end, ends[-1] if ends else 0))
-    # whatever follows the last event (a stray line, a cut-off field) goes with it
-    ends[-1] = len(body)
+    ends.append(len(body))
     return Source(name, fmt, body, ends, _event_times(events, first), **extra)
 
 
@@ -221,15 +222,18 @@ def _cuts(source: Source, chaos: Chaos) -> list[int]:
         cuts = list(range(chaos.split_bytes, size, chaos.split_bytes))
     elif chaos.split_seed is not None:
         rng = random.Random(chaos.split_seed)
-        # pieces from one byte to about two events long: many cuts land inside
-        # events, inside strings and inside multi-byte characters
-        longest = max(2, 2 * size // max(1, source.events))
+        # pieces from one byte to about one event long land inside events and
+        # strings; half of the multi-byte characters are cut on purpose, since
+        # a random offset rarely hits one and that is the split clients get wrong
+        longest = max(2, size // max(1, source.events))
         cuts, pos = [], 0
         while True:
             pos += rng.randint(1, longest)
             if pos >= size:
                 break
             cuts.append(pos)
+        body = source.body
+        cuts += [i + 1 for i, byte in enumerate(body) if byte >= 0xC0 and rng.random() < 0.5]
     elif source.read_ends:
         cuts = source.read_ends[:-1]
     else:
