@@ -17,28 +17,38 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from textual.binding import Binding
+
 from .live import LiveCall, LiveStatus, Phase
 
-__all__ = ["run_live_app"]
+__all__ = ["AGAIN", "make_live_app", "run_live_app"]
 
 #: what the app returns when the user asked to send the request again
-_AGAIN = -1
+AGAIN = -1
 
 
-def run_live_app(args: argparse.Namespace, call: LiveCall) -> int:
-    try:
-        from ..app.app import FraglensApp, StreamGrew
-    except ImportError:
-        print("fraglens: note: the app is not available; printing the report", file=sys.stderr)
-        from .commands import run_headless
-
-        return run_headless(args, call)
+def make_live_app(call: LiveCall) -> Any:
+    """The app showing ``call.stream``, running ``call`` once mounted.
+    ImportError when the app is not installed."""
+    from ..app.app import FraglensApp, StreamGrew
 
     class LiveApp(FraglensApp):
         BINDINGS = [
             *FraglensApp.BINDINGS,
-            ("ctrl+r", "send_again", "Send again"),
-            ("escape", "cancel_call", "Cancel"),
+            Binding(
+                "ctrl+r",
+                "send_again",
+                "Send again",
+                id="live.send-again",
+                tooltip="cancel this call and send the same request again",
+            ),
+            Binding(
+                "escape",
+                "cancel_call",
+                "Cancel",
+                id="live.cancel",
+                tooltip="cancel the call in flight; what arrived stays",
+            ),
         ]
 
         def __init__(self, call: LiveCall) -> None:
@@ -63,19 +73,28 @@ def run_live_app(args: argparse.Namespace, call: LiveCall) -> int:
 
         def action_send_again(self) -> None:
             self.call.cancel()
-            self.exit(_AGAIN)
+            self.exit(AGAIN)
 
         def action_cancel_call(self) -> None:
             if not self.call.status.phase.finished:
                 self.call.cancel()
 
+    return LiveApp(call)
+
+
+def run_live_app(args: argparse.Namespace, call: LiveCall) -> int:
+    try:
+        app = make_live_app(call)
+    except ImportError:
+        print("fraglens: note: the app is not available; printing the report", file=sys.stderr)
+        from .commands import run_headless
+
+        return run_headless(args, call)
     attempt = 1
-    while True:
-        result = LiveApp(call).run()
-        if result != _AGAIN:
-            break
+    while app.run() == AGAIN:
         attempt += 1
         call = call.again(record=_numbered(args.record, attempt))
+        app = make_live_app(call)
     status = call.status
     if status.phase is Phase.FAILED:
         print(f"fraglens: error: {status.message}", file=sys.stderr)

@@ -1,0 +1,85 @@
+"""fraglens live in the app, driven by Pilot against fraglens serve on loopback."""
+
+from __future__ import annotations
+
+import pytest
+
+from tui.net.live import LiveCall, Phase
+from tui.net.replay import Chaos, Pace
+from tui.net.request import build_spec
+from tui.net.serve import start_server
+
+from .test_live_streams import FAKE_KEY, OPENAI_ARGS, OPENAI_ARGS_2, OPENAI_SSE, write
+
+pytest.importorskip("tui.app.app")
+
+from tui.net.live_app import AGAIN, make_live_app  # noqa: E402
+
+SIZE = (120, 36)
+#: Pilot pauses to wait for the call before giving up (no clock involved)
+PATIENCE = 2000
+
+
+async def wait_until(pilot, condition) -> None:
+    for _ in range(PATIENCE):
+        if condition():
+            return
+        await pilot.pause(0.005)
+    raise AssertionError("the live call never got there")
+
+
+def spec_for(url: str):
+    spec, _ = build_spec(url + "/v1", model="m", prompt="hi", environ={"OPENAI_API_KEY": FAKE_KEY})
+    return spec
+
+
+async def test_the_calls_fill_in_while_the_server_streams_and_escape_cancels(tmp_path):
+    source = write(tmp_path, "chat.sse", OPENAI_SSE)
+    # the stream stops after the first call's arguments: the app shows a call half written
+    with start_server([source], pace=Pace("fixed", 0), chaos=Chaos(stall_after=5)) as server:
+        call = LiveCall(spec_for(server.url), record=tmp_path / "r.jsonl")
+        app = make_live_app(call)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: len(app.stream.events) == 5)
+            await wait_until(pilot, lambda: app.index.last == 4)
+            calls = app.stream.reassembler.calls
+            assert [c.text for c in calls] == ["".join(OPENAI_ARGS)]
+            assert call.status.phase is Phase.STREAMING
+            assert "streaming" in app.live_status and "5 events" in app.live_status
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: call.status.phase.finished)
+            await wait_until(pilot, lambda: "cancelled" in app.live_status)
+            assert call.status.phase is Phase.CANCELLED
+            assert len(app.stream.events) == 5
+            assert FAKE_KEY not in app.live_status
+
+
+async def test_a_whole_stream_ends_done_with_both_calls_shown(tmp_path):
+    source = write(tmp_path, "chat.sse", OPENAI_SSE)
+    with start_server([source], pace=Pace("fixed", 200)) as server:
+        call = LiveCall(spec_for(server.url))
+        app = make_live_app(call)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: call.status.phase.finished)
+            await wait_until(pilot, lambda: app.index.last == len(app.stream.events) - 1)
+            assert call.status.phase is Phase.DONE
+            assert [c.text for c in app.stream.reassembler.calls] == [
+                "".join(OPENAI_ARGS),
+                "".join(OPENAI_ARGS_2),
+            ]
+            assert app.step == app.index.last  # the view followed the stream to its end
+            assert "done" in app.live_status
+
+
+async def test_ctrl_r_asks_to_send_the_request_again(tmp_path):
+    source = write(tmp_path, "chat.sse", OPENAI_SSE)
+    with start_server([source], pace=Pace("fixed", 0), chaos=Chaos(stall_after=3)) as server:
+        call = LiveCall(spec_for(server.url))
+        app = make_live_app(call)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: len(app.stream.events) >= 3)
+            await pilot.press("ctrl+r")
+            await wait_until(pilot, lambda: call.status.phase.finished)
+        assert app.return_value == AGAIN
+        again = call.again()
+        assert again.spec == call.spec and again is not call and not again.stream.events
