@@ -1,0 +1,214 @@
+"""Proxy benchmark: the latency ``fraglens proxy`` adds to each event, on loopback.
+
+    .venv/bin/python bench/proxy.py            # the figures in notes/proxy.md
+    .venv/bin/python bench/proxy.py --quick    # smaller, for a smoke run
+
+Three processes, as in real use: an upstream (uvicorn, this file with
+``--upstream``) that streams Chat Completions chunks carrying tool-call
+fragments at a steady pace, each stamped with the monotonic clock when it was
+written; ``fraglens proxy --headless`` in front of it; and this process as the
+client, reading with httpx and stamping each event when its last byte arrives.
+CLOCK_MONOTONIC is one clock for every process of the machine, so
+``received - sent`` is the event's latency. The same events are read directly
+from the upstream and through the proxy, alternating runs; the added latency is
+the difference, reported at the median and the 95th percentile, for one client
+and for several at once, and with ``--record-dir`` on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PROXY_MAIN = "import sys, tui.proxy_commands; from tui.cli import main; sys.exit(main())"
+
+
+# -- the upstream (a separate process) ----------------------------------------------
+
+
+def run_upstream(port: int, events: int, interval: float) -> None:
+    import uvicorn
+
+    def chunk(i: int) -> bytes:
+        if i == 0:
+            tool = {"index": 0, "id": "call_1", "type": "function",
+                    "function": {"name": "write_file", "arguments": ""}}  # fmt: skip
+        else:
+            tool = {"index": 0, "function": {"arguments": f'"line {i}: some text", '}}
+        doc = {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "bench",
+            "sent": time.monotonic_ns(),
+            "choices": [{"index": 0, "delta": {"tool_calls": [tool]}, "finish_reason": None}],
+        }
+        return b"data: " + json.dumps(doc).encode() + b"\n\n"
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        start = time.monotonic()
+        for i in range(events):
+            # a steady pace, not "sleep after each": the schedule does not drift
+            delay = start + i * interval - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await send({"type": "http.response.body", "body": chunk(i), "more_body": True})
+        await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
+
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+
+
+# -- the client ------------------------------------------------------------------------
+
+
+async def read_latencies(url: str) -> list[float]:
+    """Milliseconds from each event's write upstream to its arrival here."""
+    import httpx
+
+    out: list[float] = []
+    buffer = b""
+    body = {"model": "bench", "stream": True, "messages": []}
+    async with httpx.AsyncClient(timeout=60) as client:
+        async with client.stream("POST", url + "/v1/chat/completions", json=body) as response:
+            async for part in response.aiter_raw():
+                now = time.monotonic_ns()
+                buffer += part
+                while b"\n\n" in buffer:
+                    event, buffer = buffer.split(b"\n\n", 1)
+                    data = event.removeprefix(b"data: ")
+                    if data.startswith(b"{"):
+                        out.append((now - json.loads(data)["sent"]) / 1e6)
+    return out
+
+
+async def run_clients(url: str, clients: int) -> list[float]:
+    results = await asyncio.gather(*(read_latencies(url) for _ in range(clients)))
+    return [x for r in results for x in r]
+
+
+# -- orchestration ------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"a bench process exited early ({proc.args})")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"nothing listens on {port}")
+
+
+def p95(xs: list[float]) -> float:
+    return statistics.quantiles(xs, n=20)[-1]
+
+
+def measure(events: int, interval: float, runs: int, clients: int, record: bool) -> dict:
+    up_port, px_port = free_port(), free_port()
+    python = sys.executable
+    upstream = subprocess.Popen(
+        [python, __file__, "--upstream", str(up_port), "--events", str(events),
+         "--interval", str(interval)],
+    )  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [python, "-c", PROXY_MAIN, "proxy", "--upstream",
+                f"http://127.0.0.1:{up_port}/v1", "--port", str(px_port), "--headless"]  # fmt: skip
+        if record:
+            args += ["--record-dir", tmp]
+        proxy = subprocess.Popen(
+            args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )  # fmt: skip
+        try:
+            wait_port(up_port, upstream)
+            wait_port(px_port, proxy)
+            direct: list[float] = []
+            through: list[float] = []
+            asyncio.run(run_clients(f"http://127.0.0.1:{up_port}", 1))  # warm up both paths
+            asyncio.run(run_clients(f"http://127.0.0.1:{px_port}", 1))
+            for _ in range(runs):
+                direct += asyncio.run(run_clients(f"http://127.0.0.1:{up_port}", clients))
+                through += asyncio.run(run_clients(f"http://127.0.0.1:{px_port}", clients))
+        finally:
+            for proc in (proxy, upstream):
+                proc.terminate()
+                proc.wait(10)
+    return {
+        "clients": clients,
+        "record": record,
+        "events": len(through),
+        "direct_median": statistics.median(direct),
+        "direct_p95": p95(direct),
+        "proxy_median": statistics.median(through),
+        "proxy_p95": p95(through),
+        "added_median": statistics.median(through) - statistics.median(direct),
+        "added_p95": p95(through) - p95(direct),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer events, for a smoke run")
+    parser.add_argument("--events", type=int, default=400, help="events per stream")
+    parser.add_argument("--interval", type=float, default=0.005, help="seconds between events")
+    parser.add_argument("--runs", type=int, default=5, help="streams per configuration")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--upstream", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.upstream:
+        run_upstream(args.upstream, args.events, args.interval)
+        return
+    if args.quick:
+        args.events, args.runs = 100, 2
+    rows = [
+        measure(args.events, args.interval, args.runs, clients=1, record=False),
+        measure(args.events, args.interval, args.runs, clients=8, record=False),
+        measure(args.events, args.interval, args.runs, clients=1, record=True),
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    print(f"fraglens proxy, loopback, {args.events} events per stream every "
+          f"{args.interval * 1000:g} ms, {args.runs} runs each (milliseconds)")  # fmt: skip
+    head = f"{'configuration':<26} {'events':>7} {'direct p50/p95':>16} {'proxy p50/p95':>15}"
+    print(head + f" {'added p50 / p95':>17}")
+    for r in rows:
+        name = f"{r['clients']} client{'s' if r['clients'] > 1 else ''}"
+        name += ", --record-dir" if r["record"] else ""
+        print(
+            f"{name:<26} {r['events']:>7} "
+            f"{r['direct_median']:>7.3f} /{r['direct_p95']:>7.3f} "
+            f"{r['proxy_median']:>6.3f} /{r['proxy_p95']:>7.3f} "
+            f"{r['added_median']:>7.3f} / {r['added_p95']:>7.3f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
