@@ -57,6 +57,7 @@ def stream_from_framed(
         framing=framed.framing,
         max_arg_bytes=max_arg_bytes,
         keep_naive=keep_naive,
+        sse_body=(framed.meta.get("body_framing") or framed.framing) == "sse",
     )
     for ev in framed.events:
         stream.feed(ev)

@@ -28,8 +28,11 @@ class Stream:
         framing: str = "sse",
         max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
         keep_naive: bool = False,
+        sse_body: bool | None = None,
     ) -> None:
         self.framing = framing
+        #: the events came as SSE (a recording or HAR may hold a JSON body instead)
+        self.sse_body = framing == "sse" if sse_body is None else sse_body
         self.format = format
         self.format_forced = format is not None
         self.format_note: str | None = None
@@ -92,7 +95,7 @@ class Stream:
         if end == "eof-without-finish":
             r.diag("eof-without-finish", "the stream stopped with no finish and no end event",
                    last)
-        elif end == "eof-after-finish" and self.framing in ("sse", "recording", "har"):
+        elif end == "eof-after-finish" and self.sse_body:
             r.diag("no-done", "the stream ended without [DONE] or an end event", last)
 
     # -- state -------------------------------------------------------------------
