@@ -1,0 +1,186 @@
+"""Wire-format adapters: one decoded chunk of one format in, normalized fragment ops out.
+
+Every adapter is a small class holding the state of one stream; ``feed`` takes
+the decoded JSON value of one event (and the SSE ``event:`` name, if any) and
+returns ``Op`` records from ``tui.engine.fragments``. Adapters never raise on
+odd input: a JSON value of an unexpected shape yields a ``Notice`` where
+QUIRKS.md has a code for it, and is otherwise ignored.
+
+``detect`` names the format of a stream from one chunk, or says it cannot
+tell yet; ``sniff`` says how sure it is, so that a stream that never shows a
+telling chunk can be reported as a guess instead of silently assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .anthropic import AnthropicAdapter
+from .base import Adapter
+from .cohere import CohereAdapter
+from .dashscope import DashScopeAdapter
+from .gemini import GeminiAdapter
+from .openai_chat import OpenAIChatAdapter
+from .responses import ResponsesAdapter
+
+__all__ = [
+    "ADAPTERS",
+    "ALIASES",
+    "Adapter",
+    "Detection",
+    "detect",
+    "make_adapter",
+    "sniff",
+]
+
+ADAPTERS: dict[str, type[Adapter]] = {
+    cls.name: cls
+    for cls in (
+        OpenAIChatAdapter,
+        AnthropicAdapter,
+        ResponsesAdapter,
+        GeminiAdapter,
+        CohereAdapter,
+        DashScopeAdapter,
+    )
+}
+
+#: Other names people type for ``--format``.
+ALIASES = {
+    "openai": "openai-chat",
+    "chat": "openai-chat",
+    "responses": "openai-responses",
+    "google": "gemini",
+    "vertex": "gemini",
+    "claude": "anthropic",
+    "qwen": "dashscope",
+}
+
+
+def make_adapter(name: str) -> Adapter:
+    """A fresh adapter (fresh per-stream state) for a format name or alias."""
+    key = ALIASES.get(name, name)
+    if key not in ADAPTERS:
+        known = ", ".join(sorted(ADAPTERS))
+        raise ValueError(f"unknown wire format {name!r} (known: {known})")
+    return ADAPTERS[key]()
+
+
+Confidence = Literal["certain", "likely"]
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """What one chunk says about the format. ``certain``: only that format
+    sends such a chunk; ``likely``: the best guess for a chunk several formats
+    could send (an error body, a keep-alive)."""
+
+    format: str
+    confidence: Confidence
+    reason: str
+
+
+_ANTHROPIC_TYPES = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+_COHERE_TYPES = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "message-end",
+    }
+)
+_CHAT_OBJECTS = frozenset({"chat.completion.chunk", "chat.completion", "text_completion"})
+
+
+def _by_type(kind: str, payload: dict[str, Any]) -> Detection | None:
+    if kind.startswith("response."):
+        return Detection("openai-responses", "certain", f"event type {kind!r}")
+    if kind in _ANTHROPIC_TYPES:
+        return Detection("anthropic", "certain", f"event type {kind!r}")
+    if kind in _COHERE_TYPES:
+        return Detection("cohere", "certain", f"event type {kind!r}")
+    if kind == "message" and isinstance(payload.get("content"), list):
+        return Detection("anthropic", "certain", "a Messages body")
+    if kind == "ping":
+        return Detection("anthropic", "likely", "a ping event")
+    if kind == "error":
+        if isinstance(payload.get("error"), dict):
+            return Detection("anthropic", "likely", "an error event with an error object")
+        return Detection("openai-responses", "likely", "an error event with a message")
+    return None
+
+
+def _by_shape(payload: dict[str, Any]) -> Detection | None:
+    obj = payload.get("object")
+    if isinstance(obj, str) and obj in _CHAT_OBJECTS:
+        return Detection("openai-chat", "certain", f"object {obj!r}")
+    if obj == "response":
+        return Detection("openai-responses", "certain", "a Responses body")
+    if isinstance(payload.get("choices"), list):
+        return Detection("openai-chat", "certain", "a choices array")
+    if isinstance(payload.get("candidates"), list) or isinstance(
+        payload.get("promptFeedback"), dict
+    ):
+        return Detection("gemini", "certain", "candidates / promptFeedback")
+    output = payload.get("output")
+    if isinstance(output, dict) and (
+        isinstance(output.get("choices"), list) or "text" in output or "finish_reason" in output
+    ):
+        return Detection("dashscope", "certain", "an output object")
+    if isinstance(payload.get("usageMetadata"), dict):
+        sure = "modelVersion" in payload or "responseId" in payload
+        return Detection("gemini", "certain" if sure else "likely", "usageMetadata")
+    if obj == "error":
+        return Detection("openai-chat", "likely", "an object: error body")
+    if "request_id" in payload and "code" in payload and "message" in payload:
+        return Detection("dashscope", "likely", "a code/message/request_id error")
+    return None
+
+
+def sniff(payload: Any, event: str | None = None) -> Detection | None:
+    """What one chunk tells about the wire format, with how sure it is; None if nothing."""
+    if isinstance(payload, list):
+        found = [sniff(item) for item in payload[:8] if isinstance(item, dict)]
+        certain = [d for d in found if d is not None and d.confidence == "certain"]
+        return certain[0] if certain else next((d for d in found if d is not None), None)
+    if isinstance(payload, dict):
+        kind = payload.get("type")
+        found = _by_type(kind, payload) if isinstance(kind, str) else None
+        if found is None or found.confidence != "certain":
+            shaped = _by_shape(payload)
+            if shaped is not None and (found is None or shaped.confidence == "certain"):
+                found = shaped
+        if found is not None and found.confidence == "certain":
+            return found
+        by_event = _by_type(event, {}) if isinstance(event, str) and event else None
+        if by_event is not None and by_event.confidence == "certain":
+            return Detection(by_event.format, "certain", f"SSE event {event!r}")
+        return found or by_event
+    if isinstance(event, str) and event:
+        by_event = _by_type(event, {})
+        if by_event is not None:
+            return Detection(by_event.format, "likely", f"SSE event {event!r}")
+    return None
+
+
+def detect(payload: Any, event: str | None = None) -> str | None:
+    """The format this chunk proves, or None when it does not prove one (look at the next)."""
+    found = sniff(payload, event)
+    return found.format if found is not None and found.confidence == "certain" else None

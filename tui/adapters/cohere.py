@@ -1,0 +1,103 @@
+"""Cohere v2 chat streaming.
+
+A call is keyed by the event ``index`` of ``tool-call-start`` /
+``tool-call-delta``; its arguments are the concatenated
+``delta.message.tool_calls.function.arguments``. ``tool-plan-delta`` (the
+plan the model writes before calling tools) and ``content-delta`` are text;
+``message-end`` carries the finish reason and usage and ends the stream.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.fragments import (
+    NO_OBJECT,
+    Finish,
+    Op,
+    StreamError,
+    Terminal,
+    TextDelta,
+    ToolDelta,
+    Usage,
+    normalize_finish,
+)
+from .base import as_dict, as_int, as_list, as_str, error_message
+
+
+def _calls(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """``delta.message.tool_calls``: one object (v2), or a list of them."""
+    calls = as_dict(as_dict(payload.get("delta")).get("message")).get("tool_calls")
+    if isinstance(calls, dict):
+        return [calls]
+    return [c for c in as_list(calls) if isinstance(c, dict)]
+
+
+class CohereAdapter:
+    """Cohere ``/v2/chat`` SSE events."""
+
+    name = "cohere"
+
+    def feed(self, payload: Any, event: str | None = None) -> list[Op]:
+        if not isinstance(payload, dict):
+            return []
+        kind = payload.get("type")
+        if not isinstance(kind, str):
+            kind = event if isinstance(event, str) else ""
+        message = as_dict(as_dict(payload.get("delta")).get("message"))
+        if kind in ("tool-call-start", "tool-call-delta"):
+            index = as_int(payload.get("index"))
+            return [self._tool(index, call) for call in _calls(payload)]
+        if kind == "tool-plan-delta":
+            plan = message.get("tool_plan")
+            return [TextDelta(0, plan)] if isinstance(plan, str) and plan else []
+        if kind in ("content-delta", "content-start"):
+            content = as_dict(message.get("content"))
+            ops: list[Op] = []
+            thinking = content.get("thinking")
+            if isinstance(thinking, str) and thinking:
+                ops.append(TextDelta(0, thinking, "reasoning"))
+            text = content.get("text")
+            if isinstance(text, str) and text:
+                ops.append(TextDelta(0, text))
+            return ops
+        if kind == "message-end":
+            return self._end(as_dict(payload.get("delta")))
+        if payload.get("error") not in (None, ""):
+            return [StreamError(error_message(payload.get("error"), "error"))]
+        return []
+
+    def _tool(self, index: int | None, call: dict[str, Any]) -> ToolDelta:
+        fn = as_dict(call.get("function"))
+        raw = fn.get("arguments")
+        args_obj: Any = NO_OBJECT
+        args = None
+        if isinstance(raw, str):
+            args = raw
+        elif raw is not None:
+            args_obj = raw
+        return ToolDelta(
+            choice=0,
+            index=index,
+            id=as_str(call.get("id")),
+            name=as_str(fn.get("name")),
+            args=args,
+            args_null=raw is None and "arguments" in fn,
+            args_obj=args_obj,
+        )
+
+    def _end(self, delta: dict[str, Any]) -> list[Op]:
+        ops: list[Op] = []
+        raw = delta.get("finish_reason")
+        if isinstance(raw, str) and raw:
+            ops.append(Finish(0, normalize_finish(raw), raw))
+        usage = delta.get("usage")
+        if isinstance(usage, dict):
+            ops.append(Usage(dict(usage)))
+        err = delta.get("error")
+        if err not in (None, ""):
+            ops.append(StreamError(error_message(err, "error")))
+        elif isinstance(raw, str) and normalize_finish(raw) == "error":
+            ops.append(StreamError(f"finish_reason: {raw}"))
+        ops.append(Terminal("message-end"))
+        return ops

@@ -1,0 +1,146 @@
+"""Gemini ``streamGenerateContent`` (``alt=sse`` or a JSON array), Google AI and Vertex.
+
+Gemini sends no argument text: a ``functionCall`` part holds the whole
+``args`` object, so each one is a complete call and is serialized once. Parts
+restart in every chunk, so the fragment ``index`` is a running count of the
+calls a candidate made, not the part position. ``id`` is passed on when the
+wire has one (most Gemini streams have none; the engine synthesizes one).
+
+Vertex can stream the arguments instead (``streamFunctionCallArguments``): a
+``functionCall`` with a ``name`` and ``willContinue: true`` opens the call,
+name-less ``functionCall`` parts carry ``partialArgs`` entries
+(``jsonPath`` + one ``*Value``), and the first one without ``willContinue``
+(usually an empty ``functionCall: {}``) ends it. ``partial_args.py`` turns
+those entries into argument text as they come.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.fragments import (
+    ArgsFinal,
+    Finish,
+    Op,
+    StreamError,
+    TextDelta,
+    ToolDelta,
+    Usage,
+    normalize_finish,
+)
+from .base import as_dict, as_int, as_list, as_str, dump, error_message
+from .partial_args import PartialArgs
+
+
+@dataclass
+class _Candidate:
+    calls: int = 0  # calls opened so far: the next call's index
+    streaming: PartialArgs | None = None
+    index: int = 0  # the streaming call's index
+    ids: dict[int, str | None] = field(default_factory=dict)
+
+
+class GeminiAdapter:
+    """``GenerateContentResponse`` chunks."""
+
+    name = "gemini"
+
+    def __init__(self) -> None:
+        self._candidates: dict[int, _Candidate] = {}
+
+    def feed(self, payload: Any, event: str | None = None) -> list[Op]:
+        if isinstance(payload, list):  # a whole JSON-array response handed over at once
+            return [op for item in payload for op in self.feed(item, event)]
+        if not isinstance(payload, dict):
+            return []
+        ops: list[Op] = []
+        err = payload.get("error")
+        if err not in (None, "", {}, []):
+            ops.append(StreamError(error_message(err, "error")))
+        for pos, cand in enumerate(as_list(payload.get("candidates"))):
+            if isinstance(cand, dict):
+                number = as_int(cand.get("index"))
+                ops.extend(self._candidate(pos if number is None else number, cand))
+        usage = payload.get("usageMetadata")
+        if isinstance(usage, dict):
+            ops.append(Usage(dict(usage)))
+        feedback = as_dict(payload.get("promptFeedback"))
+        block = feedback.get("blockReason")
+        if isinstance(block, str) and block:
+            message = feedback.get("blockReasonMessage")
+            text = f"prompt blocked: {block}"
+            ops.append(StreamError(f"{text}: {message}" if isinstance(message, str) else text))
+        return ops
+
+    def _candidate(self, number: int, cand: dict[str, Any]) -> list[Op]:
+        state = self._candidates.setdefault(number, _Candidate())
+        ops: list[Op] = []
+        for part in as_list(as_dict(cand.get("content")).get("parts")):
+            if not isinstance(part, dict):
+                continue
+            text = part.get("text")
+            if isinstance(text, str) and text:
+                ops.append(
+                    TextDelta(number, text, "reasoning" if part.get("thought") else "content")
+                )
+            call = part.get("functionCall")
+            if isinstance(call, dict):
+                ops.extend(self._function_call(number, state, call))
+        raw = cand.get("finishReason")
+        if isinstance(raw, str) and raw:
+            ops.extend(self._end_streaming(number, state))
+            ops.append(Finish(number, normalize_finish(raw), raw))
+        return ops
+
+    def _function_call(self, number: int, state: _Candidate, call: dict[str, Any]) -> list[Op]:
+        name = as_str(call.get("name"))
+        partial = as_list(call.get("partialArgs"))
+        more = call.get("willContinue") is True
+        ops: list[Op] = []
+        if state.streaming is not None and not name:
+            ops.extend(self._stream(number, state, state.index, partial))
+            if not more:
+                ops.extend(self._end_streaming(number, state))
+            return ops
+        ops.extend(self._end_streaming(number, state))
+        cid = as_str(call.get("id"))
+        args = call.get("args")
+        if name is None and cid is None and args is None and not partial and not more:
+            return ops  # an empty functionCall with nothing open: a stray end marker
+        index = state.calls
+        state.calls += 1
+        if partial or more:
+            state.streaming, state.index = PartialArgs(), index
+            state.ids[index] = cid
+            ops.append(ToolDelta(choice=number, index=index, id=cid, name=name))
+            ops.extend(self._stream(number, state, index, partial))
+            if not more:
+                ops.extend(self._end_streaming(number, state))
+            return ops
+        if isinstance(args, str):
+            text: str | None = args
+        elif args is None:
+            text = None  # no args at all: the engine reports args-empty (Q17)
+        else:
+            text = dump(args)
+        ops.append(ToolDelta(choice=number, index=index, id=cid, name=name, args=text))
+        return ops
+
+    def _stream(self, number: int, state: _Candidate, index: int, entries: list[Any]) -> list[Op]:
+        builder = state.streaming
+        if builder is None:
+            return []
+        text = "".join(builder.add(entry) for entry in entries)
+        return [ToolDelta(choice=number, index=index, args=text)] if text else []
+
+    def _end_streaming(self, number: int, state: _Candidate) -> list[Op]:
+        builder, state.streaming = state.streaming, None
+        if builder is None:
+            return []
+        if builder.in_order:
+            tail = builder.close()
+            return [ToolDelta(choice=number, index=state.index, args=tail)] if tail else []
+        # the paths left document order: the text streamed so far cannot be
+        # completed, so the value built by path is restated whole instead
+        return [ArgsFinal(number, state.index, builder.text(), id=state.ids.get(state.index))]

@@ -1,0 +1,173 @@
+"""OpenAI Chat Completions, and every backend that copies it.
+
+Each ``choices[].delta.tool_calls[]`` entry becomes one ``ToolDelta`` carrying
+the wire ``index``, ``id``, ``name`` and ``arguments`` exactly as sent, in the
+order sent: which call an entry belongs to is decided by the engine (Q01-Q12),
+never here. The non-streamed ``chat.completion`` body (``choices[].message``)
+goes through the same path; there the array is complete, so an entry's
+position is its identity when it has no ``index``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.fragments import (
+    NO_OBJECT,
+    Finish,
+    Notice,
+    Op,
+    StreamError,
+    TextDelta,
+    ToolDelta,
+    Usage,
+    normalize_finish,
+)
+from .base import as_dict, as_int, as_list, as_str, error_message, text_of
+
+#: Reasoning text goes by several names; the first non-empty one wins, so a
+#: gateway that fills two of them with the same text is not shown twice.
+REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_text")
+
+
+def tool_delta(choice: int, entry: dict[str, Any], index: int | None) -> ToolDelta | None:
+    """One ``tool_calls[]`` entry as a fragment, or None for a metadata-only entry.
+
+    An entry with no ``id``, no name and no ``arguments`` key at all (Gemini's
+    ``extra_content.thought_signature``, a bare ``{"index": 0, "type": ...}``)
+    says nothing about a call and must never open one (Q32).
+    """
+    fn = entry.get("function")
+    fn = fn if isinstance(fn, dict) else entry  # a few relays flatten the entry
+    has_args = "arguments" in fn
+    cid, name = as_str(entry.get("id")), as_str(fn.get("name"))
+    if cid is None and name is None and not has_args:
+        return None
+    raw = fn.get("arguments")
+    args: str | None = None
+    args_null = False
+    args_obj: Any = NO_OBJECT
+    if isinstance(raw, str):
+        args = raw
+    elif raw is None:
+        args_null = has_args
+    else:
+        args_obj = raw  # Q15: an object (or any non-string value) instead of text
+    return ToolDelta(
+        choice=choice,
+        index=index,
+        id=cid,
+        name=name,
+        args=args,
+        args_null=args_null,
+        args_obj=args_obj,
+    )
+
+
+class OpenAIChatAdapter:
+    """Chat Completions chunks (and the whole ``chat.completion`` body)."""
+
+    name = "openai-chat"
+
+    def feed(self, payload: Any, event: str | None = None) -> list[Op]:
+        if not isinstance(payload, dict):
+            return []
+        ops: list[Op] = []
+        finishes: list[Op] = []
+        errors: list[Op] = []
+
+        err = payload.get("error")
+        if err not in (None, False, "", {}, []):
+            errors.append(StreamError(error_message(err, "error")))
+        elif payload.get("object") == "error":
+            errors.append(StreamError(error_message(payload, "error")))
+
+        choices = payload.get("choices")
+        for pos, choice in enumerate(as_list(choices)):
+            if not isinstance(choice, dict):
+                continue
+            number = as_int(choice.get("index"))
+            number = pos if number is None else number
+            self._choice(number, choice, ops, finishes, errors)
+
+        usage = payload.get("usage")
+        has_usage = isinstance(usage, dict)
+        if isinstance(choices, list) and not choices:
+            if has_usage:
+                ops.append(Notice("usage-only-chunk", "a chunk with choices: [] carried usage"))
+            elif not errors:
+                ops.append(
+                    Notice(
+                        "annotation-chunk",
+                        "a chunk with choices: [] and no usage"
+                        + (
+                            " (prompt filter results)" if "prompt_filter_results" in payload else ""
+                        ),
+                    )
+                )
+        elif "prompt_filter_results" in payload and not ops and not finishes:
+            ops.append(Notice("annotation-chunk", "prompt filter results with no delta"))
+        ops.extend(finishes)
+        if has_usage:
+            ops.append(Usage(dict(usage)))
+        ops.extend(errors)
+        return ops
+
+    def _choice(
+        self,
+        number: int,
+        choice: dict[str, Any],
+        ops: list[Op],
+        finishes: list[Op],
+        errors: list[Op],
+    ) -> None:
+        message = choice.get("message")
+        whole = isinstance(message, dict) and not isinstance(choice.get("delta"), dict)
+        delta = as_dict(message if whole else choice.get("delta"))
+        before = len(ops)
+
+        for key in REASONING_KEYS:
+            reasoning = delta.get(key)
+            if isinstance(reasoning, str) and reasoning:
+                ops.append(TextDelta(number, reasoning, "reasoning"))
+                break
+        for key in ("content", "refusal"):
+            text = text_of(delta.get(key))
+            if text:
+                ops.append(TextDelta(number, text))
+        legacy_text = choice.get("text")  # legacy completions
+        if isinstance(legacy_text, str) and legacy_text:
+            ops.append(TextDelta(number, legacy_text))
+
+        calls = delta.get("tool_calls")
+        if isinstance(calls, dict):
+            calls = [calls]
+        for pos, entry in enumerate(as_list(calls)):
+            if not isinstance(entry, dict):
+                continue
+            index = as_int(entry.get("index"))
+            if index is None and whole:
+                index = pos  # a complete message: the array position is the call
+            op = tool_delta(number, entry, index)
+            if op is not None:
+                ops.append(op)
+        legacy = delta.get("function_call")
+        if isinstance(legacy, dict):
+            # the legacy single-call form has no index: one call per choice, slot 0
+            op = tool_delta(number, {"function": legacy}, 0)
+            if op is not None:
+                ops.append(op)
+
+        raw = choice.get("finish_reason")
+        if isinstance(raw, str) and raw and raw.lower() not in ("null", "none"):
+            finishes.append(Finish(number, normalize_finish(raw), raw))
+            if raw.lower() == "error":
+                errors.append(
+                    StreamError(error_message(choice.get("error"), "finish_reason: error"))
+                )
+        elif choice.get("error") is not None:
+            errors.append(StreamError(error_message(choice.get("error"), "error")))
+
+        filtered = "content_filter_results" in choice or "content_filter_result" in choice
+        if filtered and len(ops) == before and raw in (None, "", "null"):
+            ops.append(Notice("annotation-chunk", f"choice {number}: content filter results"))

@@ -1,0 +1,256 @@
+"""Vertex AI streamed function-call arguments: ``partialArgs`` entries -> JSON text.
+
+With streamed arguments Vertex does not send argument text at all. Each chunk
+carries entries like ``{"jsonPath": "$.recipe.steps[4]", "stringValue": "In a
+9x13 dish,", "willContinue": true}``: a value for one leaf of the arguments
+object, where a string may arrive in pieces (``willContinue`` on the entry)
+and an empty ``stringValue`` without ``willContinue`` ends it.
+
+``PartialArgs`` does two things with every entry. It builds the value by
+path, which is the ground truth. And, as long as the paths arrive in
+document order (depth first, keys never revisited, array items in sequence,
+which is what Vertex sends), it writes the JSON text of that value as it
+goes, so the engine sees ordinary argument deltas and the text view streams.
+The moment a path breaks that order the text written so far can no longer be
+extended honestly: it stops writing, and ``close`` hands back the whole value
+for the adapter to restate as ``ArgsFinal`` instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .base import dump
+
+Segment = str | int
+
+_STEP = re.compile(r"""\.([^.\[\]]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
+
+
+def parse_path(path: Any) -> tuple[Segment, ...] | None:
+    """``$.a.b[2]['c d']`` -> ``("a", "b", 2, "c d")``; None when it is not such a path."""
+    if not isinstance(path, str) or not path.startswith("$"):
+        return None
+    segments: list[Segment] = []
+    pos = 1
+    while pos < len(path):
+        m = _STEP.match(path, pos)
+        if m is None:
+            return None
+        key, number, single, double = m.groups()
+        if number is not None:
+            segments.append(int(number))
+        else:
+            quoted = single if single is not None else double
+            segments.append(key if key is not None else re.sub(r"\\(.)", r"\1", quoted or ""))
+        pos = m.end()
+    return tuple(segments)
+
+
+_MISSING = object()
+
+#: Array items skipped by one path, past which the path is refused rather than
+#: padded with nulls (``$.a[999999999]`` must not allocate a billion slots).
+MAX_GAP = 1000
+
+
+def entry_value(entry: dict[str, Any]) -> Any:
+    """The value an entry carries, or ``_MISSING``."""
+    if isinstance(entry.get("stringValue"), str):
+        return entry["stringValue"]
+    number = entry.get("numberValue", _MISSING)
+    if isinstance(number, (int, float)) and not isinstance(number, bool):
+        return number
+    if isinstance(number, str):  # int64 values may come as strings
+        try:
+            parsed = json.loads(number)
+        except ValueError:
+            return _MISSING
+        if isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
+            return parsed
+        return _MISSING
+    if isinstance(entry.get("boolValue"), bool):
+        return entry["boolValue"]
+    if "nullValue" in entry:
+        return None
+    return _MISSING
+
+
+def _esc(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+@dataclass
+class _Frame:
+    kind: type  # dict or list
+    count: int = 0
+    keys: set[str] = field(default_factory=set)
+
+
+class PartialArgs:
+    """One streamed call's arguments."""
+
+    def __init__(self) -> None:
+        self.value: Any = _MISSING
+        self.in_order = True
+        self._stack: list[_Frame] = []
+        self._path: tuple[Segment, ...] = ()  # the path of the deepest open container
+        self._string: tuple[Segment, ...] | None = None  # an open string in the text
+        self._leaf: tuple[Segment, ...] | None = None  # a string value still growing
+        self._wrote = False
+
+    @property
+    def empty(self) -> bool:
+        return self.value is _MISSING
+
+    def add(self, entry: Any) -> str:
+        """Take one ``partialArgs`` entry; return the JSON text it adds ('' if none).
+
+        An entry whose path or value cannot be read is skipped: it carries
+        nothing that could be placed in the arguments.
+        """
+        if not isinstance(entry, dict):
+            return ""
+        path = parse_path(entry.get("jsonPath"))
+        value = entry_value(entry)
+        if path is None or value is _MISSING:
+            return ""
+        more = entry.get("willContinue") is True
+        appending = isinstance(value, str) and self._leaf == path
+        self._leaf = path if isinstance(value, str) and more else None
+        if not self._build(path, value, appending):
+            self.in_order = False
+            return ""
+        if not self.in_order:
+            return ""
+        return self._write(path, value, more, appending)
+
+    def close(self) -> str:
+        """The call ended: the text that closes what is open ('' when out of order)."""
+        if not self.in_order:
+            return ""
+        out = '"' if self._string is not None else ""
+        self._string = None
+        while self._stack:
+            out += "}" if self._stack.pop().kind is dict else "]"
+        return out
+
+    def text(self) -> str:
+        """The whole value as JSON text ('' when no entry ever came)."""
+        return "" if self.value is _MISSING else dump(self.value)
+
+    # -- the value, by path ------------------------------------------------------
+    def _build(self, path: tuple[Segment, ...], value: Any, appending: bool) -> bool:
+        """Place ``value`` at ``path``; False when the path contradicts what is there."""
+        if not path:
+            if self.value is not _MISSING:
+                return False
+            self.value = value
+            return False  # a bare root value is kept, but cannot be streamed as text
+        if self.value is _MISSING:
+            self.value = {} if isinstance(path[0], str) else []
+        node = self.value
+        for i, seg in enumerate(path):
+            last = i == len(path) - 1
+            new: Any = value if last else ({} if isinstance(path[i + 1], str) else [])
+            if isinstance(seg, str):
+                if not isinstance(node, dict):
+                    return False
+                if last:
+                    if appending and isinstance(node.get(seg), str):
+                        node[seg] += value
+                    else:
+                        node[seg] = value
+                    return True
+                if node.get(seg) is None:
+                    node[seg] = new
+                node = node[seg]
+            else:
+                if not isinstance(node, list):
+                    return False
+                if seg > len(node) + MAX_GAP:
+                    return False
+                while len(node) < seg:
+                    node.append(None)  # a gap: only possible out of order
+                if seg == len(node):
+                    node.append(new)
+                elif last:
+                    if appending and isinstance(node[seg], str):
+                        node[seg] += value
+                    else:
+                        node[seg] = value
+                    return True
+                if last:
+                    return True
+                if node[seg] is None:  # a gap left by an item that came early
+                    node[seg] = new
+                node = node[seg]
+        return True
+
+    # -- the text, in document order ---------------------------------------------
+    def _write(self, path: tuple[Segment, ...], value: Any, more: bool, appending: bool) -> str:
+        out = ""
+        if self._string is not None:
+            if appending:
+                out = _esc(value)
+                if not more:
+                    out += '"'
+                    self._string = None
+                return out
+            out = '"'
+            self._string = None
+        if not self._stack:
+            if self._wrote:
+                self.in_order = False  # the root was already closed
+                return ""
+            kind = dict if isinstance(path[0], str) else list
+            self._stack.append(_Frame(kind))
+            self._path = ()
+            self._wrote = True
+            out += "{" if kind is dict else "["
+        parent = path[:-1]
+        common = 0
+        while (
+            common < len(self._path)
+            and common < len(parent)
+            and self._path[common] == parent[common]
+        ):
+            common += 1
+        while len(self._stack) > common + 1:
+            out += "}" if self._stack.pop().kind is dict else "]"
+        self._path = self._path[:common]
+        for i in range(common, len(path)):
+            frame, seg = self._stack[-1], path[i]
+            if frame.kind is dict:
+                if not isinstance(seg, str) or seg in frame.keys:
+                    self.in_order = False
+                    return ""
+                frame.keys.add(seg)
+                out += ("," if frame.count else "") + _esc_key(seg)
+            else:
+                if not isinstance(seg, int) or seg != frame.count:
+                    self.in_order = False
+                    return ""
+                out += "," if frame.count else ""
+            frame.count += 1
+            if i < len(path) - 1:
+                kind = dict if isinstance(path[i + 1], str) else list
+                self._stack.append(_Frame(kind))
+                self._path = path[: i + 1]
+                out += "{" if kind is dict else "["
+            elif isinstance(value, str):
+                out += '"' + _esc(value)
+                if more:
+                    self._string = path
+                else:
+                    out += '"'
+            else:
+                out += json.dumps(value)
+        return out
+
+
+def _esc_key(key: str) -> str:
+    return json.dumps(key, ensure_ascii=False) + ":"
