@@ -24,7 +24,7 @@ import socket
 import ssl
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import IO, Any
@@ -154,9 +154,13 @@ class LiveCall:
         self.timeout = timeout
         self.prices = prices
         self._transport = transport
-        self.status = LiveStatus(Phase.CONNECTING)
+        # the status, kept as plain fields: it changes on every read, and a
+        # frozen snapshot is only built when someone looks (``status``)
+        self._now: dict[str, Any] = {"phase": Phase.CONNECTING, "reads": 0}
+        self._usage_seen = 0
         self.body = LiveBody()
         self._t0 = 0.0
+        self._t_end = 0.0
         self._task: asyncio.Task[Any] | None = None
         self._cancelled = False
         self._scrub = _Scrubber(spec.secret)
@@ -188,8 +192,22 @@ class LiveCall:
             self._task.cancel()
 
     @property
+    def status(self) -> LiveStatus:
+        """A snapshot of the call now."""
+        now = self._now
+        events = len(self.stream.events)
+        return LiveStatus(
+            elapsed=self.elapsed,
+            events=events,
+            bytes=self.body.size,
+            **now,
+        )
+
+    @property
     def elapsed(self) -> float:
-        return time.monotonic() - self._t0 if self._t0 else 0.0
+        if not self._t0:
+            return 0.0
+        return (self._t_end or time.monotonic()) - self._t0
 
     # -- running ----------------------------------------------------------------------
     async def run(self) -> LiveStatus:
@@ -282,29 +300,25 @@ class LiveCall:
         if self.on_chunk is not None:
             self.on_chunk(t, data)
         self._emit(self.body.feed(t, data))
-        self._set(Phase.STREAMING, bytes=self.body.size, reads=self.status.reads + 1)
+        self._now["reads"] += 1
+        self._set(Phase.STREAMING)
 
     def _emit(self, events: list[RawEvent]) -> None:
-        first = self.status.first_event
+        if not events:
+            return
+        if "first_event" not in self._now:
+            self._now["first_event"] = self.elapsed
+        feed, on_event = self.stream.feed, self.on_event
         for ev in events:
-            self.stream.feed(ev)
-            if first is None:
-                first = self.elapsed
-            if self.on_event is not None:
-                self.on_event(ev)
-        if events:
-            used = self._tokens()
-            self.status = replace(
-                self.status,
-                events=len(self.stream.events),
-                first_event=first,
-                tokens=used,
-                cost=cost(used, self.prices),
-            )
-
-    def _tokens(self) -> Tokens | None:
+            feed(ev)
+            if on_event is not None:
+                on_event(ev)
         usage = self.stream.reassembler.usage
-        return tokens(usage[-1][1]) if usage else None
+        if len(usage) != self._usage_seen:
+            self._usage_seen = len(usage)
+            used = tokens(usage[-1][1])
+            self._now["tokens"] = used
+            self._now["cost"] = cost(used, self.prices)
 
     def _on_eof(self, response: httpx.Response) -> None:
         """The body ended cleanly: was it the stream we asked for?"""
@@ -348,12 +362,14 @@ class LiveCall:
         elif message is not None:
             message = _one_line(self.spec.safe(message))
         t = self.elapsed
+        self._t_end = time.monotonic()
         if self._writer is not None:
             self._writer.end(end, error=message if phase is Phase.FAILED else None, t=t)
         self._set(phase, message=message, error_kind=kind)
 
     def _set(self, phase: Phase, **changes: Any) -> None:
-        self.status = replace(self.status, phase=phase, elapsed=self.elapsed, **changes)
+        self._now["phase"] = phase
+        self._now.update(changes)
         if self.on_status is not None:
             self.on_status(self.status)
 
