@@ -56,7 +56,7 @@ def feed(adapter: Any, *chunks: Any) -> list[Op]:
     return ops
 
 
-def only(ops: list[Op], kind: type) -> list[Any]:
+def only(ops: list[Op], kind: type | tuple[type, ...]) -> list[Any]:
     return [op for op in ops if isinstance(op, kind)]
 
 
@@ -782,8 +782,12 @@ def test_vertex_finish_closes_a_call_still_open_before_finishing():
             finish="MAX_TOKENS",
         ),
     )
-    assert [type(op) for op in ops] == [ToolDelta, ToolDelta, ToolDelta, Finish]
-    assert calls_of(ops)[0]["args"] == '{"s":"abc"}'
+    assert ops[1:] == [ToolDelta(0, 0, args='{"s":"abc"}'), Finish(0, "length", "MAX_TOKENS")]
+
+
+def test_vertex_a_whole_streamed_call_in_one_part_is_one_fragment():
+    part = fc(name="f", partialArgs=[pa("$.a", numberValue=1)], willContinue=False)
+    assert GeminiAdapter().feed(gem(part)) == [ToolDelta(0, 0, None, "f", '{"a":1}')]
 
 
 def test_vertex_a_new_name_closes_the_previous_streamed_call():
@@ -1025,6 +1029,18 @@ def test_make_adapter_gives_fresh_state_and_knows_aliases():
         make_adapter("smoke-signals")
 
 
+def test_every_adapter_says_how_its_streams_end():
+    ends = {name: cls.ends_with for name, cls in ADAPTERS.items()}
+    assert ends == {
+        "openai-chat": "done",
+        "anthropic": "terminal",
+        "openai-responses": "terminal",
+        "cohere": "terminal",
+        "gemini": "finish",
+        "dashscope": "finish",
+    }
+
+
 # == the recorded real streams ========================================================
 
 WIRE_FORMATS = {
@@ -1129,9 +1145,13 @@ def test_real_vertex_streamed_arguments_are_streamed_not_restated():
     if not streams:
         pytest.skip(f"no Vertex streamed-arguments captures under {REAL}")
     for rel in streams:
-        _, ops = run(rel)
-        assert only(ops, ArgsFinal) == [], rel
-        assert any(op.args for op in only(ops, ToolDelta)), rel
+        adapter, streamed = GeminiAdapter(), False
+        for event, payload in real(rel):
+            deltas = only(adapter.feed(payload, event), (ToolDelta, ArgsFinal))
+            assert all(isinstance(op, ToolDelta) for op in deltas), rel
+            assert len({op.index for op in deltas}) == len(deltas), f"{rel}: two pieces, one chunk"
+            streamed = streamed or any(op.args for op in deltas)
+        assert streamed, rel
 
 
 def test_real_anthropic_truncated_tool_input_stays_truncated():

@@ -38,6 +38,7 @@ class AnthropicAdapter:
     """Messages SSE events, one decoded ``data:`` payload at a time."""
 
     name = "anthropic"
+    ends_with = "terminal"
 
     def __init__(self) -> None:
         self._base = 0  # index shift of the current message

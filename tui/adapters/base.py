@@ -19,6 +19,10 @@ class Adapter(Protocol):
     """One wire format, one stream: ``feed`` each decoded event, get fragment ops."""
 
     name: str
+    #: How a complete stream of this format ends: ``"done"`` (the ``[DONE]``
+    #: sentinel), ``"terminal"`` (an end event, handed on as ``Terminal``) or
+    #: ``"finish"`` (nothing follows the last finish: EOF there is normal).
+    ends_with: str
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]: ...
 

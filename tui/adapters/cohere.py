@@ -37,6 +37,7 @@ class CohereAdapter:
     """Cohere ``/v2/chat`` SSE events."""
 
     name = "cohere"
+    ends_with = "terminal"
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):

@@ -37,6 +37,7 @@ class DashScopeAdapter:
     """DashScope ``output`` events."""
 
     name = "dashscope"
+    ends_with = "finish"
 
     def __init__(self) -> None:
         self._incremental = False  # proven by a text that did not extend the previous one

@@ -16,7 +16,7 @@ those entries into argument text as they come.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..engine.fragments import (
@@ -41,10 +41,30 @@ class _Candidate:
     ids: dict[int, str | None] = field(default_factory=dict)
 
 
+def one_delta_per_call(ops: list[Op]) -> list[Op]:
+    """Fold the argument text a chunk adds to a streamed call into that call's first
+    fragment of the chunk: the opening, the entries and the closing brackets of one
+    chunk are one piece of one call, not several entries for the same index (Q05)."""
+    out: list[Op] = []
+    first: dict[tuple[int, int | None], int] = {}
+    for op in ops:
+        if isinstance(op, ToolDelta):
+            key = (op.choice, op.index)
+            if key in first and op.id is None and op.name is None:
+                head = out[first[key]]
+                assert isinstance(head, ToolDelta)
+                out[first[key]] = replace(head, args=(head.args or "") + (op.args or ""))
+                continue
+            first.setdefault(key, len(out))
+        out.append(op)
+    return out
+
+
 class GeminiAdapter:
     """``GenerateContentResponse`` chunks."""
 
     name = "gemini"
+    ends_with = "finish"
 
     def __init__(self) -> None:
         self._candidates: dict[int, _Candidate] = {}
@@ -71,7 +91,7 @@ class GeminiAdapter:
             message = feedback.get("blockReasonMessage")
             text = f"prompt blocked: {block}"
             ops.append(StreamError(f"{text}: {message}" if isinstance(message, str) else text))
-        return ops
+        return one_delta_per_call(ops)
 
     def _candidate(self, number: int, cand: dict[str, Any]) -> list[Op]:
         state = self._candidates.setdefault(number, _Candidate())

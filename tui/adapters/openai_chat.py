@@ -68,6 +68,7 @@ class OpenAIChatAdapter:
     """Chat Completions chunks (and the whole ``chat.completion`` body)."""
 
     name = "openai-chat"
+    ends_with = "done"
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):

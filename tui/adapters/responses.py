@@ -87,6 +87,7 @@ class ResponsesAdapter:
     """Responses API SSE events."""
 
     name = "openai-responses"
+    ends_with = "terminal"
 
     def __init__(self) -> None:
         self._base = 0
