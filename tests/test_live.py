@@ -85,9 +85,18 @@ async def test_live_into_a_recording_gives_exactly_the_calls_of_the_source(tmp_p
     assert parse_recording(Path(record).read_bytes()).body == OPENAI_SSE
 
 
-async def test_the_live_report_equals_check_on_the_recording(tmp_path):
-    call, record, _ = await live(write(tmp_path, "chat.sse", OPENAI_SSE), tmp_path)
+@pytest.mark.parametrize(
+    "body",
+    [OPENAI_SSE, OPENAI_SSE.replace(b"data: [DONE]\n\n", b""), ANTHROPIC_SSE],
+    ids=["done", "no-done", "anthropic"],
+)
+async def test_the_live_report_equals_check_on_the_recording(tmp_path, body):
+    fmt = "anthropic" if body is ANTHROPIC_SSE else "openai-chat"
+    call, record, _ = await live(write(tmp_path, "s.sse", body), tmp_path, fmt=fmt)
     assert build_report(call.stream) == report_of(record)
+    ended_without_done = b"[DONE]" not in body and b"message_stop" not in body
+    codes = {d["code"] for d in report_of(record)["diagnostics"]}
+    assert ("no-done" in codes) == ended_without_done
 
 
 async def test_anthropic_live_call_sends_x_api_key_and_reads_message_delta_usage(tmp_path):

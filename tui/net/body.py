@@ -41,6 +41,8 @@ class LiveBody:
         self.size = 0
         #: "sse" once the body is known to be SSE, "whole" once known not to stream
         self.mode: str | None = None
+        #: how the body was framed, once closed: sse, json-body, ndjson, text...
+        self.framing: str | None = None
         self._decoder = SSEDecoder()
         self._held: list[RawEvent] = []
         self._seen_data = False
@@ -82,6 +84,7 @@ class LiveBody:
         """The body ended (cleanly or not): the events still to come."""
         end = round(t, 6) if t is not None else (self.chunks[-1][0] if self.chunks else None)
         if self.streamed:
+            self.framing = "sse"
             return self._decoder.close(time=end)
         return self._whole(end)
 
@@ -121,6 +124,8 @@ class LiveBody:
         if end is not None:
             writer.end("eof", t=end)
         try:
-            return read_stream(out.getvalue()).events
+            framed = read_stream(out.getvalue())
         except FramingError:
             return []
+        self.framing = framed.meta.get("body_framing")
+        return framed.events

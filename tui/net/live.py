@@ -170,7 +170,7 @@ class LiveCall:
     @staticmethod
     def new_stream(spec: RequestSpec) -> Stream:
         """The Stream a call on ``spec`` feeds: read as its recording will be read."""
-        return Stream(format=spec.format, framing="recording")
+        return Stream(format=spec.format, framing="recording", sse_body=True)
 
     def again(self, record: str | Path | None = None) -> LiveCall:
         """A fresh call with the same request and options (for "send again")."""
@@ -356,6 +356,8 @@ class LiveCall:
 
     def _finish(self, phase: Phase, message: str | None, end: str, kind: str | None = None) -> None:
         self._emit_close()
+        # as check reads the recording: "no [DONE]" is news only for an SSE body
+        self.stream.sse_body = self.body.framing == "sse"
         self.stream.close()
         if phase is Phase.DONE:
             message = None
