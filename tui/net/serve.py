@@ -146,8 +146,9 @@ class ReplayApp:
         source = self.pick(path)
         if self.chaos.http_error is not None:
             status = self.chaos.http_error
-            self.log(f"POST {path} -> HTTP {status} (chaos), in the shape of {source.format}")
-            await _send_json(send, status, error_body(status, source.format))
+            shape = format_for_path(path) or source.format
+            self.log(f"POST {path} -> HTTP {status} (chaos), in the shape of {shape}")
+            await _send_json(send, status, error_body(status, shape))
             return
         await self._replay(source, path, receive, send)
 
