@@ -233,6 +233,15 @@ def test_chat_openrouter_finish_reason_error_is_an_error_and_a_finish():
     assert ops == [Finish(0, "error", "error"), StreamError("upstream died")]
 
 
+def test_chat_openrouter_top_level_error_with_an_error_finish_is_one_error():
+    payload = {
+        "error": {"code": "server_error", "message": "Provider disconnected"},
+        "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
+    }
+    ops = OpenAIChatAdapter().feed(payload)
+    assert ops == [Finish(0, "error", "error"), StreamError("Provider disconnected")]
+
+
 def test_chat_non_streamed_body_uses_positions_for_a_complete_tool_calls_array():
     body = {
         "object": "chat.completion",
@@ -690,6 +699,12 @@ def test_gemini_text_thoughts_finish_and_usage():
         Finish(0, "stop", "STOP"),
         Usage({"totalTokenCount": 4}),
     ]
+
+
+def test_gemini_stop_after_calls_is_a_tool_calls_finish():
+    ops = feed(GeminiAdapter(), gem(fc(name="a", args={})), gem({"text": ""}, finish="STOP"))
+    assert ops[-1] == Finish(0, "tool_calls", "STOP")
+    assert GeminiAdapter().feed(gem(fc(name="a"), finish="MAX_TOKENS"))[-1].reason == "length"
 
 
 def test_gemini_blocked_prompt_and_error_body_are_stream_errors():

@@ -6,6 +6,10 @@ restart in every chunk, so the fragment ``index`` is a running count of the
 calls a candidate made, not the part position. ``id`` is passed on when the
 wire has one (most Gemini streams have none; the engine synthesizes one).
 
+Gemini has no tool-call finish reason: a candidate that made calls finishes
+with ``STOP``, which is passed on as ``tool_calls`` (raw ``STOP``), as the
+Responses adapter does with ``completed``.
+
 Vertex can stream the arguments instead (``streamFunctionCallArguments``): a
 ``functionCall`` with a ``name`` and ``willContinue: true`` opens the call,
 name-less ``functionCall`` parts carry ``partialArgs`` entries
@@ -110,7 +114,12 @@ class GeminiAdapter:
         raw = cand.get("finishReason")
         if isinstance(raw, str) and raw:
             ops.extend(self._end_streaming(number, state))
-            ops.append(Finish(number, normalize_finish(raw), raw))
+            reason = normalize_finish(raw)
+            if reason == "stop" and state.calls:
+                # Gemini has no tool-call finish reason: a turn that called tools
+                # ends with STOP, the way a Responses turn ends "completed"
+                reason = "tool_calls"
+            ops.append(Finish(number, reason, raw))
         return ops
 
     def _function_call(self, number: int, state: _Candidate, call: dict[str, Any]) -> list[Op]:

@@ -162,7 +162,9 @@ class OpenAIChatAdapter:
         raw = choice.get("finish_reason")
         if isinstance(raw, str) and raw and raw.lower() not in ("null", "none"):
             finishes.append(Finish(number, normalize_finish(raw), raw))
-            if raw.lower() == "error":
+            # OpenRouter puts the error message at the top level next to this
+            # finish: one error, not two
+            if raw.lower() == "error" and (choice.get("error") is not None or not errors):
                 errors.append(
                     StreamError(error_message(choice.get("error"), "finish_reason: error"))
                 )
