@@ -1056,6 +1056,11 @@ def test_every_adapter_says_how_its_streams_end():
     }
 
 
+def test_native_block_and_item_positions_are_not_call_counts():
+    positional = {name for name, cls in ADAPTERS.items() if not cls.indexes_calls}
+    assert positional == {"anthropic", "openai-responses"}
+
+
 # == the recorded real streams ========================================================
 
 WIRE_FORMATS = {

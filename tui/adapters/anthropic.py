@@ -39,6 +39,7 @@ class AnthropicAdapter:
 
     name = "anthropic"
     ends_with = "terminal"
+    indexes_calls = False
 
     def __init__(self) -> None:
         self._base = 0  # index shift of the current message

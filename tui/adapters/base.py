@@ -23,6 +23,11 @@ class Adapter(Protocol):
     #: sentinel), ``"terminal"`` (an end event, handed on as ``Terminal``) or
     #: ``"finish"`` (nothing follows the last finish: EOF there is normal).
     ends_with: str
+    #: True when a fragment ``index`` counts tool calls (0, 1, ...), so that a
+    #: first index other than 0 is a quirk (Q02); False when it is a position
+    #: among every output block or item (text, reasoning, tool results too), as
+    #: in Anthropic content blocks and Responses output items.
+    indexes_calls: bool
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]: ...
 

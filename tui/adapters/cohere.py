@@ -38,6 +38,7 @@ class CohereAdapter:
 
     name = "cohere"
     ends_with = "terminal"
+    indexes_calls = True
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):

@@ -69,6 +69,7 @@ class GeminiAdapter:
 
     name = "gemini"
     ends_with = "finish"
+    indexes_calls = True
 
     def __init__(self) -> None:
         self._candidates: dict[int, _Candidate] = {}

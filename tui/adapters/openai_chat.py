@@ -69,6 +69,7 @@ class OpenAIChatAdapter:
 
     name = "openai-chat"
     ends_with = "done"
+    indexes_calls = True
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):

@@ -88,6 +88,7 @@ class ResponsesAdapter:
 
     name = "openai-responses"
     ends_with = "terminal"
+    indexes_calls = False
 
     def __init__(self) -> None:
         self._base = 0
