@@ -37,6 +37,8 @@ def call_json(call: Call, position: int) -> dict[str, Any]:
         "last_event": call.last_event,
         "scan": call.scanner.state().as_json(),
     }
+    if call.hosted:
+        out["hosted"] = True
     if call.synthetic_id:
         out["synthetic_id"] = call.synthetic_id
     if call.aliases:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .adapters import detect, make_adapter
+from .adapters import detect, make_adapter, sniff
 from .engine.fragments import StreamError, ToolDelta
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from .framing.events import RawEvent
@@ -45,6 +45,7 @@ class Stream:
         self.comments = 0
         self.closed = False
         self._pending: list[tuple[int, Any, str | None]] = []
+        self._guess: str | None = None
         #: the tool deltas in arrival order, for the naive comparison
         self.naive_log: list[tuple[int, ToolDelta]] | None = [] if keep_naive else None
 
@@ -75,6 +76,9 @@ class Stream:
         self.labels.append(_label(payload, ev.event))
         if self.adapter is None:
             fmt = detect(payload, ev.event)
+            if fmt is None and self._guess is None:
+                guess = sniff(payload, ev.event)
+                self._guess = guess.format if guess is not None else None
             if fmt is None and len(self._pending) < _DETECT_WINDOW:
                 self._pending.append((number, payload, ev.event))
                 return
@@ -95,7 +99,7 @@ class Stream:
         if end == "eof-without-finish":
             r.diag("eof-without-finish", "the stream stopped with no finish and no end event",
                    last)
-        elif end == "eof-after-finish" and self.sse_body:
+        elif end == "eof-after-finish" and self.sse_body and self._ends_with != "finish":
             r.diag("no-done", "the stream ended without [DONE] or an end event", last)
 
     # -- state -------------------------------------------------------------------
@@ -112,11 +116,16 @@ class Stream:
             return "eof-after-finish"
         return "eof-without-finish"
 
+    @property
+    def _ends_with(self) -> str:
+        """How a complete stream of this format ends: done, terminal or finish."""
+        return getattr(self.adapter, "ends_with", "done")
+
     # -- internals ---------------------------------------------------------------
     def _choose(self, fmt: str | None) -> None:
         if fmt is None:
-            fmt = "openai-chat"
-            self.format_note = "format not recognized with confidence; read as openai-chat"
+            fmt = self._guess or "openai-chat"
+            self.format_note = f"format not recognized with confidence; read as {fmt}"
         self.format = fmt
         self.adapter = make_adapter(fmt)
         pending, self._pending = self._pending, []

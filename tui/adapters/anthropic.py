@@ -135,7 +135,14 @@ class AnthropicAdapter:
     def _tool_start(self, index: int, block: dict[str, Any]) -> ToolDelta:
         cid = as_str(block.get("id"))
         self._blocks[index] = [cid, block.get("input"), False]
-        return ToolDelta(choice=0, index=index, id=cid, name=as_str(block.get("name")))
+        return ToolDelta(
+            choice=0,
+            index=index,
+            id=cid,
+            name=as_str(block.get("name")),
+            native_index=True,
+            hosted=block.get("type") != "tool_use",
+        )
 
     def _restate(self, index: int) -> list[Op]:
         """ArgsFinal from the start's ``input`` when no delta came for the block."""
@@ -163,7 +170,8 @@ class AnthropicAdapter:
             index = self._index(wire) if wire is not None else None
             if index is None:
                 cid = as_str(block.get("id"))
-                return [ToolDelta(0, None, cid, as_str(block.get("name")))]
+                hosted = kind != "tool_use"
+                return [ToolDelta(0, None, cid, as_str(block.get("name")), hosted=hosted)]
             return [self._tool_start(index, block)]
         return self._block_text(block)
 
@@ -180,7 +188,7 @@ class AnthropicAdapter:
                 self._next_base = max(self._next_base, index + 1)
                 if index in self._blocks:
                     self._blocks[index][2] = True
-            return [ToolDelta(choice=0, index=index, args=piece)]
+            return [ToolDelta(choice=0, index=index, args=piece, native_index=True)]
         if kind == "text_delta":
             text = delta.get("text")
             return [TextDelta(0, text)] if isinstance(text, str) and text else []

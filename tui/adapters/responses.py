@@ -156,6 +156,8 @@ class ResponsesAdapter:
                 id=cid,
                 name=as_str(item.get("name")),
                 item=as_str(item.get("id")),
+                native_index=True,
+                hosted=item.get("type") not in ("function_call", "custom_tool_call"),
             )
         ]
 
@@ -195,7 +197,7 @@ class ResponsesAdapter:
         index = self._index(payload, item_id)
         if kind == "response.mcp_call_arguments.delta" and index not in self._opened:
             return []
-        return [ToolDelta(choice=0, index=index, args=piece, item=item_id)]
+        return [ToolDelta(choice=0, index=index, args=piece, item=item_id, native_index=True)]
 
     def _arg_done(self, payload: dict[str, Any]) -> list[Op]:
         item_id = as_str(payload.get("item_id"))

@@ -39,6 +39,7 @@ class Call:
     wire_ids: list[str | None] = field(default_factory=list)
     obj: Any = None  # merged object arguments (Q15), when they came as objects
     obj_seen: bool = False
+    hosted: bool = False
     over_limit: bool = False
     dropped_bytes: int = 0
     last_event: int = -1

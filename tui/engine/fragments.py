@@ -41,6 +41,10 @@ class ToolDelta:
     #: block, a Responses output item), not a Chat Completions tool-call index:
     #: it starts wherever the blocks before it left off, so Q02 does not apply.
     native_index: bool = False
+    #: The provider runs this tool itself (Anthropic ``server_tool_use``,
+    #: ``mcp_tool_use``): the client neither answers it nor expects
+    #: ``finish_reason: tool_calls`` for it.
+    hosted: bool = False
 
 
 @dataclass(frozen=True, slots=True)

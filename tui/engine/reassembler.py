@@ -307,16 +307,29 @@ class Reassembler:
                               event, call)
                 ids[(call.choice, call.id)] = call
         for number, ch in self.choices.items():
-            calls = [c for c in self.calls if c.choice == number]
-            reason = ch.finish
-            if calls and reason not in (None, "tool_calls", "length", "error"):
+            # hosted calls run at the provider: they do not end a turn with tool_calls
+            calls = [c for c in self.calls if c.choice == number and not c.hosted]
+            # judge each finish by the calls that came since the one before it, so
+            # that several responses recorded back to back are judged one by one
+            previous = -1
+            for fin_event, reason, raw in ch.finishes:
+                made = [c for c in calls if previous < c.first_event <= fin_event]
+                previous = fin_event
+                if made and reason not in ("tool_calls", "length", "error"):
+                    self.diag(
+                        "finish-reason-mismatch",
+                        f"choice {number}: finish_reason {raw!r} but {len(made)} tool call(s) "
+                        "were made",
+                        fin_event,
+                    )
+            late = [c for c in calls if c.first_event > previous] if ch.finishes else []
+            if late and ch.finishes:
                 self.diag(
                     "finish-reason-mismatch",
-                    f"choice {number}: finish_reason {ch.finishes[-1][2]!r} but "
-                    f"{len(calls)} tool call(s) were made",
-                    ch.finishes[-1][0],
+                    f"choice {number}: {len(late)} tool call(s) came after the last finish",
+                    late[0].first_event,
                 )
-            elif not calls and reason == "tool_calls":
+            if not calls and ch.finish == "tool_calls":
                 self.diag(
                     "finish-reason-mismatch",
                     f"choice {number}: finish_reason tool_calls but no tool call came",

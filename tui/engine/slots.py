@@ -181,6 +181,7 @@ class SlotResolver:
                     )
         if d.item is not None:
             self.by_item[(d.choice, d.item)] = call
+        call.hosted = d.hosted
         if cid:
             call.id = cid
             call.id_history.append((event, cid))
