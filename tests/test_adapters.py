@@ -316,9 +316,9 @@ def test_anthropic_tool_block_streams_partial_json_from_an_empty_first_piece():
         block_stop(1),
     )
     assert only(ops, ToolDelta) == [
-        ToolDelta(0, 1, "toolu_1", "f"),
-        ToolDelta(0, 1, args=""),
-        ToolDelta(0, 1, args='{"a": 1}'),
+        ToolDelta(0, 1, "toolu_1", "f", native_index=True),
+        ToolDelta(0, 1, args="", native_index=True),
+        ToolDelta(0, 1, args='{"a": 1}', native_index=True),
     ]
     assert only(ops, ArgsFinal) == []
 
@@ -345,9 +345,9 @@ def test_anthropic_placeholder_input_is_ignored_once_deltas_came():
 
 
 @pytest.mark.parametrize("kind", ["server_tool_use", "mcp_tool_use"])
-def test_anthropic_server_and_mcp_tool_blocks_are_calls(kind):
+def test_anthropic_server_and_mcp_tool_blocks_are_hosted_calls(kind):
     ops = feed(AnthropicAdapter(), MESSAGE_START, block_start(0, kind))
-    assert ops == [ToolDelta(0, 0, "toolu_0", "f")]
+    assert ops == [ToolDelta(0, 0, "toolu_0", "f", native_index=True, hosted=True)]
 
 
 def test_anthropic_result_blocks_are_not_calls():
@@ -412,7 +412,7 @@ def test_anthropic_complete_tool_use_inside_message_start_is_a_whole_call():
     payload = {"type": "message_start", "message": {"content": [tool], "stop_reason": "tool_use"}}
     ops = AnthropicAdapter().feed(payload)
     assert ops == [
-        ToolDelta(0, 0, "toolu_x", "rollDie"),
+        ToolDelta(0, 0, "toolu_x", "rollDie", native_index=True),
         ArgsFinal(0, 0, '{"p":2}', id="toolu_x"),
         Finish(0, "tool_calls", "tool_use"),
     ]
@@ -432,7 +432,7 @@ def test_anthropic_non_streamed_body():
     ops = AnthropicAdapter().feed(body)
     assert ops == [
         TextDelta(0, "Sure."),
-        ToolDelta(0, 1, "t", "f"),
+        ToolDelta(0, 1, "t", "f", native_index=True),
         Usage({"output_tokens": 3}),
         Finish(0, "tool_calls", "tool_use"),
     ]
@@ -471,9 +471,9 @@ def test_responses_call_is_keyed_by_output_index_with_item_and_call_id():
         args_delta(1, "fc_1", "1}"),
     )
     assert ops == [
-        ToolDelta(0, 1, "call_1", "f", item="fc_1"),
-        ToolDelta(0, 1, args='{"a":', item="fc_1"),
-        ToolDelta(0, 1, args="1}", item="fc_1"),
+        ToolDelta(0, 1, "call_1", "f", item="fc_1", native_index=True),
+        ToolDelta(0, 1, args='{"a":', item="fc_1", native_index=True),
+        ToolDelta(0, 1, args="1}", item="fc_1", native_index=True),
     ]
 
 
@@ -584,7 +584,7 @@ def test_responses_hosted_calls_without_a_name_are_not_opened_but_named_ones_are
     }
     mcp = added(1, "mcp_1", "mcp_call", call_id=None, name="ask")
     ops = feed(ResponsesAdapter(), search, mcp)
-    assert ops == [ToolDelta(0, 1, "mcp_1", "ask", item="mcp_1")]
+    assert ops == [ToolDelta(0, 1, "mcp_1", "ask", item="mcp_1", native_index=True, hosted=True)]
 
 
 def test_responses_second_response_shifts_output_indexes():
@@ -603,7 +603,7 @@ def test_responses_second_response_shifts_output_indexes():
 def test_responses_delta_without_output_index_follows_its_item_id():
     delta = {"type": "response.function_call_arguments.delta", "item_id": "fc_9", "delta": "{}"}
     ops = feed(ResponsesAdapter(), added(4, "fc_9"), delta)
-    assert ops[-1] == ToolDelta(0, 4, args="{}", item="fc_9")
+    assert ops[-1] == ToolDelta(0, 4, args="{}", item="fc_9", native_index=True)
 
 
 def test_responses_reasoning_deltas_are_reasoning():
@@ -619,7 +619,7 @@ def test_responses_calls_only_in_the_final_output_are_still_reported():
     item = {"type": "function_call", "id": "fc", "call_id": "c", "name": "f", "arguments": "{}"}
     ops = ResponsesAdapter().feed(completed(output=[{"type": "message", "content": []}, item]))
     assert ops[:2] == [
-        ToolDelta(0, 1, "c", "f", item="fc"),
+        ToolDelta(0, 1, "c", "f", item="fc", native_index=True),
         ArgsFinal(0, 1, "{}", id="c", item="fc"),
     ]
     assert Finish(0, "tool_calls", "completed") in ops
@@ -637,7 +637,7 @@ def test_responses_non_streamed_body():
     ops = ResponsesAdapter().feed(body)
     assert ops == [
         TextDelta(0, "Hi"),
-        ToolDelta(0, 1, "c", "f", item="fc"),
+        ToolDelta(0, 1, "c", "f", item="fc", native_index=True),
         ArgsFinal(0, 1, "{}", id="c", item="fc"),
         Finish(0, "tool_calls", "completed"),
     ]
