@@ -78,6 +78,8 @@ def make_live_app(call: LiveCall) -> Any:
         def action_cancel_call(self) -> None:
             if not self.call.status.phase.finished:
                 self.call.cancel()
+            else:  # nothing in flight: escape does what it does in the app
+                self.action_unpin()
 
     return LiveApp(call)
 
