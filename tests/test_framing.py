@@ -153,7 +153,19 @@ def test_sse_comment_is_an_event():
 
 
 def test_sse_comment_without_space_and_empty_comment():
-    assert [e.data for e in decode(b":OPENROUTER PROCESSING\n:\n")] == ["OPENROUTER PROCESSING", ""]
+    assert [e.data for e in decode(b":OPENROUTER PROCESSING\n\n:\n\n")] == [
+        "OPENROUTER PROCESSING",
+        "",
+    ]
+
+
+def test_sse_consecutive_comment_lines_are_one_comment_event():
+    events = decode(b": a sample header\n: second line\n\ndata: {}\n\n: ping\n\n")
+    assert [(e.kind, e.data) for e in events] == [
+        ("comment", "a sample header\nsecond line"),
+        ("data", "{}"),
+        ("comment", "ping"),
+    ]
 
 
 def test_sse_comment_inside_an_event_does_not_split_it():
@@ -282,7 +294,7 @@ def test_detect_sse():
 def test_detect_sse_starting_with_comment_lines():
     framed = read_stream(b": this sample shows a keep-alive\n: another\n\ndata: {}\n\n")
     assert framed.framing == "sse"
-    assert [e.kind for e in framed.events] == ["comment", "comment", "data"]
+    assert [e.kind for e in framed.events] == ["comment", "data"]
 
 
 def test_detect_sse_whose_data_is_not_json():

@@ -5,7 +5,8 @@ It follows the WHATWG event-stream rules
 like httpx-sse's ``_decoders.py``, with departures chosen for a debugger:
 
 - comment lines become ``comment`` events instead of being dropped: keep-alives
-  are part of what the user is looking at (Q25);
+  are part of what the user is looking at (Q25); consecutive comment lines
+  (a capture's header note, a multi-line keep-alive) make one event;
 - :meth:`SSEDecoder.close` dispatches an event that never got its blank line:
   a stream cut off there still delivered that data (Q24);
 - ``RawEvent.id`` is the ``id:`` field of that event only, not the inherited
@@ -55,6 +56,9 @@ class SSEDecoder:
         self._line_start = 0
         # the event being built
         self._data: list[bytes] = []
+        #: comment lines of the block being read, and where the block began
+        self._comment: list[bytes] = []
+        self._comment_start = 0
         self._event: str | None = None
         self._id: str | None = None
         self._event_start = -1  # -1: no field line yet
@@ -97,7 +101,7 @@ class SSEDecoder:
             line = b"".join(self._partial)
             self._partial = []
             self._consume([line], [0], out, time)
-        if self._data:
+        if self._data or self._comment:
             # as if the missing blank line had come, zero bytes long
             self._consume([b""], [0], out, time)
         return out
@@ -139,9 +143,16 @@ class SSEDecoder:
         data = self._data
         event, eid, estart = self._event, self._id, self._event_start
         # terms may be an endless repeat(): lines sets the length
+        comment, cstart = self._comment, self._comment_start
         for line, term in zip(lines, terms, strict=False):
             start = pos
             pos += len(line) + term
+            if comment and line[:1] != b":":
+                # a block of comment lines (a sample's header, a keep-alive) is one event
+                text = b"\n".join(comment).decode("utf-8", "replace")
+                out.append(RawEvent(number, "comment", text, time=time, span=(cstart, start)))
+                number += 1
+                comment = []
             if line.startswith(b"data:"):
                 if estart < 0:
                     estart = start
@@ -159,10 +170,9 @@ class SSEDecoder:
                 event = eid = None
                 estart = -1
             elif line[0] == 0x3A:  # ":"
-                text = line[2:] if line[1:2] == b" " else line[1:]
-                comment = text.decode("utf-8", "replace")
-                out.append(RawEvent(number, "comment", comment, time=time, span=(start, pos)))
-                number += 1
+                if not comment:
+                    cstart = start
+                comment.append(line[2:] if line[1:2] == b" " else line[1:])
             else:
                 if estart < 0:
                     estart = start
@@ -175,6 +185,7 @@ class SSEDecoder:
                     event = value.decode("utf-8", "replace") or None
                 elif name == b"id" and b"\0" not in value:
                     eid = value.decode("utf-8", "replace")
+        self._comment, self._comment_start = comment, cstart
         self._number = number
         self._line_start = pos
         self._data = data
