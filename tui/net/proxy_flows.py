@@ -150,6 +150,8 @@ class Flow:
     #: where the flow was saved, once it was
     saved_to: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: a finished flow never changes: its row is computed once
+    _final_row: FlowRow | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.format is not None and self.stream is None:
@@ -177,6 +179,8 @@ class Flow:
         }
 
     def row(self) -> FlowRow:
+        if self._final_row is not None:
+            return self._final_row
         calls: int | None = None
         worst: str | None = None
         count: int | None = None
@@ -190,7 +194,7 @@ class Flow:
             if found:
                 top = max(SEVERITY_RANK[d.severity] for d in found)
                 severity = next(s for s, rank in SEVERITY_RANK.items() if rank == top)
-        return FlowRow(
+        row = FlowRow(
             number=self.number,
             started=self.started,
             method=self.method,
@@ -207,6 +211,9 @@ class Flow:
             received=self.received,
             error=self.error,
         )
+        if self.finished:
+            self._final_row = row
+        return row
 
 
 #: what changed, for listeners: a new flow, its response headers, body bytes, its end

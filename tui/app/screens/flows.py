@@ -1,0 +1,489 @@
+"""The Flows screen of ``fraglens proxy``: every exchange as it happens, and the
+three panes for the one you open.
+
+The proxy runs on its own thread (``tui/net/proxy.py``) and owns the flows;
+this side only reads them, under the store's lock, at the screen's pace: a
+timer compares ``FlowStore.version`` and updates the rows that changed. The
+flow list is mitmproxy's: newest at the bottom, the cursor follows the newest
+until the user moves it (then a "N new" counter, toolong's way), ``end``
+follows again, ``/`` filters by text.
+
+``enter`` opens a flow in the debugger's three panes. The panes read a
+``Stream`` of their own, fed on this thread from ``flow.events`` as they come
+(the proxy's ``Stream`` is never read while it is being fed), so an open flow
+fills in live and steps like any capture once it is done. ``l`` goes back to
+the list. ``s`` saves the selected flow as a recording.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from ...net.proxy_flows import Flow, FlowRow, FlowState, FlowStore
+from ...net.proxy_record import recording_name, save_flow
+from ...report_text import STATUS_STYLE
+from ...stream import Stream
+from ..app import FraglensApp
+from ..keys import BINDINGS as DEBUGGER_BINDINGS
+from ..steps import StepIndex
+from ..widgets.buffers import BuffersPane
+from ..widgets.parse import ParsePane
+from ..widgets.stream_list import StreamList
+
+__all__ = ["FlowTable", "FlowsScreen", "ProxyFlowsApp", "flow_cells", "run_flows_app"]
+
+#: how often the screen looks at the store (the proxy never waits for it)
+POLL_SECONDS = 1 / 15
+
+COLUMNS = (
+    ("#", "number"),
+    ("time", "time"),
+    ("method", "method"),
+    ("path", "path"),
+    ("model", "model"),
+    ("status", "status"),
+    ("state", "state"),
+    ("duration", "duration"),
+    ("calls", "calls"),
+    ("worst", "worst"),
+    ("diag", "diagnostics"),
+)
+
+_STATE_TEXT = {
+    FlowState.WAITING: ("… waiting", "dim"),
+    FlowState.STREAMING: ("▶ streaming", "bold cyan"),
+    FlowState.DONE: ("✓ done", "green"),
+    FlowState.FAILED: ("✖ failed", "bold red"),
+    FlowState.CANCELLED: ("■ cancelled", "yellow"),
+}
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+
+
+def _status_style(status: int) -> str:
+    return (
+        "green"
+        if status < 300
+        else "cyan"
+        if status < 400
+        else "yellow"
+        if status < 500
+        else "bold red"
+    )
+
+
+def flow_cells(row: FlowRow) -> tuple[Text, ...]:
+    """One row of the flow list, in COLUMNS order."""
+    status = (
+        Text("—", "dim") if row.status is None else Text(str(row.status), _status_style(row.status))
+    )
+    state, state_style = _STATE_TEXT[row.state]
+    duration = f"{row.duration:.2f}s" + (
+        "…" if row.state in (FlowState.WAITING, FlowState.STREAMING) else ""
+    )
+    if row.calls is None:
+        calls, worst, diagnostics = Text("·", "dim"), Text("not decoded", "dim"), Text("·", "dim")
+    else:
+        calls = Text(str(row.calls))
+        worst = Text(row.worst or "—", STATUS_STYLE.get(row.worst or "", "dim"))
+        diagnostics = Text(str(row.diagnostics), _SEVERITY_STYLE.get(row.severity or "", "dim"))
+    return (
+        Text(str(row.number), "dim"),
+        Text(time.strftime("%H:%M:%S", time.localtime(row.started))),
+        Text(row.method, "bold"),
+        Text(row.path, overflow="ellipsis", no_wrap=True),
+        Text(row.model or "—", "dim" if row.model is None else ""),
+        status,
+        Text(state, state_style),
+        Text(duration, justify="right"),
+        calls,
+        worst,
+        diagnostics,
+    )
+
+
+class FlowTable(DataTable):
+    """The flow list; ``enter`` opens the flow under the cursor."""
+
+    BINDINGS: ClassVar = [
+        Binding(
+            "enter",
+            "select_cursor",
+            "Open",
+            id="flows.open",
+            tooltip="Open the flow in the three panes (live while it streams)",
+        ),
+        Binding(
+            "end",
+            "screen.follow",
+            "Follow",
+            id="flows.follow",
+            tooltip="Put the cursor on the newest flow and keep it there",
+        ),
+    ]
+
+
+class FlowsScreen(Screen):
+    """The list of flows. The app calls :meth:`refresh_rows` when the store changed."""
+
+    BINDINGS: ClassVar = [
+        Binding("s", "save", "Save", id="flows.save",
+                tooltip="Save the selected flow as a recording (keys redacted)"),
+        Binding("slash", "filter", "Filter", id="flows.filter", key_display="/",
+                tooltip="Show only the flows whose line contains a text"),
+        Binding("escape", "clear_filter", "Clear filter", id="flows.clear-filter", show=False,
+                tooltip="Show every flow again"),
+        Binding("q", "app.quit", "Quit", id="app.quit", tooltip="Stop the proxy and quit"),
+    ]  # fmt: skip
+
+    DEFAULT_CSS = """
+    FlowsScreen #flows-intro { height: auto; padding: 0 1; color: $text-muted; }
+    FlowsScreen #flows-table { height: 1fr; }
+    FlowsScreen #flows-filter { display: none; }
+    FlowsScreen #flows-filter.-shown { display: block; }
+    FlowsScreen #flows-status { height: 1; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(self, store: FlowStore, intro: str, save_dir: Path) -> None:
+        super().__init__()
+        self.store = store
+        self.intro = intro
+        self.save_dir = save_dir
+        #: the cursor stays on the newest flow until the user moves it
+        self.following = True
+        #: flows that arrived while not following
+        self.new = 0
+        self.filter = ""
+        self._cells: dict[int, tuple[Text, ...]] = {}
+        #: rows of finished flows, drawn for good
+        self._final: set[int] = set()
+        self._moving = False
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        yield Static(self.intro, id="flows-intro")
+        yield FlowTable(id="flows-table", cursor_type="row", zebra_stripes=True)
+        yield Input(placeholder="filter: a path, a model, a status, 'failed'…", id="flows-filter")
+        yield Static(id="flows-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "flows"
+        table = self.query_one(FlowTable)
+        for label, key in COLUMNS:
+            table.add_column(label, key=key)
+        table.focus()
+        self.refresh_rows()
+
+    # -- the rows ---------------------------------------------------------------------
+    @property
+    def table(self) -> FlowTable:
+        return self.query_one(FlowTable)
+
+    def refresh_rows(self) -> None:
+        rows = self.store.rows()
+        shown = [r for r in rows if not self.filter or self.filter in r.text()]
+        table = self.table
+        wanted = {r.number for r in shown}
+        for number in [n for n in self._cells if n not in wanted]:
+            table.remove_row(str(number))
+            del self._cells[number]
+            self._final.discard(number)
+        added = 0
+        for row in shown:
+            if row.number in self._final:
+                continue  # a finished flow's row never changes
+            cells = flow_cells(row)
+            old = self._cells.get(row.number)
+            if old is None:
+                table.add_row(*cells, key=str(row.number))
+                added += 1
+            elif old != cells:
+                for (_, column), new, before in zip(COLUMNS, cells, old, strict=True):
+                    if new != before:
+                        table.update_cell(str(row.number), column, new)
+            self._cells[row.number] = cells
+            if row.state not in (FlowState.WAITING, FlowState.STREAMING):
+                self._final.add(row.number)
+        if self.following:
+            self._to_newest()
+        else:
+            self.new += added
+        self._show_status(rows)
+
+    def _to_newest(self) -> None:
+        table = self.table
+        if table.row_count and table.cursor_row != table.row_count - 1:
+            self._moving = True
+            table.move_cursor(row=table.row_count - 1, animate=False)
+            self._moving = False
+
+    def _show_status(self, rows: list[FlowRow]) -> None:
+        live = sum(r.state in (FlowState.WAITING, FlowState.STREAMING) for r in rows)
+        parts = [f"{len(rows)} flow{'s' if len(rows) != 1 else ''}", f"{live} in flight"]
+        if self.filter:
+            parts.append(f"filter {self.filter!r}: {len(self._cells)} shown")
+        if self.following:
+            parts.append("following the newest")
+        elif self.new:
+            parts.append(f"{self.new} new (end to follow)")
+        self.query_one("#flows-status", Static).update(" · ".join(parts))
+
+    def selected(self) -> Flow | None:
+        table = self.table
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        return self.store.get(int(key.value)) if key.value is not None else None
+
+    # -- what the user does -----------------------------------------------------------------
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self._moving:
+            return
+        self.following = event.cursor_row == self.table.row_count - 1
+        if self.following:
+            self.new = 0
+        self._show_status(self.store.rows())
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.app.open_flow(int(event.row_key.value))  # type: ignore[attr-defined]
+
+    def action_follow(self) -> None:
+        self.following = True
+        self.new = 0
+        self._to_newest()
+        self._show_status(self.store.rows())
+
+    def action_save(self) -> None:
+        flow = self.selected()
+        if flow is None:
+            self.notify("No flow yet.", severity="warning")
+            return
+        with self.store.lock:
+            if flow.saved_to and flow.finished:
+                where, fresh = flow.saved_to, False
+            else:
+                try:
+                    where = str(save_flow(flow, self.save_dir / recording_name(flow)))
+                except OSError as exc:
+                    self.notify(f"Could not save flow #{flow.number}: {exc}", severity="error")
+                    return
+                fresh = True
+            still = not flow.finished
+        what = "Saved" if fresh else "Already recorded"
+        tail = " (what arrived so far: it is still streaming)" if still else ""
+        self.notify(f"{what}: {where}{tail}", title=f"Flow #{flow.number}")
+
+    def action_filter(self) -> None:
+        box = self.query_one("#flows-filter", Input)
+        box.add_class("-shown")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#flows-filter", Input)
+        box.value = ""
+        box.remove_class("-shown")
+        self.table.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.filter = event.value.strip().lower()
+        self.table.clear()
+        self._cells.clear()
+        self._final.clear()
+        self.refresh_rows()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.table.focus()
+
+
+#: the debugger's own actions: they act on the panes, which the flow list hides
+_PANE_ACTIONS = frozenset(b.action for b in DEBUGGER_BINDINGS) - {"quit", "help"}
+
+
+class ProxyFlowsApp(FraglensApp):
+    """The debugger with a flow list in front: the proxy's app."""
+
+    BINDINGS: ClassVar = [
+        *FraglensApp.BINDINGS,
+        Binding("l", "show_flows", "Flows", id="proxy.flows",
+                tooltip="Back to the list of flows"),
+    ]  # fmt: skip
+
+    def __init__(
+        self,
+        store: FlowStore,
+        *,
+        intro: str = "",
+        save_dir: Path | None = None,
+        log_lines: list[str] | None = None,
+    ) -> None:
+        super().__init__(Stream(), source="fraglens proxy")
+        self.store = store
+        self.flows = FlowsScreen(store, intro, save_dir or Path.cwd())
+        self.log_lines = log_lines if log_lines is not None else []
+        #: the flow the panes show, and the panes' own stream of it
+        self.shown: Flow | None = None
+        self._fed = 0
+        self._version = -1
+        self._stale = False
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.install_screen(self.flows, name="flows")
+        self.push_screen("flows")
+        self.set_interval(POLL_SECONDS, self.poll)
+
+    @property
+    def on_flows(self) -> bool:
+        stack = self.screen_stack
+        return bool(stack) and stack[-1] is self.flows
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.on_flows and action in _PANE_ACTIONS | {"show_flows"}:
+            return False
+        if action == "show_flows":
+            return True
+        return super().check_action(action, parameters)
+
+    # -- the timer ------------------------------------------------------------------------------
+    def poll(self) -> None:
+        if not self.screen_stack:
+            return  # the app is shutting down
+        while self.log_lines:
+            self.notify(self.log_lines.pop(0), title="proxy", severity="warning")
+        if self.store.version != self._version:
+            self._version = self.store.version
+            if self.flows.is_mounted:
+                self.flows.refresh_rows()
+        self._feed_shown()
+        if self._stale and not self.on_flows:
+            self._stale = False
+            self.refresh_stream()
+        if self.shown is not None and not self.on_flows:
+            self.live_status = self._flow_status(self.shown)
+
+    def _feed_shown(self) -> None:
+        flow = self.shown
+        mirror = self.stream
+        if flow is None or mirror.closed or flow.stream is None:
+            return
+        with self.store.lock:
+            new = flow.events[self._fed :]
+            done = flow.stream.closed
+            framing = flow.stream.framing
+        for ev in new:
+            mirror.feed(ev)
+        self._fed += len(new)
+        if done:
+            mirror.framing = framing
+            mirror.close()
+        if new or done:
+            self._stale = True
+
+    def _flow_status(self, flow: Flow) -> str:
+        with self.store.lock:
+            row = flow.row()
+        status = "" if row.status is None else f" {row.status}"
+        return f"flow #{row.number}{status} {row.state.value} · l: flows"
+
+    # -- opening a flow ---------------------------------------------------------------------------
+    def open_flow(self, number: int) -> None:
+        flow = self.store.get(number)
+        if flow is None:
+            return
+        if flow.stream is None:
+            self.notify(
+                f"{flow.method} {flow.path} is forwarded and listed, not decoded: "
+                "only Chat Completions, Messages and Responses carry tool calls.",
+                title=f"Flow #{number}",
+            )
+            return
+        self.run_worker(self._open(flow), exclusive=True, group="open-flow")
+
+    async def _open(self, flow: Flow) -> None:
+        assert flow.stream is not None
+        mirror = Stream(format=flow.format, framing=flow.stream.framing)
+        self.shown, self._fed = flow, 0
+        self._swap_stream(mirror, f"flow #{flow.number} {flow.method} {flow.path}")
+        self._feed_shown()
+        await self._remount_panes()
+        if self.on_flows:
+            await self.pop_screen()
+        first = next((e.number for e in mirror.events if e.kind != "comment"), 0)
+        self._stale = False
+        self.refresh_stream()
+        # a finished flow opens like a file, before its first chunk; a live one at its tail
+        self.goto(max(0, first - 1) if mirror.closed else self.index.last)
+        self.query_one(StreamList).focus()
+        self.live_status = self._flow_status(flow)
+
+    def _swap_stream(self, stream: Stream, source: str) -> None:
+        """What ``FraglensApp.__init__`` sets up for a stream, for another stream.
+
+        Hook wanted from the app: a public ``FraglensApp.load_stream(stream,
+        source)`` doing this and the remount, so that this subclass stops
+        touching its private view state.
+        """
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.stream = stream
+        self.index = StepIndex(stream)
+        self.source = source
+        self.sub_title = source
+        self.step = 0
+        self.pinned = None
+        self.follow = None
+        self.playing = False
+        self.new_events = 0
+        self._seen = self.index.last
+        self._possible = ()
+        self._paced = any(ev.time is not None for ev in stream.events[:64])
+
+    async def _remount_panes(self) -> None:
+        panes = self.screen_stack[0].query_one("#panes", Horizontal)
+        await panes.remove_children()
+        await panes.mount_all(
+            [
+                StreamList(self.index, id="stream"),
+                BuffersPane(self.index, id="buffers"),
+                ParsePane(self.index, id="parse"),
+            ]
+        )
+
+    def action_show_flows(self) -> None:
+        if not self.on_flows:
+            self.playing = False
+            self.push_screen("flows")
+
+
+def run_flows_app(
+    server: Any,
+    store: FlowStore,
+    *,
+    base_url: str,
+    log_lines: list[str] | None = None,
+) -> int:
+    """Start the proxy on its thread, run the app, stop the proxy when the app quits."""
+    app_side = server.app
+    intro = (
+        f"Listening on {server.url}, forwarding to {app_side.upstream}. Point your client's "
+        f"base URL at {base_url} and keep its key where it is."
+    )
+    if app_side.record_dir is not None:
+        intro += f" Every flow is recorded in {app_side.record_dir}."
+    server.start()
+    try:
+        ProxyFlowsApp(store, intro=intro, save_dir=app_side.record_dir, log_lines=log_lines).run()
+    finally:
+        server.stop()
+    return 0
