@@ -195,7 +195,7 @@ def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
 
             print_report(doc, call.spec.for_record()["url"])
         sys.stdout.flush()
-    print(f"fraglens: live: {status.line()}", file=sys.stderr)
+    print(f"fraglens: live: {status.line(message=False)}", file=sys.stderr)
     if args.record:
         print(f"fraglens: recorded to {args.record}", file=sys.stderr)
     return finish_code(status, doc)

@@ -92,8 +92,8 @@ class LiveStatus:
         span = self.elapsed - self.first_event
         return (self.events - 1) / span if span > 0 else None
 
-    def line(self) -> str:
-        """One line for a status bar or stderr."""
+    def line(self, message: bool = True) -> str:
+        """One line for a status bar or stderr; ``message=False`` leaves out the reason."""
         bits = [self.phase.value]
         if self.http_status is not None:
             bits.append(f"HTTP {self.http_status}")
@@ -110,7 +110,7 @@ class LiveStatus:
         if self.cost is not None:
             bits.append(f"cost {self.cost:.6f}")
         text = " · ".join(bits)
-        return f"{text} — {self.message}" if self.message else text
+        return f"{text} — {self.message}" if self.message and message else text
 
 
 def _size(n: int) -> str:
