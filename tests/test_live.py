@@ -314,6 +314,26 @@ async def test_cancel_keeps_what_arrived_and_says_so_in_the_recording(tmp_path):
     assert report_of(str(record))["events"] == 6
 
 
+async def test_the_recording_on_disk_holds_every_read_while_the_call_is_still_running(tmp_path):
+    source = write(tmp_path, "chat.sse", OPENAI_SSE)
+    record = tmp_path / "r.jsonl"
+    on_disk: list[bytes] = []
+    with start_server([source], pace=FAST, chaos=Chaos(stall_after=5, stall_seconds=60)) as server:
+        call = LiveCall(spec_for(server.url), record=record)
+
+        def on_event(ev) -> None:
+            if ev.number == 4:  # the last event before the stall: as if killed here
+                on_disk.append(record.read_bytes())
+                call.cancel()
+
+        call.on_event = on_event
+        await call.run()
+    rec = parse_recording(on_disk[0])
+    assert rec.end is None and not rec.truncated
+    assert rec.body == OPENAI_SSE[: load_source(source).event_ends[4]]
+    assert report_of(str(write(tmp_path, "killed.jsonl", on_disk[0])))["events"] == 5
+
+
 async def test_cancelling_the_task_from_outside_still_closes_the_recording(tmp_path):
     source = write(tmp_path, "chat.sse", OPENAI_SSE)
     record = tmp_path / "r.jsonl"
