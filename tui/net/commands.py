@@ -14,7 +14,7 @@ import json
 import sys
 from typing import Any
 
-from ..cli import CliError, register
+from ..cli import CliError, register, write_json
 from ..load import LoadError, read_bytes
 from .cost import Prices
 from .live import DEFAULT_TIMEOUT, LiveCall, LiveStatus, Phase
@@ -189,7 +189,7 @@ def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
     doc = build_report(stream) if stream.events else None
     if doc is not None:
         if args.json:
-            sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+            write_json(doc)  # exactly as check --json writes it
         else:
             from ..report_text import print_report
 
