@@ -330,3 +330,8 @@ def test_an_error_aborts_only_the_call_still_open():
     r.apply(2, [StreamError("overloaded_error")])
     r.close(2)
     assert [c.result.status for c in r.calls] == ["ok", "aborted"]
+
+
+def test_truncated_inside_a_string_lists_only_what_was_added():
+    r = run(T(0, "c1", "f", '{"lines": ["a b", "1. Add up box'), finish="length")
+    assert r.calls[0].result.repairs == ('added "\\"]}" at the end',)

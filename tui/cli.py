@@ -7,14 +7,13 @@ read / bad usage — always with a one-line reason on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from . import __version__
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from .load import LoadError, load_stream
-from .report import build_report, exit_code
+from .report import build_report, dumps, exit_code
 from .stream import FORMATS
 
 
@@ -51,14 +50,8 @@ def _add_stream_options(p: argparse.ArgumentParser) -> None:
 
 
 def write_json(doc: object) -> None:
-    """JSON on stdout, readable (UTF-8) when it can be; arguments with lone
-    surrogates, as some gateways send them, are written escaped instead."""
-    text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        data = (json.dumps(doc, ensure_ascii=True, indent=2) + "\n").encode("ascii")
-    sys.stdout.buffer.write(data)
+    """JSON on stdout as UTF-8, whatever the terminal's locale says."""
+    sys.stdout.buffer.write(dumps(doc).encode("utf-8"))
     sys.stdout.flush()
 
 

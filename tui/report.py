@@ -5,6 +5,7 @@ A view over a closed ``Stream``; it computes nothing the engine did not.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .engine.calls import Call
@@ -119,6 +120,17 @@ def naive(stream: Stream) -> dict[str, Any]:
         "by_id": [dict(v, chars=len(v["arguments"])) for v in by_id.values()],
         "by_arrival": [dict(v, chars=len(v["arguments"])) for v in arrival],
     }
+
+
+def dumps(doc: Any) -> str:
+    """The report as JSON text: UTF-8 readable where it can be; arguments
+    holding lone surrogates (as some gateways send them) are escaped instead."""
+    text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(doc, ensure_ascii=True, indent=2) + "\n"
+    return text
 
 
 def exit_code(doc: dict[str, Any]) -> int:

@@ -205,8 +205,12 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+# strings (an unterminated one at the very end too: truncated text ends in one),
+# runs of whitespace, a \uXXXX escape, or any other single character
 _TOKEN = re.compile(
-    r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[ \t\r\n]+|\\u[0-9a-fA-F]{4}|.', re.S
+    r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|\'(?:[^\'\\]|\\.)*(?:\'|\\?\Z)|[ \t\r\n]+'
+    r"|\\u[0-9a-fA-F]{4}|.",
+    re.S,
 )
 _SIMPLE_U = re.compile(r"\\u([0-9a-fA-F]{4})")
 
