@@ -32,8 +32,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-PROXY_MAIN = "import sys, tui.proxy_commands; from tui.cli import main; sys.exit(main())"
-
 
 # -- the upstream (a separate process) ----------------------------------------------
 
@@ -138,7 +136,7 @@ def measure(events: int, interval: float, runs: int, clients: int, record: bool)
          "--interval", str(interval)],
     )  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
-        args = [python, "-c", PROXY_MAIN, "proxy", "--upstream",
+        args = [python, "-m", "tui", "proxy", "--upstream",
                 f"http://127.0.0.1:{up_port}/v1", "--port", str(px_port), "--headless"]  # fmt: skip
         if record:
             args += ["--record-dir", tmp]

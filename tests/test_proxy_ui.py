@@ -11,6 +11,7 @@ import openai
 import pytest
 
 from tui.app.screens.flows import FlowsScreen, ProxyFlowsApp
+from tui.load import load_stream
 from tui.net.proxy import ProxyApp, ProxyServer
 from tui.net.proxy_flows import Flow, FlowState, FlowStore
 from tui.net.proxy_tee import BodyTee
@@ -182,7 +183,8 @@ async def test_the_app_in_front_of_a_real_proxy_shows_the_call_as_it_arrives():
         pytest.skip("the bundled samples are not here")
     store = FlowStore()
     # a pause mid-stream, so that the flow is opened while it still streams
-    chaos = Chaos(stall_after=20, stall_seconds=2)
+    stream, _ = load_stream(str(sample))
+    chaos = Chaos(stall_after=len(stream.events) // 2, stall_seconds=2)
     with start_server([str(sample)], pace=Pace("fixed", 0), chaos=chaos) as up:
         with ProxyServer(ProxyApp(up.url + "/v1", store), port=0) as proxy:
             app = ProxyFlowsApp(store)
