@@ -21,7 +21,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
 from textual.timer import Timer
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 
 from ..stream import Stream
 from . import clipboard
@@ -32,6 +32,7 @@ from .screens.jump import JumpScreen
 from .screens.raw_event import RawEventScreen
 from .steps import StepIndex
 from .widgets.buffers import BuffersPane, CallCard
+from .widgets.key_bar import KeyBar
 from .widgets.parse import ParsePane
 from .widgets.status import Status, StatusBar
 from .widgets.stream_list import StreamList
@@ -62,12 +63,18 @@ class FraglensApp(App[int]):
     #: one line from the live-calls / proxy features, shown in the status line
     live_status: reactive[str] = reactive("", init=False)
 
-    def __init__(self, stream: Stream, source: str = "", step: int = 0) -> None:
+    def __init__(self, stream: Stream, source: str = "", step: int | None = None) -> None:
+        """``step``: where to open; by default just before the first data event,
+        past the comments a capture may open with, so that ``n`` shows the first
+        chunk."""
         super().__init__()
         self.stream = stream
         self.index = StepIndex(stream)
         self.source = source or "stream"
         self.sub_title = self.source
+        if step is None:
+            first = next((e.number for e in stream.events if e.kind != "comment"), 0)
+            step = first - 1
         self.step = max(0, min(step, self.index.last))
         #: the call the user picked; None = the one being written at the step
         self.pinned: int | None = None
@@ -88,7 +95,7 @@ class FraglensApp(App[int]):
             yield BuffersPane(self.index, id="buffers")
             yield ParsePane(self.index, id="parse")
         yield StatusBar(self._status(), id="status")
-        yield Footer()
+        yield KeyBar(BINDINGS, id="keys")
 
     def on_mount(self) -> None:
         self.query_one(StreamList).focus()
@@ -123,7 +130,11 @@ class FraglensApp(App[int]):
             self.query_one(BuffersPane).show(step, self.boundaries, selected)
             self.query_one(ParsePane).show(step, selected)
             self.query_one(StatusBar).show(self._status())
-        self.refresh_bindings()
+        key_bar = self.query_one(KeyBar)
+        possible = tuple(self.check_action(b.action, ()) for b in key_bar.bindings)
+        if possible != key_bar.possible:
+            key_bar.show(possible)
+            self.refresh_bindings()
 
     def _status(self) -> Status:
         stream = self.stream

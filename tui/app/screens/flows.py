@@ -335,6 +335,8 @@ class ProxyFlowsApp(FraglensApp):
         self._fed = 0
         self._version = -1
         self._stale = False
+        #: the panes are being replaced: nothing may look for them meanwhile
+        self._opening = False
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -348,7 +350,7 @@ class ProxyFlowsApp(FraglensApp):
         return bool(stack) and stack[-1] is self.flows
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.on_flows and action in _PANE_ACTIONS | {"show_flows"}:
+        if (self.on_flows or self._opening) and action in _PANE_ACTIONS | {"show_flows"}:
             return False
         if action == "show_flows":
             return True
@@ -364,6 +366,8 @@ class ProxyFlowsApp(FraglensApp):
             self._version = self.store.version
             if self.flows.is_mounted:
                 self.flows.refresh_rows()
+        if self._opening:
+            return
         self._feed_shown()
         if self._stale and not self.on_flows:
             self._stale = False
@@ -412,12 +416,16 @@ class ProxyFlowsApp(FraglensApp):
     async def _open(self, flow: Flow) -> None:
         assert flow.stream is not None
         mirror = Stream(format=flow.format, framing=flow.stream.framing)
-        self.shown, self._fed = flow, 0
-        self._swap_stream(mirror, f"flow #{flow.number} {flow.method} {flow.path}")
-        self._feed_shown()
-        await self._remount_panes()
-        if self.on_flows:
-            await self.pop_screen()
+        self._opening = True
+        try:
+            self.shown, self._fed = flow, 0
+            self._swap_stream(mirror, f"flow #{flow.number} {flow.method} {flow.path}")
+            self._feed_shown()
+            await self._remount_panes()
+            if self.on_flows:
+                await self.pop_screen()
+        finally:
+            self._opening = False
         first = next((e.number for e in mirror.events if e.kind != "comment"), 0)
         self._stale = False
         self.refresh_stream()
@@ -425,6 +433,14 @@ class ProxyFlowsApp(FraglensApp):
         self.goto(max(0, first - 1) if mirror.closed else self.index.last)
         self.query_one(StreamList).focus()
         self.live_status = self._flow_status(flow)
+
+    def _show(self) -> None:
+        if not self._opening:
+            super()._show()
+
+    def watch_live_status(self) -> None:
+        if not self._opening and not self.on_flows:
+            super().watch_live_status()
 
     def _swap_stream(self, stream: Stream, source: str) -> None:
         """What ``FraglensApp.__init__`` sets up for a stream, for another stream.

@@ -11,8 +11,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Any
 
-from rich.console import Group, RenderableType
-from rich.style import Style
+from rich.console import RenderableType
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
@@ -24,9 +23,14 @@ from textual.widgets import Static
 from ...engine.calls import Call
 from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
+from .styled import ComponentStyles
+from .titled import Titled
 
-#: lines of argument text a card shows around the newest fragment
-WINDOW_LINES = 8
+#: lines of argument text a card shows (the newest), at most and at least
+WINDOW_LINES = 12
+MIN_LINES = 2
+#: a card's lines besides its text: two borders, id, counts, scanner
+CARD_CHROME = 5
 
 
 def call_title(call: Call, step: int, position: int) -> str:
@@ -35,23 +39,30 @@ def call_title(call: Call, step: int, position: int) -> str:
 
 
 def scan_words(call: Call, step: int) -> tuple[str, str]:
-    """The scanner state in words, and the style name that goes with it."""
+    """The scanner state in a few words, and the style name that goes with it."""
     scan = call.scan_at(step)
     if not scan.valid:
-        return f"✖ not JSON from char {scan.bad_offset}", "bad"
+        return f"✖ invalid from char {scan.bad_offset}", "bad"
     if scan.complete:
-        return "✔ one complete JSON value", "good"
+        return "✔ complete JSON value", "good"
     if scan.offset == 0:
         return "empty so far", "meta"
-    where = "inside a string" if scan.in_string else "between tokens"
-    if scan.in_escape:
-        where = "inside an escape"
-    return f"valid so far · {where} · depth {scan.depth}", "open"
+    # "valid": a prefix of some valid JSON text
+    where = "in escape" if scan.in_escape else "in string" if scan.in_string else "open"
+    return f"valid · {where} · depth {scan.depth}", "open"
 
 
-class CallCard(Widget):
-    """One call's buffer at the app's step. The app sets ``step`` and
-    ``boundaries`` and calls ``refresh``; a click posts ``Chosen``."""
+class CallCard(ComponentStyles, Titled, Widget):
+    STYLE_PREFIX = "call-card"
+
+    """One call's buffer at the app's step. The pane calls ``show`` with the
+    step; a click posts ``Chosen``.
+
+    The card works out its lines in ``show`` and asks for a layout pass only
+    when their number changed: stepping usually changes one card's text by a
+    few characters, and a layout of the whole screen per step is what made
+    stepping slow.
+    """
 
     COMPONENT_CLASSES = {
         "call-card--meta",
@@ -75,63 +86,87 @@ class CallCard(Widget):
         self.call = call
         self.step = 0
         self.boundaries = False
+        self.selected = False
+        #: at most this many lines of argument text, the newest ones
+        self.text_lines = WINDOW_LINES
+        self._lines: list[Text] = []
+        self._shows: tuple = ()
 
-    def show(self, step: int, boundaries: bool, selected: bool) -> None:
-        self.step = step
-        self.boundaries = boundaries
+    def show(self, step: int, boundaries: bool, selected: bool, force: bool = False) -> None:
         call = self.call
         self.display = call.first_event <= step
-        self.set_class(selected, "-selected")
-        self.set_class(self.index.added(call, step) is not None, "-touched")
+        self.step, self.boundaries, self.selected = step, boundaries, selected
         position = self.index.position.get(call.seq, call.seq)
-        self.border_title = call_title(call, step, position)
-        if len(self.index.stream.reassembler.choices) > 1:
-            self.border_subtitle = f"choice {call.choice}"
-        self.refresh(layout=True)
+        title = call_title(call, step, position)
+        # the selection is in the title, not a CSS class: a class change restyles
+        # the card, which costs more than the rest of a step
+        self.set_titles(
+            f"[reverse] ▶ {title} [/]" if selected else f" {title} ",
+            f"choice {call.choice}" if len(self.index.stream.reassembler.choices) > 1 else None,
+        )
+        if not self.display:
+            return
+        added = self.index.added(call, step)
+        shows = (
+            call.fragments_at(step),
+            added is not None,
+            call.id_at(step),
+            boundaries,
+            self.text_lines,
+            self.content_size.width,
+        )
+        if shows == self._shows and not force:
+            return
+        self._shows = shows
+        before = len(self._lines)
+        self._lines = self._compose_lines()
+        self.refresh(layout=len(self._lines) != before)
+
+    def on_resize(self) -> None:
+        self.show(self.step, self.boundaries, self.selected, force=True)
 
     def on_click(self, event: events.Click) -> None:
         self.post_message(self.Chosen(self.call.seq))
 
-    def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"call-card--{name}", partial=True)
-
     def render(self) -> RenderableType:
+        return Text("\n", end="").join(self._lines)
+
+    def _compose_lines(self) -> list[Text]:
         call, step = self.call, self.step
         meta = self._style("meta")
+        width = max(10, self.content_size.width or 40)
         wire_id = call.id_at(step)
-        ident = Text(no_wrap=True, overflow="ellipsis")
+        ident = Text(no_wrap=True, overflow="ellipsis", end="")
         if call.index is not None:
             ident.append(f"index {call.index} · ", meta)
         ident.append("id ", meta)
         ident.append(wire_id or "(none yet)", None if wire_id else meta)
-        counts = Text(no_wrap=True, overflow="ellipsis")
-        k = call.fragments_at(step)
-        counts.append(
-            f"fragments {k}/{call.fragments} · chars {call.length_at(step):,}/{call.length:,}", meta
-        )
+        # most important first: the line is cut at the card's width
+        counts = Text(no_wrap=True, overflow="ellipsis", end="")
         added = self.index.added(call, step)
         if added is not None:
-            counts.append(" · ", meta)
             counts.append(f"+{added.end - added.start} now", self._style("added"))
+            counts.append(" · ", meta)
+        k = call.fragments_at(step)
+        counts.append(
+            f"{k}/{call.fragments} frags · {call.length_at(step):,}/{call.length:,} chars", meta
+        )
         words, style = scan_words(call, step)
-        scanner = Text()
-        scanner.append("scanner ", meta)
-        scanner.append(words, self._style(style))
-        return Group(ident, self._arguments(), counts, scanner)
+        scanner = Text(words, self._style(style), no_wrap=True, overflow="ellipsis", end="")
+        lines = [ident, *self._argument_lines(width), counts, scanner]
+        for line in lines:
+            line.truncate(width, overflow="ellipsis")
+        return lines
 
-    def _arguments(self) -> Text:
+    def _argument_lines(self, width: int) -> list[Text]:
+        """The newest ``text_lines`` lines of the text at the step, wrapped at
+        ``width``; an ellipsis opens the first one when older text is hidden."""
         call, step = self.call, self.step
         end = call.length_at(step)
         if end == 0:
-            return Text("(no argument text yet)", self._style("meta"))
-        width = max(20, self.content_size.width or 40)
-        budget = width * WINDOW_LINES
-        start = max(0, end - budget)
-        text = call.text
-        out = Text(overflow="fold")
-        if start:
-            out.append(f"…{start:,} chars before… ", self._style("elided"))
-        body = Text(text[start:end])
+            return [Text("(no argument text yet)", self._style("meta"), end="")]
+        start = max(0, end - width * self.text_lines)
+        body = Text(call.text[start:end], end="")
         if self.boundaries:
             ends = call.frag_end
             i = bisect_right(ends, start)
@@ -149,11 +184,18 @@ class CallCard(Widget):
         if scan.bad_offset is not None and start <= scan.bad_offset < end:
             at = scan.bad_offset - start
             body.stylize(self._style("bad"), at, at + 1)
-        out.append_text(body)
-        return out
+        lines = list(body.wrap(self.app.console, width, overflow="fold"))
+        cut = start > 0 or len(lines) > self.text_lines
+        lines = lines[-self.text_lines :]
+        if cut:
+            first = lines[0]
+            lines[0] = Text("…", self._style("elided"), end="") + first[1:]
+        for line in lines:
+            line.end = ""
+        return lines
 
 
-class BuffersPane(VerticalScroll):
+class BuffersPane(Titled, VerticalScroll):
     """The cards, mounted as calls appear; hidden until their first event."""
 
     BINDINGS = [
@@ -169,6 +211,7 @@ class BuffersPane(VerticalScroll):
         self.cards: dict[int, CallCard] = {}
         #: the selection last scrolled into view: scroll only when it changes
         self._scrolled_to: int | None = None
+        self._last: tuple[int, bool, int | None] | None = None
         self.border_title = "Buffers"
 
     def compose(self):
@@ -178,16 +221,26 @@ class BuffersPane(VerticalScroll):
 
     def show(self, step: int, boundaries: bool, selected: int | None) -> None:
         self._mount_new_cards()
-        shown = 0
+        self._last = (step, boundaries, selected)
+        shown = sum(call.first_event <= step for call in self.index.calls)
+        # share the height: each card shows as many text lines as fit
+        height = self.scrollable_content_region.height
+        lines = WINDOW_LINES
+        if height:
+            lines = max(MIN_LINES, min(WINDOW_LINES, height // max(1, shown) - CARD_CHROME))
         for seq, card in self.cards.items():
+            card.text_lines = lines
             card.show(step, boundaries, seq == selected)
-            shown += card.display
         self.query_one("#buffers-empty").display = shown == 0
-        self.border_subtitle = f"{shown} call{'s' if shown != 1 else ''}"
+        self.set_titles(subtitle=f"{shown} call{'s' if shown != 1 else ''}")
         card = self.cards.get(selected) if selected is not None else None
         if card is not None and card.display and selected != self._scrolled_to:
             self.scroll_to_widget(card, animate=False, immediate=True)
         self._scrolled_to = selected
+
+    def on_resize(self) -> None:
+        if self._last is not None:
+            self.show(*self._last)
 
     def _mount_new_cards(self) -> None:
         """Cards for calls the stream grew since last time, in display order."""

@@ -17,15 +17,18 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual import events
+from textual.color import Color
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from ...engine.calls import Call
-from ...engine.diagnostics import CODES
+from ...engine.diagnostics import CODES, Diagnostic
 from ...engine.finalize import Result
 from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
 from .buffers import CallCard, call_title
+from .styled import ComponentStyles
+from .titled import Titled
 
 #: how a status reads without colour too
 STATUS_GLYPH = {
@@ -51,14 +54,24 @@ RAW_CHARS = 600
 DIAGNOSTICS_SHOWN = 200
 
 _json = JSONHighlighter()
+_PRETTY = json.JSONEncoder(indent=2, ensure_ascii=False)
 
 
 def pretty(value: Any, lines: int = VALUE_LINES) -> Text:
-    text = json.dumps(value, indent=2, ensure_ascii=False)
-    rows = text.split("\n")
-    more = len(rows) - lines
-    if more > 0:
-        text = "\n".join(rows[:lines]) + f"\n… {more:,} more lines (c copies it whole)"
+    """``value`` as indented JSON, cut after ``lines`` lines. The encoder runs
+    lazily, so a megabyte of arguments costs no more than a screenful."""
+    shown: list[str] = []
+    newlines = 0
+    cut = False
+    for piece in _PRETTY.iterencode(value):
+        newlines += piece.count("\n")
+        shown.append(piece)
+        if newlines >= lines:
+            cut = True
+            break
+    text = "".join(shown)
+    if cut:
+        text = "\n".join(text.split("\n")[:lines]) + "\n… (c copies it whole)"
     return _json(Text(text))
 
 
@@ -68,7 +81,9 @@ def clip(text: str, limit: int = RAW_CHARS) -> str:
     return text[: limit // 2] + f" …{len(text) - limit:,} chars… " + text[-limit // 2 :]
 
 
-class CallResult(Widget):
+class CallResult(ComponentStyles, Widget):
+    STYLE_PREFIX = "call-result"
+
     """One call's verdict at the app's step."""
 
     COMPONENT_CLASSES = {
@@ -89,22 +104,45 @@ class CallResult(Widget):
         self.call = call
         self.step = 0
         self.result: Result | None = None
+        self._status = ""
+        self._shows: tuple = ()
 
-    def show(self, step: int, selected: bool) -> None:
-        self.step = step
-        self.display = self.call.first_event <= step
-        self.result = self.call.result_at(step) if self.display else None
-        self.set_class(selected, "-selected")
+    def show(self, step: int) -> None:
+        call = self.call
+        self.display = call.first_event <= step
+        self.result = call.result_at(step) if self.display else None
         status = self.result.status if self.result else "streaming"
-        for name in ("ok", "empty", "repaired", "truncated", "invalid", "aborted", "streaming"):
-            self.set_class(status == name, f"-{name}")
-        self.refresh(layout=True)
+        if status != self._status:
+            self._status = status
+            self._paint_stripe()
+        # while a call streams its verdict does not change: no re-render per step
+        shows = (self.display, id(self.result), call.name_at(step))
+        self.step = step
+        if self.result is not None:
+            shows += (call.length_at(step),)
+        if shows != self._shows:
+            self._shows = shows
+            self.refresh(layout=True)
+
+    def _paint_stripe(self) -> None:
+        """The left stripe takes the status badge's colour. An inline style:
+        a class change restyles the widget, which costs more than a step."""
+        if not self.is_mounted:
+            return  # on_mount paints it
+        badge = self._style(self._status or "streaming")
+        color = badge.bgcolor or badge.color
+        if color is not None:
+            self.styles.border_left = ("tall", Color.from_rich_color(color))
+
+    def on_mount(self) -> None:
+        self._paint_stripe()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._paint_stripe()  # a new theme
 
     def on_click(self, event: events.Click) -> None:
         self.post_message(CallCard.Chosen(self.call.seq))
-
-    def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"call-result--{name}", partial=True)
 
     def render(self) -> RenderableType:
         call, step, result = self.call, self.step, self.result
@@ -147,7 +185,9 @@ class CallResult(Widget):
         return Group(*parts)
 
 
-class DiagnosticsView(Widget):
+class DiagnosticsView(ComponentStyles, Titled, Widget):
+    STYLE_PREFIX = "diagnostics"
+
     """The diagnostics up to the step, each with a link to its event."""
 
     COMPONENT_CLASSES = {
@@ -163,21 +203,25 @@ class DiagnosticsView(Widget):
         super().__init__(**kwargs)
         self.index = index
         self.step = 0
+        self.found: list[Diagnostic] = []
+        self._shows: tuple = ()
         self.border_title = "Diagnostics"
 
     def show(self, step: int) -> None:
         self.step = step
-        self.refresh(layout=True)
-
-    def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"diagnostics--{name}", partial=True)
+        self.found = self.index.diagnostics_at(step)
+        # the list only grows with the step; the one at this event is emphasized
+        shows = (len(self.found), any(d.event == step for d in self.found))
+        if shows != self._shows:
+            self._shows = shows
+            total = len(self.index.stream.reassembler.diagnostics())
+            self.set_titles(subtitle=f"{len(self.found)} of {total}")
+            self.refresh(layout=True)
 
     def render(self) -> RenderableType:
-        step = self.step
-        found = self.index.diagnostics_at(step)
+        step, found = self.step, self.found
         total = len(self.index.stream.reassembler.diagnostics())
         meta = self._style("meta")
-        self.border_subtitle = f"{len(found)} of {total} by event {step}"
         if not found:
             note = "none so far"
             if total:
@@ -211,7 +255,7 @@ class DiagnosticsView(Widget):
         return table
 
 
-class ParsePane(VerticalScroll):
+class ParsePane(Titled, VerticalScroll):
     """The verdicts, then the diagnostics."""
 
     BINDINGS = PANE_BINDINGS
@@ -229,8 +273,8 @@ class ParsePane(VerticalScroll):
     def show(self, step: int, selected: int | None) -> None:
         self._mount_new()
         counts: dict[str, int] = {}
-        for seq, widget in self.results.items():
-            widget.show(step, seq == selected)
+        for widget in self.results.values():
+            widget.show(step)
             if widget.display:
                 status = widget.result.status if widget.result else "streaming"
                 counts[status] = counts.get(status, 0) + 1
@@ -239,7 +283,9 @@ class ParsePane(VerticalScroll):
         if widget is not None and widget.display and selected != self._scrolled_to:
             self.scroll_to_widget(widget, animate=False, immediate=True)
         self._scrolled_to = selected
-        self.border_subtitle = " · ".join(f"{n} {s}" for s, n in counts.items()) or "no calls yet"
+        self.set_titles(
+            subtitle=" · ".join(f"{n} {s}" for s, n in counts.items()) or "no calls yet"
+        )
 
     def _mount_new(self) -> None:
         following: Widget = self.query_one(DiagnosticsView)

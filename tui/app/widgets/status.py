@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
+
+from .styled import ComponentStyles
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +30,9 @@ class Status:
     new_events: int = 0
 
 
-class StatusBar(Widget):
+class StatusBar(ComponentStyles, Widget):
+    STYLE_PREFIX = "status-bar"
+
     COMPONENT_CLASSES = {"status-bar--key", "status-bar--live", "status-bar--play"}
 
     def __init__(self, status: Status, **kwargs) -> None:
@@ -40,9 +43,6 @@ class StatusBar(Widget):
         if status != self.status:
             self.status = status
             self.refresh()
-
-    def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"status-bar--{name}", partial=True)
 
     def render(self) -> Text:
         s = self.status

@@ -25,6 +25,8 @@ from textual.strip import Strip
 from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
 from .chunk_line import ChunkLine, compact, mark, parse, window
+from .styled import ComponentStyles
+from .titled import Titled
 
 _SEVERITY_GLYPH = {0: ("●", "info"), 1: ("▲", "warning"), 2: ("✖", "error")}
 #: How far back to look for the previous data chunk when eliding the envelope.
@@ -39,7 +41,9 @@ def short_label(label: str) -> str:
     return label
 
 
-class StreamList(ScrollView, can_focus=True):
+class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
+    STYLE_PREFIX = "stream-list"
+
     """Rows of events; ``current`` is set by the app, clicks go up as ``Selected``."""
 
     COMPONENT_CLASSES = {
@@ -67,7 +71,8 @@ class StreamList(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False),
     ]
 
-    current: reactive[int] = reactive(0, init=False)
+    #: the rows of the old and new current event are repainted by the watcher
+    current: reactive[int] = reactive(0, init=False, repaint=False)
 
     class Selected(Message):
         """The user picked an event (click, page keys)."""
@@ -80,6 +85,7 @@ class StreamList(ScrollView, can_focus=True):
         super().__init__(**kwargs)
         self.index = index
         self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(2048)
+        self._base: Style | None = None
         self._values: LRUCache[int, tuple[Any, bool]] = LRUCache(4096)
         self.border_title = "Stream"
 
@@ -104,11 +110,10 @@ class StreamList(ScrollView, can_focus=True):
         self._refresh_row(old)
         self._refresh_row(new)
         self.scroll_current_into_view()
-        self._update_subtitle()
 
     def _update_subtitle(self) -> None:
         total = len(self.index.stream.events)
-        self.border_subtitle = f"event {self.current} of {total - 1}" if total else "no events"
+        self.set_titles(subtitle=f"{total:,} events")
 
     def scroll_current_into_view(self) -> None:
         height = self.scrollable_content_region.height or 1
@@ -125,6 +130,7 @@ class StreamList(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._base = None
         self._cache.clear()
 
     # -- input -------------------------------------------------------------
@@ -146,7 +152,7 @@ class StreamList(ScrollView, can_focus=True):
         row = y + int(self.scroll_y)
         width = self.scrollable_content_region.width
         if not 0 <= row < len(self.index.stream.events):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._base or self.rich_style)
         if row == self.current:
             return self._render_row(row, width, current=True)
         key = (row, width)
@@ -155,13 +161,12 @@ class StreamList(ScrollView, can_focus=True):
             strip = self._cache[key] = self._render_row(row, width, current=False)
         return strip
 
-    def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"stream-list--{name}", partial=True)
-
     def _render_row(self, row: int, width: int, current: bool) -> Strip:
         stream = self.index.stream
         ev = stream.events[row]
-        base = self.rich_style
+        if self._base is None:
+            self._base = self.rich_style  # walks the ancestors: once, not per row
+        base = self._base
         if current:
             base = base + self._style("current")
         line = Text(style=base, end="", no_wrap=True)
