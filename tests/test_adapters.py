@@ -1481,3 +1481,24 @@ def test_partial_args_out_of_order_still_build_the_value(value, rnd):
         for entry in unit:
             builder.add(entry)
     assert json.loads(builder.text()) == value
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 2, "function": {"arguments": "x"}}]}}]},
+        {"choices": [{"index": 1, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": ""}}]},
+                      "finish_reason": None, "logprobs": None}], "usage": None},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": None}}]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "x"}}]},
+                      "finish_reason": "tool_calls"}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": True, "function": {"arguments": "x"}}]}}]},
+        {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": "x"}}]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "x"}}]},
+                      "content_filter_results": {}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "x"}}]}}],
+         "usage": {"total_tokens": 3}},
+    ],
+)
+def test_openai_chat_shortcut_gives_what_the_full_path_gives(chunk):
+    assert OpenAIChatAdapter().feed(chunk) == OpenAIChatAdapter().feed_full(chunk)

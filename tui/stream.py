@@ -56,34 +56,46 @@ class Stream:
             ev = RawEvent(number, ev.kind, ev.data, ev.event, ev.id, ev.time, ev.span)
         self.events.append(ev)
         r = self.reassembler
-        if ev.kind == "comment":
+        kind = ev.kind
+        if kind == "data":
+            try:
+                payload = json.loads(ev.data)
+            except ValueError:
+                self.labels.append("non-json")
+                r.diag("non-json-data", f"data is not JSON: {ev.data[:60]!r}", number)
+                return
+            label = ev.event
+            if label is None:
+                obj = payload.get("object") if type(payload) is dict else None
+                label = obj if type(obj) is str else _label(payload)
+            self.labels.append(label)
+            if self.adapter is None:
+                self._detect(number, payload, ev.event)
+            else:
+                self._apply(number, payload, ev.event)
+            return
+        if kind == "comment":
             self.comments += 1
             self.labels.append("comment")
             r.notice("sse-comment", "SSE comments / keep-alives in the stream (shown, ignored)",
                      number)
             return
-        if ev.kind == "done":
+        if kind == "done":
             self.labels.append("[DONE]")
             if self.done_at is None:
                 self.done_at = number
+
+    def _detect(self, number: int, payload: Any, event: str | None) -> None:
+        """Hold events back until one chunk tells the format (or too many came)."""
+        fmt = detect(payload, event)
+        if fmt is None and self._guess is None:
+            guess = sniff(payload, event)
+            self._guess = guess.format if guess is not None else None
+        if fmt is None and len(self._pending) < _DETECT_WINDOW:
+            self._pending.append((number, payload, event))
             return
-        try:
-            payload = json.loads(ev.data)
-        except ValueError:
-            self.labels.append("non-json")
-            r.diag("non-json-data", f"data is not JSON: {ev.data[:60]!r}", number)
-            return
-        self.labels.append(_label(payload, ev.event))
-        if self.adapter is None:
-            fmt = detect(payload, ev.event)
-            if fmt is None and self._guess is None:
-                guess = sniff(payload, ev.event)
-                self._guess = guess.format if guess is not None else None
-            if fmt is None and len(self._pending) < _DETECT_WINDOW:
-                self._pending.append((number, payload, ev.event))
-                return
-            self._choose(fmt)
-        self._apply(number, payload, ev.event)
+        self._choose(fmt)
+        self._apply(number, payload, event)
 
     def close(self) -> None:
         if self.closed:
@@ -143,9 +155,8 @@ class Stream:
         self.reassembler.apply(number, ops)
 
 
-def _label(payload: Any, event: str | None) -> str:
-    if event:
-        return event
+def _label(payload: Any) -> str:
+    """A short type for the stream view when the event has no SSE name."""
     if isinstance(payload, dict):
         for key in ("type", "object"):
             v = payload.get(key)

@@ -64,6 +64,41 @@ def tool_delta(choice: int, entry: dict[str, Any], index: int | None) -> ToolDel
     )
 
 
+_FAST_CHOICE_KEYS = frozenset({"index", "delta", "finish_reason", "logprobs"})
+
+
+def _bare_continuation(payload: Any) -> list[Op] | None:
+    """The shape of nearly every chunk of a long call — one choice whose delta
+    is one ``tool_calls`` entry carrying only ``index`` and argument text —
+    read with a handful of lookups. Anything else (or anything odd) returns
+    None and takes the full path below, which gives the same answer."""
+    if type(payload) is not dict or payload.get("usage") is not None or "error" in payload:
+        return None
+    choices = payload.get("choices")
+    if type(choices) is not list or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if type(choice) is not dict or choice.get("finish_reason") is not None:
+        return None
+    delta = choice.get("delta")
+    if type(delta) is not dict or len(delta) != 1 or not (choice.keys() <= _FAST_CHOICE_KEYS):
+        return None
+    calls = delta.get("tool_calls")
+    if type(calls) is not list or len(calls) != 1:
+        return None
+    entry = calls[0]
+    if type(entry) is not dict or len(entry) != 2 or "prompt_filter_results" in payload:
+        return None
+    index, fn = entry.get("index"), entry.get("function")
+    number = choice.get("index", 0)
+    if type(index) is not int or type(fn) is not dict or len(fn) != 1 or type(number) is not int:
+        return None
+    args = fn.get("arguments")
+    if type(args) is not str:
+        return None
+    return [ToolDelta(number, index, None, None, args)]
+
+
 class OpenAIChatAdapter:
     """Chat Completions chunks (and the whole ``chat.completion`` body)."""
 
@@ -72,6 +107,11 @@ class OpenAIChatAdapter:
     indexes_calls = True
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
+        fast = _bare_continuation(payload)
+        return fast if fast is not None else self.feed_full(payload)
+
+    def feed_full(self, payload: Any) -> list[Op]:
+        """Every chunk shape; ``feed`` takes a shortcut for the commonest one."""
         if not isinstance(payload, dict):
             return []
         ops: list[Op] = []

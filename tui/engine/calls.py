@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .finalize import Result
-from .scanner import EMPTY_STATE, ScanState, Scanner
+from .scanner import EMPTY_STATE, Scanner, ScanState
 
 # bit flags packed per fragment
 _IN_STRING = 1
@@ -35,8 +35,6 @@ class Call:
     name: str | None = None
     aliases: list[str] = field(default_factory=list)
     synthetic_id: str | None = None
-    #: raw wire id of each fragment, for the naive by-id comparison
-    wire_ids: list[str | None] = field(default_factory=list)
     obj: Any = None  # merged object arguments (Q15), when they came as objects
     obj_seen: bool = False
     hosted: bool = False
@@ -71,21 +69,16 @@ class Call:
     def fragments(self) -> int:
         return len(self.frag_event)
 
-    def append(self, event: int, text: str, wire_id: str | None) -> None:
+    def append(self, event: int, text: str) -> None:
         self.pieces.append(text)
         self._joined = None
-        self.wire_ids.append(wire_id)
         scanner = self.scanner
         scanner.feed(text)
         offset, depth, in_string, in_escape, complete = scanner.packed()
         self.frag_event.append(event)
         self.frag_end.append(offset)
         self.frag_depth.append(depth)
-        self.frag_flags.append(
-            (_IN_STRING if in_string else 0)
-            | (_IN_ESCAPE if in_escape else 0)
-            | (_COMPLETE if complete else 0)
-        )
+        self.frag_flags.append(in_string | (in_escape << 1) | (complete << 2))
         self.last_event = event
 
     @property

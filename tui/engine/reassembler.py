@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from .calls import Call
 from .diagnostics import Diagnostic, make
@@ -75,7 +75,10 @@ class Reassembler:
         self._once: set[str] = set()
 
     # -- feeding -------------------------------------------------------------
-    def apply(self, event: int, ops: Iterable[Op]) -> None:
+    def apply(self, event: int, ops: list[Op]) -> None:
+        if len(ops) == 1 and type(ops[0]) is ToolDelta:
+            self._tool_delta(event, ops[0])  # most events: one fragment, nothing else
+            return
         finishes: list[Finish] = []
         errors: list[StreamError] = []
         deltas_seen: set[tuple[int, int]] = set()
@@ -189,13 +192,13 @@ class Reassembler:
         if d.args_obj is not NO_OBJECT:
             self._object_args(event, call, d)
         elif d.args:
-            self._append(event, call, d.args, d.id)
+            self._append(event, call, d.args)
         elif d.args == "" and call.fragments == 0:
             # an empty first fragment is still a fragment (Anthropic's first partial_json)
-            self._append(event, call, "", d.id)
+            self._append(event, call, "")
         call.last_event = max(call.last_event, event)
 
-    def _append(self, event: int, call: Call, text: str, wire_id: str | None) -> None:
+    def _append(self, event: int, call: Call, text: str) -> None:
         if call.over_limit:
             call.dropped_bytes += len(text.encode("utf-8", "surrogatepass"))
             return
@@ -204,7 +207,7 @@ class Reassembler:
             kept = text[:room]
             call.dropped_bytes += len(text[room:].encode("utf-8", "surrogatepass"))
             if kept:
-                call.append(event, kept, wire_id)
+                call.append(event, kept)
             call.over_limit = True
             self.diag(
                 "args-over-limit",
@@ -214,7 +217,7 @@ class Reassembler:
             )
             return
         had_split = call.scanner.surrogate_split
-        call.append(event, text, wire_id)
+        call.append(event, text)
         if call.scanner.surrogate_split and not had_split:
             self.call_once(
                 call, "args-surrogate-split", "a surrogate pair escape was split; joined", event
@@ -229,7 +232,7 @@ class Reassembler:
             value = merged
         call.obj, call.obj_seen = value, True
         # the buffer shows the serialization, fragment by fragment
-        self._append(event, call, json.dumps(d.args_obj, ensure_ascii=False), d.id)
+        self._append(event, call, json.dumps(d.args_obj, ensure_ascii=False))
 
     def _args_final(self, event: int, op: ArgsFinal) -> None:
         call = self._slots.find_final(op)
@@ -237,7 +240,7 @@ class Reassembler:
             return
         if call.fragments == 0 or not call.text:
             if op.text:
-                self._append(event, call, op.text, op.id)
+                self._append(event, call, op.text)
             return
         if op.text != call.text and not call.obj_seen:
             call.notes.append("the closing restatement differs from the deltas")

@@ -160,7 +160,13 @@ class Scanner:
         base = self._offset
         self._fragment_start = base
         self._offset = base + len(text)
-        if self._state == _DEAD:
+        state = self._state
+        if state == _STRING and not self._esc and not self._uni:
+            if _STR_RUN.match(text).end() == len(text):
+                if text:
+                    self._pending_high = None
+                return  # a piece of string content: the commonest fragment
+        elif state == _DEAD:
             return
         self._scan(text, base)
 
