@@ -211,3 +211,30 @@ async def test_the_app_in_front_of_a_real_proxy_shows_the_call_as_it_arrives():
                 assert names(app) == ["get_weather", "get_local_time"]
                 await asyncio.to_thread(done.wait, 10)
                 worker.join(10)
+
+
+async def test_opening_another_flow_from_the_panes_while_one_streams():
+    store = FlowStore()
+    finished(store)
+    live = new_flow(store)
+    tee = BodyTee(live, None)
+    app = ProxyFlowsApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("up", "enter")
+        await settle(pilot, lambda: opened(app) and app.shown is store.flows[0], "flow #1")
+        # a new flow streams while flow #1 is on screen; opening it swaps the panes
+        # under the timer that feeds them, and keys pressed meanwhile are harmless
+        with store.lock:
+            tee.feed(PARALLEL[:600], 0.1)
+            live.status, live.state = 200, FlowState.STREAMING
+        store.changed(live, "body")
+        app.open_flow(live.number)
+        await pilot.press("n", "p", "end")
+        await settle(pilot, lambda: app.shown is live and opened(app), "flow #2")
+        with store.lock:
+            tee.feed(PARALLEL[600:], 0.2)
+            tee.close(0.3)
+            live.state = FlowState.DONE
+        store.changed(live, "end")
+        await settle(pilot, lambda: app.stream.closed, "flow #2's end")
+        assert names(app) == ["get_weather", "get_time"]

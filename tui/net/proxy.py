@@ -80,8 +80,9 @@ def _hop_by_hop(headers: list[tuple[bytes, bytes]]) -> set[bytes]:
 
 
 def forwarded_request_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """The client's headers, in order, minus hop-by-hop ones and Host."""
-    drop = _hop_by_hop(headers) | {b"host"}
+    """The client's headers, in order, minus hop-by-hop ones, Host, and Expect
+    (uvicorn already answered the 100-continue; the body is read whole)."""
+    drop = _hop_by_hop(headers) | {b"host", b"expect"}
     return [(n, v) for n, v in headers if n.lower() not in drop]
 
 

@@ -462,7 +462,6 @@ class ProxyFlowsApp(FraglensApp):
         self.playing = False
         self.new_events = 0
         self._seen = self.index.last
-        self._possible = ()
         self._paced = any(ev.time is not None for ev in stream.events[:64])
 
     async def _remount_panes(self) -> None:
