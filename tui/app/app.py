@@ -26,7 +26,7 @@ from textual.widgets import Header
 from ..stream import Stream
 from . import clipboard
 from .commands import FraglensCommands
-from .keys import BINDINGS
+from .keys import BINDINGS, KEY_BAR
 from .screens.help import HelpScreen
 from .screens.jump import JumpScreen
 from .screens.raw_event import RawEventScreen
@@ -95,7 +95,7 @@ class FraglensApp(App[int]):
             yield BuffersPane(self.index, id="buffers")
             yield ParsePane(self.index, id="parse")
         yield StatusBar(self._status(), id="status")
-        yield KeyBar(BINDINGS, id="keys")
+        yield KeyBar(BINDINGS, KEY_BAR, id="keys")
 
     def on_mount(self) -> None:
         self.query_one(StreamList).focus()
@@ -395,10 +395,16 @@ class FraglensApp(App[int]):
         self.push_screen(RawEventScreen(self.index, self.step))
 
     def action_help(self) -> None:
+        """The help screen shows the keys as bound now (after a keymap)."""
         keys: dict[str, list[str]] = {}
         for key, active in self.screen.active_bindings.items():
-            if active.binding.id:
-                keys.setdefault(active.binding.id, []).append(
-                    self.get_key_display(Binding(key, active.binding.action))
-                )
-        self.push_screen(HelpScreen(keys, [b for b in BINDINGS]))
+            binding = active.binding
+            if binding.id:
+                keys.setdefault(binding.id, []).append(key)
+        defaults = {b.id: b.key.split(",") for b in BINDINGS}
+        shown: dict[str, list[str]] = {}
+        for id_, found in keys.items():
+            order = defaults.get(id_, [])
+            found.sort(key=lambda k: order.index(k) if k in order else len(order))
+            shown[id_] = [self.get_key_display(Binding(k, "")) for k in found]
+        self.push_screen(HelpScreen(shown, BINDINGS))

@@ -20,62 +20,75 @@ SECTIONS = {
 }
 
 # fmt: off
-#: (keys, action, id, footer, palette title, tooltip, in footer, key shown)
-_TABLE: list[tuple[str, str, str, str, str, str, bool, str | None]] = [
+#: (keys, action, id, short description, palette title, tooltip, key shown)
+_TABLE: list[tuple[str, str, str, str, str, str, str | None]] = [
     ("n,right", "step_next", "step.next", "Next", "next event",
-     "Show the state after the next event", True, "n"),
+     "Show the state after the next event", "n"),
     ("p,left", "step_prev", "step.previous", "Prev", "previous event",
-     "Show the state after the previous event", True, "p"),
+     "Show the state after the previous event", "p"),
     ("home", "step_first", "step.first", "First", "first event",
-     "Go to the first event", False, None),
+     "Go to the first event", None),
     ("end", "step_last", "step.last", "Last", "last event",
-     "Go to the last event", False, None),
+     "Go to the last event", None),
     ("colon", "jump", "step.jump", "Jump", "jump to an event number…",
-     "Go to an event by its number", False, ":"),
-    ("space", "play", "play.toggle", "Play", "play / pause",
-     "Play or pause, at the recording's pace when it has times", True, None),
-    ("plus,equals_sign", "faster", "play.faster", "Faster", "faster",
-     "Play twice as fast", False, "+"),
-    ("minus", "slower", "play.slower", "Slower", "slower",
-     "Play half as fast", False, "-"),
+     "Go to an event by its number", ":"),
     ("right_square_bracket", "next_diagnostic", "step.next-diagnostic", "Next diag",
-     "next diagnostic", "Go to the next event that carries a diagnostic", True, "]"),
+     "next diagnostic", "Go to the next event that carries a diagnostic", "]"),
     ("left_square_bracket", "previous_diagnostic", "step.previous-diagnostic", "Prev diag",
-     "previous diagnostic", "Go to the previous event that carries a diagnostic", False, "["),
+     "previous diagnostic", "Go to the previous event that carries a diagnostic", "["),
+    ("space", "play", "play.toggle", "Play", "play / pause",
+     "Play or pause, at the recording's pace when it has times", None),
+    ("plus,equals_sign", "faster", "play.faster", "Faster", "faster",
+     "Play twice as fast", "+"),
+    ("minus", "slower", "play.slower", "Slower", "slower",
+     "Play half as fast", "-"),
     ("f", "follow_call", "call.follow", "Follow", "follow the selected call only",
-     "Step through the selected call's fragments only", True, None),
+     "Step through the selected call's fragments only", None),
     ("F", "follow_all", "call.follow-all", "All calls", "follow all calls",
-     "Step through every event again", False, "F"),
+     "Step through every event again", "F"),
     ("c", "copy_arguments", "copy.arguments", "Copy args", "arguments (parsed, pretty JSON)",
-     "Copy the selected call's parsed arguments as pretty JSON", True, None),
+     "Copy the selected call's parsed arguments as pretty JSON", None),
     ("r", "copy_raw", "copy.raw", "Copy raw", "raw argument text",
-     "Copy the selected call's argument text as received", False, None),
+     "Copy the selected call's argument text as received", None),
     ("m", "copy_message", "copy.message", "Copy msg", "assistant message",
-     "Copy the assistant message with its tool calls, for the history", True, None),
+     "Copy the assistant message with its tool calls, for the history", None),
     ("enter", "show_raw", "view.raw", "Raw JSON", "raw JSON of this event",
-     "Show the current event's raw JSON", False, None),
+     "Show the current event's raw JSON", None),
     ("b", "toggle_boundaries", "view.boundaries", "Boundaries", "fragment boundaries on / off",
-     "Show or hide where each fragment ends in the buffers", False, None),
+     "Show or hide where each fragment ends in the buffers", None),
     ("question_mark", "help", "app.help", "Help", "keys and panes",
-     "Every key, and what each pane says", True, "?"),
-    ("q", "quit", "app.quit", "Quit", "quit", "Quit fraglens", True, None),
+     "Every key, and what each pane says", "?"),
+    ("q", "quit", "app.quit", "Quit", "quit", "Quit fraglens", None),
 ]
 # fmt: on
 
 #: binding id -> its command palette title, after the section
 COMMANDS: dict[str, str] = {row[2]: row[4] for row in _TABLE}
 
+#: the keys on the bottom line, most useful first (a narrow terminal cuts the end)
+KEY_BAR = (
+    "step.next",
+    "step.previous",
+    "play.toggle",
+    "step.next-diagnostic",
+    "app.help",
+    "copy.arguments",
+    "copy.message",
+    "call.follow",
+    "app.quit",
+)
+
 BINDINGS: list[Binding] = [
-    Binding(keys, action, footer, show=show, key_display=shown, id=id_, tooltip=tip)
-    for keys, action, id_, footer, _, tip, show, shown in _TABLE
+    Binding(keys, action, short, show=id_ in KEY_BAR, key_display=shown, id=id_, tooltip=tip)
+    for keys, action, id_, short, _, tip, shown in _TABLE
 ]
 
 #: The scrolling panes bind these keys to scrolling; inside them they keep their
 #: app meaning (same ids, so a keymap moves both).
 _SCROLL_KEYS = ("left", "right", "home", "end")
 PANE_BINDINGS: list[Binding] = [
-    Binding(key, f"app.{action}", footer, show=False, id=id_)
-    for keys, action, id_, footer, *_ in _TABLE
+    Binding(key, f"app.{action}", short, show=False, id=id_)
+    for keys, action, id_, short, *_ in _TABLE
     for key in keys.split(",")
     if key in _SCROLL_KEYS
 ]

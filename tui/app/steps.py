@@ -12,6 +12,7 @@ stream grows.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
@@ -36,6 +37,21 @@ class Added:
         return self.call.text[self.start : self.end]
 
 
+@dataclass(frozen=True, slots=True)
+class Said:
+    """What one choice had said (its text, or its reasoning) after a step."""
+
+    choice: int
+    #: "content" or "reasoning"
+    channel: str
+    #: the newest characters, at most the number asked for
+    tail: str
+    #: how many characters had come in all
+    length: int
+    #: what the step itself added ("" when nothing)
+    added: str
+
+
 class StepIndex:
     """Read-only lookups the panes share. Call :meth:`refresh` after the
     stream grew (live calls, the proxy)."""
@@ -49,6 +65,8 @@ class StepIndex:
         self.diagnostic_events: list[int] = []
         #: event -> highest severity rank of its diagnostics
         self.severity: dict[int, int] = {}
+        #: (choice, channel) -> running length of its text pieces (append-only, like them)
+        self._lengths: dict[tuple[int, str], array] = {}
         self.refresh()
 
     def refresh(self) -> None:
@@ -130,7 +148,60 @@ class StepIndex:
                 best, best_event = call, event
         return best
 
+    # -- the assistant's text ------------------------------------------------
+    def _pieces(self, choice: int, channel: str) -> list[tuple[int, str]]:
+        state = self.stream.reassembler.choices[choice]
+        return state.text if channel == "content" else state.reasoning
+
+    def said_at(self, step: int, chars: int) -> list[Said]:
+        """Each choice's text and reasoning after ``step``: the last ``chars``
+        characters and what ``step`` added, found by binary search."""
+        out = []
+        for choice in sorted(self.stream.reassembler.choices):
+            for channel in ("reasoning", "content"):
+                pieces = self._pieces(choice, channel)
+                k = bisect_right(pieces, step, key=_event)
+                if not k:
+                    continue
+                first_now = bisect_left(pieces, step, lo=0, hi=k, key=_event)
+                tail: list[str] = []
+                size = 0
+                i = k
+                while i > 0 and size < chars:
+                    i -= 1
+                    tail.append(pieces[i][1])
+                    size += len(pieces[i][1])
+                text = "".join(reversed(tail))[-chars:]
+                added = "".join(p for _, p in pieces[first_now:k])
+                out.append(Said(choice, channel, text, self._length(choice, channel, k), added))
+        return out
+
+    def text_added_at(self, step: int) -> list[str]:
+        """The text and reasoning pieces event ``step`` carried."""
+        found = []
+        for choice in sorted(self.stream.reassembler.choices):
+            for channel in ("reasoning", "content"):
+                pieces = self._pieces(choice, channel)
+                lo = bisect_left(pieces, step, key=_event)
+                hi = bisect_right(pieces, step, lo=lo, key=_event)
+                found.extend(p for _, p in pieces[lo:hi])
+        return found
+
+    def _length(self, choice: int, channel: str, k: int) -> int:
+        """Characters in the first ``k`` pieces; the running sums grow with the pieces."""
+        sums = self._lengths.setdefault((choice, channel), array("q"))
+        pieces = self._pieces(choice, channel)
+        running = sums[-1] if sums else 0
+        for _, piece in pieces[len(sums) :]:
+            running += len(piece)
+            sums.append(running)
+        return sums[k - 1] if k else 0
+
     def call(self, seq: int | None) -> Call | None:
         if seq is None or seq not in self.position:
             return None
         return self.calls[self.position[seq]]
+
+
+def _event(piece: tuple[int, str]) -> int:
+    return piece[0]

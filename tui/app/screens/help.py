@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.table import Table
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -15,22 +14,30 @@ from ..keys import PANE_KEYS, SECTIONS
 PANES = [
     (
         "Stream",
-        "every event as it arrived: number, time when recorded, type, and the chunk "
-        "on one line with the repeated envelope elided ({…,) and the tool-call bytes "
-        "highlighted. ▶ marks the current event; ▲ ✖ · mark events with a warning, error, "
-        "info.",
+        "Every event as it arrived: number, time (when the recording has times), type, "
+        "then which call it fed (#0, #1…) and the chunk on one line. Keys that repeat "
+        "the previous chunk are elided ({…,) and the tool-call bytes are highlighted. "
+        "▶ marks the current event; ● ▲ ✖ mark an info, warning or error diagnostic.",
     ),
     (
         "Buffers",
-        "one card per tool call: its argument text after the current event, the "
-        "bytes this event added highlighted, fragment and char counts, and the JSON "
-        "scanner's state (depth, inside a string, valid so far, complete, first bad char).",
+        "One card per tool call: its argument text as it stood after the current "
+        "event, the bytes this event added highlighted (+N now), fragment and char "
+        "counts, and the JSON scanner's state: valid (a prefix of some valid JSON) with "
+        "where it stands and the nesting depth, complete, or invalid from a char. "
+        "▶ marks the selected call: c, r and f act on it.",
     ),
     (
         "Parse",
-        "each call's verdict once it is finished (ok, empty, repaired, truncated, "
-        "invalid, aborted), the parsed value, what a repair changed with the raw and "
-        "repaired text side by side; below, the diagnostics up to the current event.",
+        "Each call's verdict once it is finished: ok, empty, repaired, truncated, "
+        "invalid or aborted, the parsed value, and for a repair what changed, with the "
+        "raw and repaired text side by side. Below: the diagnostics up to the current "
+        "event; click e12 to go to event 12.",
+    ),
+    (
+        "A step",
+        "is one event. The panes show the state after it, exactly as it was then: "
+        "n and p step, ] goes to the next diagnostic, f steps through one call only.",
     ),
 ]
 
@@ -59,14 +66,6 @@ class HelpScreen(ModalScreen[None]):
         table.add_column(ratio=1)
         for name, what in PANES:
             table.add_row(name, what)
-        table.add_row("", "")
-        table.add_row(
-            "step",
-            Text(
-                "the state after event N, exactly: n / p move one event, "
-                "] jumps to the next diagnostic, f steps through one call."
-            ),
-        )
         return table
 
     def _keys(self) -> Table:

@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from ...engine.calls import Call
 from ..keys import PANE_BINDINGS
-from ..steps import StepIndex
+from ..steps import Said, StepIndex
 from .styled import ComponentStyles
 from .titled import Titled
 
@@ -195,6 +195,66 @@ class CallCard(ComponentStyles, Titled, Widget):
         return lines
 
 
+class AssistantText(ComponentStyles, Titled, Widget):
+    """What the assistant said besides its calls (text, reasoning), as it stood
+    at the step: the newest lines, with what this event added highlighted."""
+
+    STYLE_PREFIX = "said"
+    COMPONENT_CLASSES = {"said--meta", "said--added"}
+    #: lines of text shown per choice and channel
+    LINES = 3
+
+    def __init__(self, index: StepIndex, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.index = index
+        self.step = 0
+        self._lines: list[Text] = []
+        self._shows: tuple = ()
+        self.border_title = "assistant text"
+
+    def show(self, step: int, force: bool = False) -> None:
+        self.step = step
+        width = max(10, self.content_size.width or 40)
+        said = self.index.said_at(step, width * self.LINES)
+        self.display = bool(said)
+        shows = (tuple((s.choice, s.channel, s.length, s.added) for s in said), width)
+        if shows == self._shows and not force:
+            return
+        self._shows = shows
+        before = len(self._lines)
+        self._lines = self._compose_lines(said, width)
+        self.refresh(layout=len(self._lines) != before)
+
+    def on_resize(self) -> None:
+        self.show(self.step, force=True)
+
+    def _compose_lines(self, said: list[Said], width: int) -> list[Text]:
+        meta = self._style("meta")
+        several = len(self.index.stream.reassembler.choices) > 1
+        lines: list[Text] = []
+        for s in said:
+            head = Text(no_wrap=True, overflow="ellipsis", end="")
+            if s.added:
+                head.append(f"+{len(s.added)} now", self._style("added"))
+                head.append(" · ", meta)
+            label = "reasoning" if s.channel == "reasoning" else "text"
+            where = f"choice {s.choice} " if several else ""
+            head.append(f"{where}{label} · {s.length:,} chars", meta)
+            body = Text(s.tail, end="")
+            if s.added and s.tail.endswith(s.added):
+                body.stylize(self._style("added"), len(s.tail) - len(s.added))
+            wrapped = list(body.wrap(self.app.console, width, overflow="fold"))[-self.LINES :]
+            for line in wrapped:
+                line.end = ""
+            lines += [*wrapped, head]
+        for line in lines:
+            line.truncate(width, overflow="ellipsis")
+        return lines
+
+    def render(self) -> RenderableType:
+        return Text("\n", end="").join(self._lines)
+
+
 class BuffersPane(Titled, VerticalScroll):
     """The cards, mounted as calls appear; hidden until their first event."""
 
@@ -215,6 +275,7 @@ class BuffersPane(Titled, VerticalScroll):
         self.border_title = "Buffers"
 
     def compose(self):
+        yield AssistantText(self.index, id="said")
         yield Static(
             "No tool call yet at this event. Step with n / →.", id="buffers-empty", classes="empty"
         )
@@ -231,6 +292,7 @@ class BuffersPane(Titled, VerticalScroll):
         for seq, card in self.cards.items():
             card.text_lines = lines
             card.show(step, boundaries, seq == selected)
+        self.query_one(AssistantText).show(step)
         self.query_one("#buffers-empty").display = shown == 0
         self.set_titles(subtitle=f"{shown} call{'s' if shown != 1 else ''}")
         card = self.cards.get(selected) if selected is not None else None

@@ -19,7 +19,7 @@ ELLIPSIS = "…"
 @dataclass(frozen=True, slots=True)
 class ChunkLine:
     text: str
-    #: (start, end, kind) spans in ``text``; kind is "args" or "name"
+    #: (start, end, kind) spans in ``text``; kind is "args", "name" or "text"
     marks: tuple[tuple[int, int, str], ...] = ()
     #: the data did not parse as JSON
     broken: bool = False
@@ -53,30 +53,42 @@ def _needle(piece: str) -> str:
     return json.dumps(piece, ensure_ascii=False)[1:-1]
 
 
-def mark(text: str, added: list[Added], first_of: list[tuple[str | None, str | None]]) -> list:
-    """Find each call's added bytes (and, on a call's first event, its id and
-    name) in ``text``. Searching moves forward so that two calls adding the
-    same bytes in one chunk each get their own match."""
+def mark(
+    text: str,
+    added: list[Added],
+    first_of: list[tuple[str | None, str | None]],
+    said: list[str] = (),  # type: ignore[assignment]
+) -> list[tuple[int, int, str]]:
+    """Find in ``text`` each call's added bytes ("args"), on a call's first
+    event its id and name ("name"), and the assistant text the event carried
+    ("text"). Searching moves forward so that two calls adding the same bytes
+    in one chunk each get their own match."""
     marks: list[tuple[int, int, str]] = []
-    at = 0
     for call_id, name in first_of:
         for value in (call_id, name):
             if value:
                 needle = json.dumps(value, ensure_ascii=False)
-                i = text.find(needle, at)
+                i = text.find(needle)
                 if i >= 0:
                     marks.append((i + 1, i + len(needle) - 1, "name"))
-    for a in added:
-        piece = a.text
+    pieces = [(a.text, "args") for a in added] + [(piece, "text") for piece in said]
+    at = 0
+    for piece, kind in pieces:
         if not piece:
             continue
+        # a piece is usually a whole string value of the chunk: look for it
+        # quoted first, so that a "," piece does not mark the first comma
         needle = _needle(piece)
-        i = text.find(needle, at)
-        if i < 0:  # object arguments (Q15): the piece is their serialization
-            i = text.find(piece, at)
-            needle = piece
+        i = text.find(f'"{needle}"', at)
         if i >= 0:
-            marks.append((i, i + len(needle), "args"))
+            i += 1
+        else:
+            i = text.find(needle, at)
+            if i < 0:  # object arguments (Q15): the piece is their serialization
+                i = text.find(piece, at)
+                needle = piece
+        if i >= 0:
+            marks.append((i, i + len(needle), kind))
             at = i + len(needle)
     marks.sort()
     return marks

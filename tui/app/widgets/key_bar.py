@@ -21,9 +21,11 @@ class KeyBar(ComponentStyles, Widget):
 
     COMPONENT_CLASSES = {"key-bar--key", "key-bar--description", "key-bar--disabled"}
 
-    def __init__(self, bindings: list[Binding], **kwargs) -> None:
+    def __init__(self, bindings: list[Binding], order: tuple[str, ...], **kwargs) -> None:
+        """Shows the ``bindings`` whose id is in ``order``, in that order."""
         super().__init__(**kwargs)
-        self.bindings = [b for b in bindings if b.show]
+        by_id = {b.id: b for b in bindings}
+        self.bindings = [by_id[i] for i in order]
         self.possible: tuple[bool | None, ...] = ()
 
     def show(self, possible: tuple[bool | None, ...]) -> None:
@@ -40,9 +42,9 @@ class KeyBar(ComponentStyles, Widget):
             enabled = self.possible[i] if i < len(self.possible) else True
             click = Style(meta={"@click": f"app.{binding.action}"})
             out.append(
-                f" {self.app.get_key_display(binding)} ", (key if enabled else disabled) + click
+                f" {self.app.get_key_display(binding)}", (key if enabled else disabled) + click
             )
-            out.append(f"{binding.description} ", (description if enabled else disabled) + click)
-        out.append("  ^p ", key)
-        out.append("palette", description)
+            out.append(f" {binding.description} ", (description if enabled else disabled) + click)
+        out.append(" ^p", key)
+        out.append(" palette", description)
         return out

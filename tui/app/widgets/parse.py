@@ -40,12 +40,12 @@ STATUS_GLYPH = {
     "aborted": "■ aborted",
 }
 STATUS_MEANING = {
-    "ok": "parsed strictly, exactly as sent",
+    "ok": "strict JSON, exactly as sent",
     "empty": "no argument text; read as {}",
-    "repaired": "not valid JSON as sent; repaired as listed",
+    "repaired": "not JSON as sent; repaired:",
     "truncated": "the text ends inside an open value",
     "invalid": "not JSON, and no honest repair",
-    "aborted": "the stream reported an error while this call was open",
+    "aborted": "an error event cut the call off",
 }
 SEVERITY_GLYPH = {"info": "●", "warning": "▲", "error": "✖"}
 #: lines of pretty-printed value shown before cutting
@@ -152,11 +152,10 @@ class CallResult(ComponentStyles, Widget):
         head.append("  ")
         meta = self._style("meta")
         if result is None:
-            head.append("… streaming", self._style("streaming"))
-            head.append("\nno verdict until the call is finished", meta)
+            head.append("… streaming, no verdict yet", self._style("streaming"))
             return head
         head.append(f" {STATUS_GLYPH[result.status]} ", self._style(result.status))
-        head.append(f"  {STATUS_MEANING[result.status]}", meta)
+        head.append(f"\n{STATUS_MEANING[result.status]}", meta)
         parts: list[RenderableType] = [head]
         if result.repairs:
             log = Text()
@@ -176,8 +175,9 @@ class CallResult(ComponentStyles, Widget):
         elif result.status != "ok":
             parts.append(Text.assemble(("raw, as sent  ", meta), (clip(raw) or "(nothing)", "")))
         if result.has_value:
-            label = "value" if result.status in ("ok", "empty", "repaired") else "best effort"
-            parts.append(Text(label, meta))
+            if result.status not in ("ok", "empty"):
+                label = "value" if result.status == "repaired" else "best-effort value"
+                parts.append(Text(label, meta))
             parts.append(pretty(result.arguments))
         if result.values:
             parts.append(Text(f"{len(result.values)} separate values came:", meta))

@@ -53,6 +53,7 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         "stream-list--json",
         "stream-list--args",
         "stream-list--name",
+        "stream-list--text",
         "stream-list--comment",
         "stream-list--done",
         "stream-list--broken",
@@ -227,7 +228,7 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         if ev.kind == "comment":
             return ChunkLine(": " + ev.data.strip())
         if ev.kind == "done":
-            return ChunkLine("[DONE]")
+            return ChunkLine("end of stream")
         value, ok = self._value(row)
         if not ok:
             return ChunkLine(" ".join(ev.data.split()), broken=True)
@@ -239,7 +240,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         text = compact(value, previous)
         added = self.index.added_at(row)
         firsts = [(c.id_at(row), c.name_at(row)) for c in self.index.calls if c.first_event == row]
-        return window(ChunkLine(text, tuple(mark(text, added, firsts))), width)
+        said = self.index.text_added_at(row)
+        return window(ChunkLine(text, tuple(mark(text, added, firsts, said))), width)
 
     def _value(self, row: int) -> tuple[Any, bool]:
         found = self._values.get(row)
