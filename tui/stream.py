@@ -84,6 +84,10 @@ class Stream:
             self.labels.append("[DONE]")
             if self.done_at is None:
                 self.done_at = number
+            return
+        # a body that is neither events nor JSON (a gateway's HTML error page)
+        self.labels.append(kind)
+        r.diag("non-json-data", f"the body is not a stream: {ev.data[:60]!r}", number)
 
     def _detect(self, number: int, payload: Any, event: str | None) -> None:
         """Hold events back until one chunk tells the format (or too many came)."""
