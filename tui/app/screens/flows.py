@@ -488,17 +488,17 @@ def run_flows_app(
     base_url: str,
     log_lines: list[str] | None = None,
 ) -> int:
-    """Start the proxy on its thread, run the app, stop the proxy when the app quits."""
-    app_side = server.app
+    """Start the proxy (``ChildProxy``, or ``ProxyServer`` on a thread), run the app,
+    stop the proxy when the app quits."""
     intro = (
-        f"Listening on {server.url}, forwarding to {app_side.upstream}. Point your client's "
+        f"Listening on {server.url}, forwarding to {server.upstream}. Point your client's "
         f"base URL at {base_url} and keep its key where it is."
     )
-    if app_side.record_dir is not None:
-        intro += f" Every flow is recorded in {app_side.record_dir}."
+    if server.record_dir is not None:
+        intro += f" Every flow is recorded in {server.record_dir}."
     server.start()
     try:
-        ProxyFlowsApp(store, intro=intro, save_dir=app_side.record_dir, log_lines=log_lines).run()
+        ProxyFlowsApp(store, intro=intro, save_dir=server.record_dir, log_lines=log_lines).run()
     finally:
         server.stop()
     return 0

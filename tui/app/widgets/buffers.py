@@ -275,10 +275,10 @@ class BuffersPane(Titled, VerticalScroll):
         self.border_title = "Buffers"
 
     def compose(self):
-        yield AssistantText(self.index, id="said")
         yield Static(
             "No tool call yet at this event. Step with n / →.", id="buffers-empty", classes="empty"
         )
+        yield AssistantText(self.index, id="said")
 
     def show(self, step: int, boundaries: bool, selected: int | None) -> None:
         self._mount_new_cards()
@@ -297,22 +297,22 @@ class BuffersPane(Titled, VerticalScroll):
         self.set_titles(subtitle=f"{shown} call{'s' if shown != 1 else ''}")
         card = self.cards.get(selected) if selected is not None else None
         if card is not None and card.display and selected != self._scrolled_to:
-            self.scroll_to_widget(card, animate=False, immediate=True)
+            # after the layout that places a card that may have just appeared
+            self.call_after_refresh(self.scroll_to_widget, card, animate=False)
         self._scrolled_to = selected
 
     def on_resize(self) -> None:
         if self._last is not None:
+            self._scrolled_to = None  # bring the selected card back into view
             self.show(*self._last)
 
     def _mount_new_cards(self) -> None:
-        """Cards for calls the stream grew since last time, in display order."""
-        following: CallCard | None = None
+        """Cards for calls the stream grew since last time, in display order,
+        above the assistant's text."""
+        following: Widget = self.query_one(AssistantText)
         for call in reversed(self.index.calls):
             card = self.cards.get(call.seq)
             if card is None:
                 card = self.cards[call.seq] = CallCard(self.index, call)
-                if following is None:
-                    self.mount(card)
-                else:
-                    self.mount(card, before=following)
+                self.mount(card, before=following)
             following = card

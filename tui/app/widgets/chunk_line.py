@@ -34,13 +34,19 @@ def parse(data: str) -> tuple[Any, bool]:
 
 
 def compact(value: Any, previous: Any = None) -> str:
-    """``value`` as compact one-line JSON, top-level keys whose value equals the
+    """``value`` as compact one-line JSON, top-level plain values equal to the
     previous chunk's elided (``{…,``): ids, model names and timestamps repeat
     on every chunk and hide the part that changes."""
     shown = value
     elided = False
     if isinstance(value, dict) and isinstance(previous, dict):
-        shown = {k: v for k, v in value.items() if k not in previous or previous[k] != v}
+        # only plain values: a container may repeat the last chunk exactly (the
+        # same fragment twice) and still be what this chunk is about
+        shown = {
+            k: v
+            for k, v in value.items()
+            if isinstance(v, (dict, list)) or k not in previous or previous[k] != v
+        }
         elided = len(shown) < len(value)
     text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
     if elided:

@@ -281,7 +281,7 @@ class ParsePane(Titled, VerticalScroll):
         self.query_one(DiagnosticsView).show(step)
         widget = self.results.get(selected) if selected is not None else None
         if widget is not None and widget.display and selected != self._scrolled_to:
-            self.scroll_to_widget(widget, animate=False, immediate=True)
+            self.call_after_refresh(self.scroll_to_widget, widget, animate=False)
         self._scrolled_to = selected
         self.set_titles(
             subtitle=" · ".join(f"{n} {s}" for s, n in counts.items()) or "no calls yet"

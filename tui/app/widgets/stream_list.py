@@ -124,6 +124,9 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         target = max(0, self.current - height // 3)
         self.scroll_to(y=target, animate=False, immediate=True)
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.scroll_current_into_view)
+
     def _refresh_row(self, row: int) -> None:
         y = row - int(self.scroll_y)
         if 0 <= y < self.size.height:

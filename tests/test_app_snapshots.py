@@ -1,0 +1,45 @@
+"""Snapshot tests of the demo (pytest-textual-snapshot, pinned textual).
+
+A failing snapshot means what users see changed: look at the report, and if
+the change is wanted, update with ``pytest --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+from tui.app.app import FraglensApp
+from tui.load import load_stream
+
+WIDE = (120, 36)
+NARROW = (80, 24)
+#: the demo mid-stream: three calls interleaved
+MID_STREAM = ("colon", "4", "0", "enter")
+
+
+def demo() -> FraglensApp:
+    stream, _ = load_stream(":demo:")
+    return FraglensApp(stream, source="demo")
+
+
+class TestDemoWide:
+    def test_opening(self, snap_compare):
+        assert snap_compare(demo(), terminal_size=WIDE)
+
+    def test_mid_stream(self, snap_compare):
+        assert snap_compare(demo(), press=MID_STREAM, terminal_size=WIDE)
+
+    def test_last_event(self, snap_compare):
+        assert snap_compare(demo(), press=("end",), terminal_size=WIDE)
+
+    def test_help(self, snap_compare):
+        assert snap_compare(demo(), press=("question_mark",), terminal_size=WIDE)
+
+
+class TestDemoNarrow:
+    def test_opening(self, snap_compare):
+        assert snap_compare(demo(), terminal_size=NARROW)
+
+    def test_mid_stream(self, snap_compare):
+        assert snap_compare(demo(), press=MID_STREAM, terminal_size=NARROW)
+
+    def test_last_event_with_buffers_focused(self, snap_compare):
+        assert snap_compare(demo(), press=("end", "tab"), terminal_size=NARROW)

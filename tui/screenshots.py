@@ -1,0 +1,118 @@
+"""Regenerate the README screenshots from the real app: ``make screenshots``.
+
+    python -m tui.screenshots screenshots
+
+Each shot opens a bundled recording headless at a fixed terminal size, drives
+the app with the keys a user would press, and saves an SVG. The same keys give
+the same picture, so the committed files change only when what users see does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from .app.app import FraglensApp
+from .load import load_stream
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
+SIZE = (120, 36)
+NARROW = (80, 24)
+
+
+@dataclass(frozen=True)
+class Shot:
+    name: str
+    #: what the README says under it
+    caption: str
+    source: str
+    keys: tuple[str, ...] = ()
+    size: tuple[int, int] = SIZE
+    #: the call to select first, by display position (c, r and f act on it)
+    select: int | None = None
+
+
+SHOTS = [
+    Shot(
+        "demo",
+        "The demo mid-stream: three calls interleaved, the bytes of event 40 highlighted "
+        "in the stream and in read_file's buffer",
+        ":demo:",
+        keys=("colon", "4", "0", "enter"),
+    ),
+    Shot(
+        "demo-end",
+        "The demo at its last event: every verdict, read_file repaired, the diagnostics",
+        ":demo:",
+        keys=("end",),
+        select=1,
+    ),
+    Shot(
+        "repaired",
+        "A small model's malformed arguments: each change the repair made, raw and repaired "
+        "side by side",
+        "quirk_args_repaired.sse",
+        keys=("end",),
+        select=1,
+    ),
+    Shot(
+        "truncated",
+        "A call cut off by the token limit: truncated, never repaired; the best-effort value "
+        "is labelled as such",
+        "quirk_q22_finish_length_truncated.sse",
+        keys=("end",),
+    ),
+    Shot(
+        "help",
+        "The help screen: every key, and what each pane says",
+        ":demo:",
+        keys=("question_mark",),
+    ),
+    Shot(
+        "narrow",
+        "80×24: the panes stacked, the focused one taller",
+        ":demo:",
+        keys=("colon", "4", "0", "enter"),
+        size=NARROW,
+    ),
+]
+
+
+async def take(shot: Shot, out: Path) -> Path:
+    path = shot.source if shot.source == ":demo:" else str(SAMPLES / shot.source)
+    stream, _ = load_stream(path)
+    source = "demo" if shot.source == ":demo:" else shot.source
+    app = FraglensApp(stream, source=source)
+    async with app.run_test(size=shot.size) as pilot:
+        await pilot.pause()
+        if shot.select is not None:
+            app.pinned = app.index.calls[shot.select].seq
+        await pilot.press(*shot.keys)
+        await pilot.pause()
+        target = out / f"{shot.name}.svg"
+        target.write_text(app.export_screenshot(title=f"fraglens — {shot.name}"), "utf-8")
+    return target
+
+
+async def take_all(out: Path, names: list[str]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for shot in SHOTS:
+        if not names or shot.name in names:
+            print(await take(shot, out))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tui.screenshots", description=__doc__)
+    parser.add_argument("out", type=Path, help="directory for the SVG files")
+    parser.add_argument("names", nargs="*", help=f"only these: {', '.join(s.name for s in SHOTS)}")
+    args = parser.parse_args(argv)
+    if not SAMPLES.is_dir():
+        parser.error(f"{SAMPLES} is missing: run this from a checkout of the repository")
+    asyncio.run(take_all(args.out, args.names))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
