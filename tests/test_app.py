@@ -17,7 +17,8 @@ from tui.app.main import run_app
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.jump import JumpScreen
 from tui.app.screens.raw_event import RawEventScreen
-from tui.app.widgets.buffers import BuffersPane, CallCard
+from tui.app.widgets.buffers import AssistantText, BuffersPane, CallCard
+from tui.app.widgets.chunk_line import ChunkLine, compact, mark, window
 from tui.app.widgets.parse import CallResult, DiagnosticsView, ParsePane
 from tui.app.widgets.stream_list import StreamList
 from tui.framing.events import RawEvent
@@ -566,3 +567,67 @@ def test_an_empty_file_is_one_clear_line_and_exit_2(tmp_path, capsys):
     assert run_app(_args(str(empty))) == 2
     err = capsys.readouterr().err
     assert err.startswith("fraglens: error: ") and err.count("\n") == 1
+
+
+# -- the assistant's text ----------------------------------------------------------
+
+
+async def test_the_assistant_text_shows_what_each_event_added():
+    app = app_for(":demo:")
+    async with app.run_test(size=SIZE) as pilot:
+        said = app.query_one(AssistantText)
+        assert not said.display  # nothing said yet
+        texts = app.stream.reassembler.choices[0].text
+        first_event, first_piece = texts[0]
+        await app.run_action(f"goto({first_event})")
+        await pilot.pause()
+        assert said.display
+        assert f"+{len(first_piece)} now" in shown(said.render(), 80)
+        marked = row(app, first_event)
+        assert first_piece.strip() in marked
+
+
+# -- one chunk on one line -----------------------------------------------------------
+
+
+def test_repeated_plain_values_are_elided_but_containers_kept():
+    previous = {"id": "x", "model": "m", "choices": [{"delta": {"content": "a"}}]}
+    value = {"id": "x", "model": "m", "choices": [{"delta": {"content": "a"}}]}
+    assert compact(value, previous) == '{…,"choices":[{"delta":{"content":"a"}}]}'
+    assert compact(value) == '{"id":"x","model":"m","choices":[{"delta":{"content":"a"}}]}'
+
+
+def test_a_piece_is_found_as_a_whole_string_value_before_anywhere_else():
+    text = '{…,"choices":[{"index":0,"delta":{"content":","}}]}'
+    [(start, end, kind)] = mark(text, [], [], [","])
+    assert (text[start - 1 : end + 1], kind) == ('","', "text")
+
+
+def test_the_window_keeps_the_first_mark_in_view():
+    line = ChunkLine("x" * 100 + "HERE" + "y" * 100, ((100, 104, "args"),))
+    cut = window(line, 40)
+    start, end, _ = cut.marks[0]
+    assert cut.text.startswith("…") and cut.text[start:end] == "HERE"
+    assert start < 40
+
+
+# -- a recording with times -----------------------------------------------------------
+
+
+async def test_a_recording_with_times_plays_at_its_pace():
+    events = _seed_events()
+    stream = Stream()
+    for i, ev in enumerate(events):
+        stream.feed(RawEvent(ev.number, ev.kind, ev.data, ev.event, ev.id, i * 0.2, ev.span))
+    stream.close()
+    app = FraglensApp(stream, source="timed")
+    async with app.run_test(size=SIZE) as pilot:
+        assert "0.000s" in row(app, 0)  # the time column
+        await pilot.press("space")
+        assert "recorded pace" in shown(app.query_one("#status").render(), 120)
+        await pilot.press(*["plus"] * 6)
+        for _ in range(200):
+            if not app.playing:
+                break
+            await pilot.pause(0.02)
+        assert app.step == len(events) - 1
