@@ -3,16 +3,19 @@
     .venv/bin/python bench/proxy.py            # the figures in notes/proxy.md
     .venv/bin/python bench/proxy.py --quick    # smaller, for a smoke run
 
-Three processes, as in real use: an upstream (uvicorn, this file with
+Real processes, as in real use: an upstream (uvicorn, this file with
 ``--upstream``) that streams Chat Completions chunks carrying tool-call
 fragments at a steady pace, each stamped with the monotonic clock when it was
-written; ``fraglens proxy --headless`` in front of it; and this process as the
-client, reading with httpx and stamping each event when its last byte arrives.
-CLOCK_MONOTONIC is one clock for every process of the machine, so
-``received - sent`` is the event's latency. The same events are read directly
-from the upstream and through the proxy, alternating runs; the added latency is
-the difference, reported at the median and the 95th percentile, for one client
-and for several at once, and with ``--record-dir`` on.
+written; ``fraglens proxy --headless`` in front of it (which forwards in a
+child process of its own); and this process as the client, reading with httpx
+and stamping each event when its last byte arrives. CLOCK_MONOTONIC is one
+clock for every process of the machine, so ``received - sent`` is the event's
+latency. The same events are read directly from the upstream and through the
+proxy, alternating runs; the added latency is the difference, reported at the
+median and the 95th percentile: for one client and for several at once, with
+``--record-dir`` on, with the app open (Textual headless, the newest flow open
+in the three panes while it streams), and, for comparison, with the app open
+and the forwarding on a thread of the app's process.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -72,6 +76,41 @@ def run_upstream(port: int, events: int, interval: float) -> None:
         await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
 
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+
+
+# -- the proxy with the app open (a separate process) ---------------------------------
+
+
+def run_proxy_with_app(port: int, upstream: str, same_process: bool) -> None:
+    """The proxy as ``fraglens proxy`` runs it with the app: forwarding in a child
+    process, the Textual app (headless: rendered, not displayed) in this one, with
+    the newest flow opened in the panes while it streams, as a user watching
+    would. ``same_process``: forwarding on a thread of this process instead, the
+    design the child replaced."""
+    from tui.app.screens.flows import ProxyFlowsApp
+    from tui.net.proxy import ProxyApp, ProxyServer, bind
+    from tui.net.proxy_child import ChildProxy
+    from tui.net.proxy_flows import FlowStore
+
+    store = FlowStore()
+    sock = bind("127.0.0.1", port)
+    if same_process:
+        server: Any = ProxyServer(ProxyApp(upstream, store), sock=sock)
+    else:
+        server = ChildProxy(upstream, store, sock=sock)
+    server.start()
+    app = ProxyFlowsApp(store)
+
+    def watch_newest() -> None:
+        flow = store.flows[-1] if store.flows else None
+        if flow is not None and not flow.finished and app.shown is not flow:
+            app.open_flow(flow.number)
+
+    app.call_later(lambda: app.set_interval(0.1, watch_newest))
+    try:
+        app.run(headless=True, size=(160, 48))
+    finally:
+        server.stop()
 
 
 # -- the client ------------------------------------------------------------------------
@@ -128,7 +167,17 @@ def p95(xs: list[float]) -> float:
     return statistics.quantiles(xs, n=20)[-1]
 
 
-def measure(events: int, interval: float, runs: int, clients: int, record: bool) -> dict:
+def measure(
+    events: int,
+    interval: float,
+    runs: int,
+    clients: int,
+    record: bool = False,
+    app: str | None = None,
+) -> dict:
+    """``app``: None (headless), "child" (the app open, forwarding in a child
+    process: what the command runs) or "same" (forwarding on a thread of the
+    app's process)."""
     up_port, px_port = free_port(), free_port()
     python = sys.executable
     upstream = subprocess.Popen(
@@ -136,8 +185,14 @@ def measure(events: int, interval: float, runs: int, clients: int, record: bool)
          "--interval", str(interval)],
     )  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
-        args = [python, "-m", "tui", "proxy", "--upstream",
-                f"http://127.0.0.1:{up_port}/v1", "--port", str(px_port), "--headless"]  # fmt: skip
+        target = f"http://127.0.0.1:{up_port}/v1"
+        if app:
+            args = [python, __file__, "--proxy-app", str(px_port), "--target", target]
+            if app == "same":
+                args.append("--same-process")
+        else:
+            args = [python, "-m", "tui", "proxy", "--upstream", target,
+                    "--port", str(px_port), "--headless"]  # fmt: skip
         if record:
             args += ["--record-dir", tmp]
         proxy = subprocess.Popen(
@@ -161,6 +216,7 @@ def measure(events: int, interval: float, runs: int, clients: int, record: bool)
     return {
         "clients": clients,
         "record": record,
+        "app": app,
         "events": len(through),
         "direct_median": statistics.median(direct),
         "direct_p95": p95(direct),
@@ -179,29 +235,42 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="streams per configuration")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--upstream", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--proxy-app", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--target", help=argparse.SUPPRESS)
+    parser.add_argument("--same-process", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.upstream:
         run_upstream(args.upstream, args.events, args.interval)
         return
+    if args.proxy_app:
+        run_proxy_with_app(args.proxy_app, args.target, args.same_process)
+        return
     if args.quick:
         args.events, args.runs = 100, 2
     rows = [
-        measure(args.events, args.interval, args.runs, clients=1, record=False),
-        measure(args.events, args.interval, args.runs, clients=8, record=False),
+        measure(args.events, args.interval, args.runs, clients=1),
+        measure(args.events, args.interval, args.runs, clients=4),
+        measure(args.events, args.interval, args.runs, clients=8),
         measure(args.events, args.interval, args.runs, clients=1, record=True),
+        measure(args.events, args.interval, args.runs, clients=1, app="child"),
+        measure(args.events, args.interval, args.runs, clients=4, app="child"),
+        measure(args.events, args.interval, args.runs, clients=1, app="same"),
     ]
     if args.json:
         print(json.dumps(rows, indent=2))
         return
     print(f"fraglens proxy, loopback, {args.events} events per stream every "
           f"{args.interval * 1000:g} ms, {args.runs} runs each (milliseconds)")  # fmt: skip
-    head = f"{'configuration':<26} {'events':>7} {'direct p50/p95':>16} {'proxy p50/p95':>15}"
+    head = f"{'configuration':<34} {'events':>7} {'direct p50/p95':>16} {'proxy p50/p95':>15}"
     print(head + f" {'added p50 / p95':>17}")
     for r in rows:
         name = f"{r['clients']} client{'s' if r['clients'] > 1 else ''}"
         name += ", --record-dir" if r["record"] else ""
+        name += {"child": ", app open", "same": ", app open, 1 process", None: ", headless"}[
+            r["app"]
+        ]
         print(
-            f"{name:<26} {r['events']:>7} "
+            f"{name:<34} {r['events']:>7} "
             f"{r['direct_median']:>7.3f} /{r['direct_p95']:>7.3f} "
             f"{r['proxy_median']:>6.3f} /{r['proxy_p95']:>7.3f} "
             f"{r['added_median']:>7.3f} / {r['added_p95']:>7.3f}"

@@ -7,7 +7,6 @@ when the command runs.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 
@@ -65,12 +64,12 @@ def exposure_warning(host: str) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .net.proxy import ProxyApp, ProxyServer
+    from .net.proxy import bind, parse_upstream
+    from .net.proxy_child import ChildProxy
     from .net.proxy_flows import FlowStore
 
-    store = FlowStore()
     try:
-        app = ProxyApp(args.upstream, store, record_dir=args.record_dir)
+        upstream = parse_upstream(args.upstream)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if not 0 <= args.port <= 65535:
@@ -78,20 +77,21 @@ def run(args: argparse.Namespace) -> int:
     warning = exposure_warning(args.host)
     if warning:
         print(warning, file=sys.stderr)
-    headless = args.headless or args.json
-    lines: list[str] = []
     try:
-        server = ProxyServer(
-            app,
-            host=args.host,
-            port=args.port,
-            log=(lambda line: print(f"fraglens proxy: {line}", file=sys.stderr))
-            if headless
-            else lines.append,
-        )
+        sock = bind(args.host, args.port)
     except OSError as exc:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
-    base = server.url + app.upstream.path.rstrip("/")
+    headless = args.headless or args.json
+    store = FlowStore()
+    lines: list[str] = []
+    proxy = ChildProxy(
+        args.upstream,
+        store,
+        sock=sock,
+        record_dir=args.record_dir,
+        log=None if headless else lines.append,
+    )
+    base = proxy.url + upstream.path.rstrip("/")
     if not headless:
         try:
             from .app.screens.flows import run_flows_app
@@ -99,17 +99,22 @@ def run(args: argparse.Namespace) -> int:
             print("fraglens proxy: the app is not available; running headless", file=sys.stderr)
             headless = True
         else:
-            return run_flows_app(server, store, base_url=base, log_lines=lines)
+            return run_flows_app(proxy, store, base_url=base, log_lines=lines)
+    from .net.proxy_headless import HeadlessPrinter
+
+    HeadlessPrinter(store, as_json=args.json)
+    proxy.start()
     print(
-        f"fraglens proxy: {server.url} -> {app.upstream}\n"
+        f"fraglens proxy: {proxy.url} -> {upstream}\n"
         f"fraglens proxy: point your client's base URL at {base}",
         file=sys.stderr,
         flush=True,
     )
-    from .net.proxy_headless import HeadlessPrinter
-
-    HeadlessPrinter(store, as_json=args.json)
-    asyncio.run(server.serve())
+    try:
+        proxy.wait()
+    except KeyboardInterrupt:
+        # what is in flight finishes (or is cut after a grace period) and is printed
+        proxy.stop()
     return 0
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import itertools
 import json
 import logging
 import socket
@@ -40,11 +41,10 @@ import httpx
 import uvicorn
 
 from ..framing.recording import redact_headers, redact_url
-from .proxy_flows import Flow, FlowState, FlowStore, decoded_format
-from .proxy_record import LiveRecording
-from .proxy_tee import BodyTee
+from .proxy_flows import FlowStore
+from .proxy_sink import FlowSink, Opened, StoreSink
 
-__all__ = ["ProxyApp", "ProxyServer", "is_loopback", "join_upstream"]
+__all__ = ["ProxyApp", "ProxyServer", "bind", "is_loopback", "join_upstream", "parse_upstream"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -118,17 +118,6 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _model(body: bytes) -> str | None:
-    if not body.lstrip().startswith(b"{"):
-        return None
-    try:
-        value = json.loads(body)
-    except ValueError:
-        return None
-    model = value.get("model") if isinstance(value, dict) else None
-    return model if isinstance(model, str) else None
-
-
 def _error_body(message: str, code: str) -> bytes:
     """In the OpenAI error shape, which the common SDKs read into their exceptions."""
     doc = {"error": {"message": message, "type": "fraglens_proxy_error", "code": code}}
@@ -163,8 +152,27 @@ async def _wait_disconnect(receive: Receive) -> None:
             return
 
 
+def parse_upstream(upstream: str) -> httpx.URL:
+    """The upstream as a URL; ValueError with the reason when it is none."""
+    try:
+        url = httpx.URL(upstream)
+    except Exception:
+        url = None
+    if url is None or url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"the upstream must be an http:// or https:// URL, not {upstream!r}")
+    return url
+
+
+def _text_pairs(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    return [(n.decode("latin-1"), v.decode("latin-1")) for n, v in headers]
+
+
 class ProxyApp:
-    """The ASGI application: forward, pass back, tee into a flow."""
+    """The ASGI application: forward, pass back, and report each exchange to a sink.
+
+    The sink is a :class:`StoreSink` over ``store`` (flows in this process)
+    unless another is given (``proxy_child.py``: over a pipe).
+    """
 
     def __init__(
         self,
@@ -172,14 +180,18 @@ class ProxyApp:
         store: FlowStore | None = None,
         record_dir: Path | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        sink: FlowSink | None = None,
     ) -> None:
-        self.upstream = httpx.URL(upstream)
-        if self.upstream.scheme not in ("http", "https") or not self.upstream.host:
-            raise ValueError(f"the upstream must be an http:// or https:// URL, not {upstream!r}")
-        self.store = store if store is not None else FlowStore()
+        self.upstream = parse_upstream(upstream)
         self.record_dir = record_dir
+        self.sink: FlowSink = (
+            sink if sink is not None else StoreSink(store or FlowStore(), record_dir)
+        )
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
+        self._ids = itertools.count(1)
+        #: exchanges that have not ended yet: each ends once, with its first reason
+        self._live: set[int] = set()
 
     # -- ASGI --------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -238,46 +250,38 @@ class ProxyApp:
                 send, 400, _error_body(f"fraglens proxy: cannot forward: {exc}", "bad_request")
             )
             return
-        flow = self.store.new_flow(
+        xid = next(self._ids)
+        opened = Opened(
+            id=xid,
             method=method,
             path=redact_url(shown_path),
             url=redact_url(str(target)),
-            request_headers=redact_headers(
-                [(n.decode("latin-1"), v.decode("latin-1")) for n, v in scope["headers"]]
-            ),
-            request_body=body,
-            format=decoded_format(raw_path.decode("latin-1")),
-            model=_model(body),
+            # redacted here: keys never leave the forwarding side
+            headers=list(redact_headers(_text_pairs(list(scope["headers"]))).items()),
+            body=body,
+            started=time.time(),
+            t0=time.monotonic(),
         )
-        live: LiveRecording | None = None
-        if self.record_dir is not None:
-            try:
-                with self.store.lock:
-                    live = LiveRecording(flow, self.record_dir)
-            except OSError as exc:
-                flow.notes.append(f"could not record: {exc}")
+        self.sink.opened(opened)
+        self._live.add(xid)
         try:
-            await self._exchange(flow, request, live, receive, send)
+            await self._exchange(xid, opened.url, request, receive, send)
         except Exception as exc:  # a bug here must cost one request, not the proxy
-            _LOG.exception("fraglens proxy: unexpected error on flow %d", flow.number)
-            self._end(flow, FlowState.FAILED, f"proxy error: {_reason(exc)}")
+            _LOG.exception("fraglens proxy: unexpected error on exchange %d", xid)
+            self._end(xid, "proxy-error", f"proxy error: {_reason(exc)}")
         finally:
-            if not flow.finished:
-                self._end(flow, FlowState.CANCELLED, "the proxy stopped this exchange")
-            if live is not None:
-                with self.store.lock:
-                    live.finish()
-            self.store.changed(flow, "end")
+            # a no-op when the exchange has ended already (the usual case)
+            self._end(xid, "stopped", "the proxy stopped this exchange")
+
+    def _end(self, xid: int, how: str, error: str | None) -> None:
+        if xid in self._live:
+            self._live.discard(xid)
+            self.sink.ended(xid, how, error, time.monotonic())
 
     async def _exchange(
-        self,
-        flow: Flow,
-        request: httpx.Request,
-        live: LiveRecording | None,
-        receive: Receive,
-        send: Send,
+        self, xid: int, url: str, request: httpx.Request, receive: Receive, send: Send
     ) -> None:
-        pump = asyncio.ensure_future(self._pump(flow, request, live, send))
+        pump = asyncio.ensure_future(self._pump(xid, url, request, send))
         gone = asyncio.ensure_future(_wait_disconnect(receive))
         try:
             await asyncio.wait({pump, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -289,50 +293,31 @@ class ProxyApp:
                 pump.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await pump
-                self._client_gone(flow)
+                self._end(xid, "client-gone", None)
             gone.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await gone
         if not pump.cancelled():
             pump.result()  # a bug in the pump is re-raised and logged by _http
 
-    def _client_gone(self, flow: Flow) -> None:
-        with self.store.lock:
-            stream = flow.stream
-            ended = stream is not None and stream.end in ("done", "terminal-event")
-        if ended:
-            # SDKs close the connection as soon as they read [DONE] or the final
-            # event, often before the upstream's last empty chunk: not a cancel
-            flow.notes.append("the client closed the connection after the end event")
-            self._end(flow, FlowState.DONE, None)
-        else:
-            self._end(flow, FlowState.CANCELLED, "the client disconnected")
-
-    async def _pump(
-        self, flow: Flow, request: httpx.Request, live: LiveRecording | None, send: Send
-    ) -> None:
-        client = self.client()
-        tee: BodyTee | None = None
+    async def _pump(self, xid: int, url: str, request: httpx.Request, send: Send) -> None:
+        sink = self.sink
         try:
-            response = await client.send(request, stream=True)
+            response = await self.client().send(request, stream=True)
         except httpx.HTTPError as exc:
-            message = f"fraglens proxy: could not reach the upstream {flow.url}: {_reason(exc)}"
-            self._end(flow, FlowState.FAILED, message)
+            message = f"fraglens proxy: could not reach the upstream {url}: {_reason(exc)}"
+            self._end(xid, "unreachable", message)
             await _respond(send, 502, _error_body(message, "upstream_unreachable"))
             return
         try:
             raw_headers = forwarded_response_headers(list(response.headers.raw))
-            with self.store.lock:
-                flow.status = response.status_code
-                flow.response_headers = redact_headers(
-                    [(n.decode("latin-1"), v.decode("latin-1")) for n, v in raw_headers]
-                )
-                flow.response_t = time.monotonic() - flow.t0
-                flow.state = FlowState.STREAMING
-                if live is not None:
-                    live.response()
-                tee = BodyTee(flow, response.headers.get("content-encoding"))
-            self.store.changed(flow, "response")
+            sink.response(
+                xid,
+                response.status_code,
+                _text_pairs(raw_headers),
+                response.headers.get("content-encoding"),
+                time.monotonic(),
+            )
             await send(
                 {
                     "type": "http.response.start",
@@ -342,40 +327,21 @@ class ProxyApp:
             )
             try:
                 async for chunk in response.aiter_raw():
+                    # the client first; the copy for the flow after
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    with self.store.lock:
-                        tee.feed(chunk, time.monotonic() - flow.t0)
-                    self.store.changed(flow, "body")
+                    sink.body(xid, chunk, time.monotonic())
             except httpx.HTTPError as exc:
                 # leave the response unfinished: uvicorn closes the connection, and
                 # the client sees the cut the upstream made, not a clean end
-                with self.store.lock:
-                    tee.close(time.monotonic() - flow.t0)
-                self._end(
-                    flow, FlowState.FAILED, f"the upstream broke off mid-body: {_reason(exc)}"
-                )
+                error = f"the upstream broke off mid-body: {_reason(exc)}"
+                self._end(xid, "upstream-error", error)
                 return
-            with self.store.lock:
-                tee.close(time.monotonic() - flow.t0)
+            # said before the last message: once the response is complete, the
+            # disconnect watcher returns too, and must find the exchange ended
+            self._end(xid, "eof", None)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-            self._end(flow, FlowState.DONE, None)
-        except asyncio.CancelledError:
-            with self.store.lock:
-                if tee is not None:
-                    tee.close(time.monotonic() - flow.t0)
-            raise
         finally:
             await response.aclose()
-
-    def _end(self, flow: Flow, state: FlowState, error: str | None) -> None:
-        with self.store.lock:
-            if flow.finished:
-                return
-            flow.state = state
-            flow.error = error
-            flow.ended = time.monotonic()
-            if flow.stream is not None and not flow.stream.closed:
-                flow.stream.close()
 
 
 async def _respond(send: Send, status: int, body: bytes) -> None:
@@ -411,6 +377,11 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 class ProxyServer:
     """uvicorn serving a :class:`ProxyApp`: on this event loop, or on a thread of its own.
 
@@ -425,11 +396,11 @@ class ProxyServer:
         host: str = "127.0.0.1",
         port: int = 8788,
         log: Callable[[str], None] | None = None,
+        sock: socket.socket | None = None,
     ) -> None:
         self.app = app
-        self.host = host
-        self.sock = bind(host, port)
-        self.port: int = self.sock.getsockname()[1]
+        self.sock = sock if sock is not None else bind(host, port)
+        self.host, self.port = self.sock.getsockname()[:2]
         config = uvicorn.Config(
             app,
             lifespan="on",
@@ -449,8 +420,15 @@ class ProxyServer:
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return url_of(self.sock)
+
+    @property
+    def upstream(self) -> httpx.URL:
+        return self.app.upstream
+
+    @property
+    def record_dir(self) -> Path | None:
+        return self.app.record_dir
 
     def _install_logging(self) -> None:
         logger = logging.getLogger("uvicorn.error")

@@ -1,0 +1,275 @@
+"""Forwarding in a process of its own; flows, the engine and the app in this one.
+
+``fraglens proxy`` binds the listening socket itself, then starts this module
+as a child process on that socket (``python -m tui.net.proxy_child``). The
+child runs ``ProxyApp`` on uvicorn and nothing else: it forwards, and writes
+what happened to its stdout as JSON lines (:class:`PipeSink`), never blocking
+on them (asyncio buffers a pipe the parent reads late). The parent reads them
+on a thread (:class:`ChildProxy`) into a ``StoreSink``. So no engine work, no
+recording write and no repaint shares a process, or a GIL, with the bytes the
+user's app is waiting for: measured, the app in the same process added
+10-20 ms per event at the median, and far more at p95 (``bench/proxy.py``).
+
+The lines, one JSON object each (headers already redacted by the child)::
+
+    {"x": 1, "open": {"method", "path", "url", "headers", "body64", "started", "t0"}}
+    {"x": 1, "response": {"status", "headers", "encoding", "at"}}
+    {"x": 1, "at": 12.5, "b64": "..."}                  body bytes as forwarded
+    {"x": 1, "end": "eof", "error": null, "at": 13.0}
+    {"log": "..."}                                      uvicorn's warnings
+
+The child stops when its stdin closes (the parent quit or died) or on SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from .proxy_flows import FlowStore
+from .proxy_sink import Opened, StoreSink
+
+__all__ = ["ChildProxy", "PipeSink"]
+
+
+# -- the child -------------------------------------------------------------------------
+
+
+class PipeSink:
+    """A FlowSink that writes each fact as a JSON line to a non-blocking writer."""
+
+    def __init__(self, write: Any) -> None:
+        self._write = write
+
+    def _line(self, obj: dict[str, Any]) -> None:
+        self._write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+
+    def opened(self, x: Opened) -> None:
+        self._line(
+            {
+                "x": x.id,
+                "open": {
+                    "method": x.method,
+                    "path": x.path,
+                    "url": x.url,
+                    "headers": x.headers,
+                    "body64": base64.b64encode(x.body).decode("ascii"),
+                    "started": x.started,
+                    "t0": x.t0,
+                },
+            }
+        )
+
+    def response(
+        self, id: int, status: int, headers: list[tuple[str, str]], encoding: str | None, at: float
+    ) -> None:
+        from ..framing.recording import redact_headers
+
+        shown = list(redact_headers(headers).items())
+        self._line(
+            {
+                "x": id,
+                "response": {"status": status, "headers": shown, "encoding": encoding, "at": at},
+            }  # fmt: skip
+        )
+
+    def body(self, id: int, data: bytes, at: float) -> None:
+        self._line({"x": id, "at": at, "b64": base64.b64encode(data).decode("ascii")})
+
+    def ended(self, id: int, how: str, error: str | None, at: float) -> None:
+        self._line({"x": id, "end": how, "error": error, "at": at})
+
+
+async def _child_main(fd: int, upstream: str) -> None:
+    from .proxy import ProxyApp, ProxyServer
+
+    loop = asyncio.get_running_loop()
+    pipe = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    # stdout is the protocol: nothing else may print there
+    sys.stdout = sys.stderr
+    out, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
+    sink = PipeSink(out.write)
+    sock = socket.socket(fileno=fd)
+    sock.setblocking(False)
+    app = ProxyApp(upstream, sink=sink)
+    server = ProxyServer(app, sock=sock, log=lambda line: sink._line({"log": line}))
+
+    # the parent closing our stdin is the signal to stop
+    stdin_closed = asyncio.Event()
+
+    class _Watch(asyncio.Protocol):
+        def connection_lost(self, exc: Exception | None) -> None:
+            stdin_closed.set()
+
+    await loop.connect_read_pipe(_Watch, os.fdopen(sys.stdin.fileno(), "rb"))
+
+    async def stop_when_told() -> None:
+        await stdin_closed.wait()
+        server.server.should_exit = True
+
+    watcher = asyncio.ensure_future(stop_when_told())
+    try:
+        await server.serve()
+    finally:
+        watcher.cancel()
+        out.close()
+
+
+def child_main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tui.net.proxy_child")
+    parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--upstream", required=True)
+    args = parser.parse_args(argv)
+    try:
+        asyncio.run(_child_main(args.fd, args.upstream))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+# -- the parent --------------------------------------------------------------------------
+
+
+class ChildProxy:
+    """The forwarding process, and the thread that turns its lines into flows.
+
+    Created with the listening socket already bound (so "address in use" is
+    the parent's clean error, and port 0 works); the socket accepts
+    connections from then on, queued until the child serves them.
+    """
+
+    def __init__(
+        self,
+        upstream: str,
+        store: FlowStore,
+        *,
+        sock: socket.socket,
+        record_dir: Path | None = None,
+        log: Any = None,
+    ) -> None:
+        from .proxy import parse_upstream, url_of
+
+        self.upstream = parse_upstream(upstream)
+        self.sock = sock
+        self.url = url_of(sock)
+        self.port: int = sock.getsockname()[1]
+        self.store = store
+        self.record_dir = record_dir
+        self.sink = StoreSink(store, record_dir)
+        self.log = log or (lambda line: print(f"fraglens proxy: {line}", file=sys.stderr))
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> ChildProxy:
+        fd = self.sock.fileno()
+        root = str(Path(__file__).resolve().parents[2])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tui.net.proxy_child", "--fd", str(fd),
+             "--upstream", str(self.upstream)],
+            pass_fds=(fd,),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            # Ctrl-C in the terminal is the parent's to handle: it stops the child
+            start_new_session=True,
+        )  # fmt: skip
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        for target, stream in ((self._read, self.proc.stdout), (self._errors, self.proc.stderr)):
+            thread = threading.Thread(target=target, args=(stream,), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def _read(self, stream: IO[bytes]) -> None:
+        sink = self.sink
+        for line in stream:
+            try:
+                self._apply(sink, json.loads(line))
+            except (ValueError, KeyError, TypeError) as exc:
+                self.log(f"unreadable line from the forwarding process: {exc}")
+        sink.abandon_all(time.monotonic())
+
+    def _apply(self, sink: StoreSink, obj: dict[str, Any]) -> None:
+        if "log" in obj:
+            self.log(str(obj["log"]))
+            return
+        xid = obj["x"]
+        if "b64" in obj:
+            sink.body(xid, base64.b64decode(obj["b64"]), obj["at"])
+        elif "response" in obj:
+            r = obj["response"]
+            headers = [(str(n), str(v)) for n, v in r["headers"]]
+            sink.response(xid, r["status"], headers, r["encoding"], r["at"])
+        elif "open" in obj:
+            o = obj["open"]
+            sink.opened(
+                Opened(
+                    id=xid,
+                    method=o["method"],
+                    path=o["path"],
+                    url=o["url"],
+                    headers=[(str(n), str(v)) for n, v in o["headers"]],
+                    body=base64.b64decode(o["body64"]),
+                    started=o["started"],
+                    t0=o["t0"],
+                )
+            )
+        elif "end" in obj:
+            sink.ended(xid, obj["end"], obj.get("error"), obj["at"])
+
+    def _errors(self, stream: IO[bytes]) -> None:
+        for line in stream:
+            text = line.decode("utf-8", "replace").rstrip()
+            if text:
+                self.log(text)
+
+    def wait(self) -> int:
+        """Until the child exits (headless: the main thread waits here)."""
+        assert self.proc is not None
+        code = self.proc.wait()
+        for thread in self._threads:
+            thread.join()
+        return code
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ask the child to stop (it finishes what is in flight), then make sure."""
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.stdin is not None and not proc.stdin.closed:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        for thread in self._threads:
+            thread.join(timeout)
+        self.sock.close()
+        self.proc = None
+
+    def __enter__(self) -> ChildProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+if __name__ == "__main__":
+    raise SystemExit(child_main())
