@@ -238,3 +238,17 @@ async def test_opening_another_flow_from_the_panes_while_one_streams():
         store.changed(live, "end")
         await settle(pilot, lambda: app.stream.closed, "flow #2's end")
         assert names(app) == ["get_weather", "get_time"]
+
+
+async def test_the_status_line_says_why_the_selected_flow_failed():
+    store = FlowStore()
+    flow = new_flow(store)
+    flow.state, flow.ended = FlowState.FAILED, flow.t0
+    flow.error = "fraglens proxy: could not reach the upstream https://h/v1"
+    store.changed(flow, "end")
+    app = ProxyFlowsApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        status = str(app.flows.query_one("#flows-status").render())
+        assert "#1: fraglens proxy: could not reach the upstream" in status
+        assert "✖ failed" in [str(c) for c in app.flows.table.get_row_at(0)]

@@ -111,11 +111,13 @@ def run(args: argparse.Namespace) -> int:
         flush=True,
     )
     try:
-        proxy.wait()
+        code = proxy.wait()
     except KeyboardInterrupt:
         # what is in flight finishes (or is cut after a grace period) and is printed
         proxy.stop()
-    return 0
+        return 0
+    print(f"fraglens proxy: error: the forwarding process exited ({code})", file=sys.stderr)
+    return 2
 
 
 register("proxy", HELP, build_parser, run)

@@ -7,8 +7,11 @@ the upstream sent it: status, headers, and each network read passed on the
 moment it arrives, still compressed if it was (``aiter_raw``). Only
 hop-by-hop headers are dropped, and Host names the upstream.
 
-After a read has been passed on, a copy goes through the flow's tee
-(``proxy_tee.py``) into a ``Stream``; the client never waits for the engine.
+The forwarding side knows nothing of flows: after a read has been passed on,
+it reports the fact to a sink (``proxy_sink.py``), which tees it into a
+``Stream``; the client never waits for the engine. ``fraglens proxy`` runs this
+module in a child process of its own (``proxy_child.py``) so that the engine
+and the app never share its GIL; in process, a ``StoreSink`` does the same.
 
 What the client sees when things go wrong is what a direct connection would
 have shown it: the upstream's error status and body unchanged; a 502 with a

@@ -169,6 +169,7 @@ class ChildProxy:
         self.log = log or (lambda line: print(f"fraglens proxy: {line}", file=sys.stderr))
         self.proc: subprocess.Popen[bytes] | None = None
         self._threads: list[threading.Thread] = []
+        self._stopping = False
 
     def start(self) -> ChildProxy:
         fd = self.sock.fileno()
@@ -201,6 +202,8 @@ class ChildProxy:
             except (ValueError, KeyError, TypeError) as exc:
                 self.log(f"unreadable line from the forwarding process: {exc}")
         sink.abandon_all(time.monotonic())
+        if not self._stopping:
+            self.log("the forwarding process stopped: requests are no longer served")
 
     def _apply(self, sink: StoreSink, obj: dict[str, Any]) -> None:
         if "log" in obj:
@@ -249,6 +252,7 @@ class ChildProxy:
         proc = self.proc
         if proc is None:
             return
+        self._stopping = True
         if proc.stdin is not None and not proc.stdin.closed:
             try:
                 proc.stdin.close()

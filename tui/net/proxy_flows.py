@@ -1,14 +1,17 @@
 """The flows the proxy has seen: one ``Flow`` per exchange, kept in a ``FlowStore``.
 
-The proxy's event loop (a thread of its own when the app is open) creates and
-feeds flows; views (the Flows screen, the headless printer) read them. The
-store's lock is the one rule that keeps both sides honest: the proxy holds it
-while it changes a flow, a view holds it while it copies what it shows
-(:meth:`Flow.row`, ``flow.events[:]``). Views never feed a flow's ``Stream``;
-to show the panes live they feed their own ``Stream`` from ``flow.events``.
+A ``StoreSink`` (``proxy_sink.py``) creates and feeds flows from the facts the
+forwarding side reports: on the thread that reads the forwarding process's
+pipe (``proxy_child.py``, what ``fraglens proxy`` runs), or on the proxy's own
+event loop when it runs in process (tests, tools). Views (the Flows screen,
+the headless printer) read them. The store's lock is the one rule that keeps
+both sides honest: the sink holds it while it changes a flow, a view holds it
+while it copies what it shows (:meth:`Flow.row`, ``flow.events[:]``). Views
+never feed a flow's ``Stream``; to show the panes live they feed their own
+``Stream`` from ``flow.events``.
 
-No sockets and no files here: the proxy hands in bytes and times, and the
-recording writer it attaches writes to a file the proxy opened.
+No sockets and no files here: the sink hands in bytes and times, and the
+recording writer it attaches writes to a file it opened.
 """
 
 from __future__ import annotations

@@ -235,7 +235,15 @@ class FlowsScreen(Screen):
             parts.append("following the newest")
         elif self.new:
             parts.append(f"{self.new} new (end to follow)")
-        self.query_one("#flows-status", Static).update(" · ".join(parts))
+        line = Text(" · ".join(parts), no_wrap=True, overflow="ellipsis")
+        flow = self.selected()
+        if flow is not None:
+            with self.store.lock:
+                said = [flow.error] if flow.error else []
+                said += flow.notes
+            if said:
+                line.append(f"  #{flow.number}: " + "; ".join(said), "yellow")
+        self.query_one("#flows-status", Static).update(line)
 
     def selected(self) -> Flow | None:
         table = self.table
