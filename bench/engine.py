@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tui.framing.detect import read_stream  # noqa: E402
+from tui.load import stream_from_framed  # noqa: E402
 from tui.report import build_report  # noqa: E402
-from tui.stream import Stream  # noqa: E402
 
 
 def make_stream(calls: int, arg_bytes: int, frag: int = 10) -> bytes:
@@ -74,7 +74,8 @@ def make_stream(calls: int, arg_bytes: int, frag: int = 10) -> bytes:
                 f'data: {head}"choices":[{{"index":0,"delta":'
                 f"{json.dumps(delta, ensure_ascii=False)}}}]}}\n\n"
             )
-    out.append(f'data: {head}"choices":[{{"index":0,"delta":{{}},"finish_reason":"tool_calls"}}]}}\n\n')
+    finish = '"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}'
+    out.append(f"data: {head}{finish}\n\n")
     out.append("data: [DONE]\n\n")
     return "".join(out).encode()
 
@@ -92,12 +93,7 @@ def floor(data: bytes) -> dict[int, str]:
 
 
 def fraglens(data: bytes) -> dict:
-    framed = read_stream(data)
-    stream = Stream(framing=framed.framing)
-    for ev in framed.events:
-        stream.feed(ev)
-    stream.close()
-    return build_report(stream)
+    return build_report(stream_from_framed(read_stream(data)))
 
 
 def openai_sdk(data: bytes):

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tui.adapters import ADAPTERS
 from tui.framing.detect import FramingError, read_stream
 from tui.framing.events import RawEvent
+from tui.load import stream_from_framed
 from tui.report import build_report
 from tui.stream import Stream
 
@@ -33,12 +34,7 @@ arguments = st.dictionaries(text, values, max_size=4)
 
 
 def run_sse(data: bytes) -> dict:
-    framed = read_stream(data)
-    stream = Stream(framing=framed.framing)
-    for ev in framed.events:
-        stream.feed(ev)
-    stream.close()
-    return build_report(stream)
+    return build_report(stream_from_framed(read_stream(data)))
 
 
 @st.composite
@@ -102,11 +98,7 @@ def test_arbitrary_bytes_never_raise(data):
         framed = read_stream(data)
     except FramingError:
         return
-    stream = Stream(framing=framed.framing)
-    for ev in framed.events:
-        stream.feed(ev)
-    stream.close()
-    build_report(stream)
+    build_report(stream_from_framed(framed))
 
 
 json_chunks = st.recursive(
