@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 
@@ -32,6 +33,10 @@ def run_app(args: argparse.Namespace) -> int:
         _reopen_stdin()
     from .app import FraglensApp  # Textual loads only once there is something to show
 
+    # A big recording is a few hundred thousand objects that live until exit:
+    # keep the garbage collector from walking them on every collection (the
+    # pauses it caused were the slowest steps in bench/tui.py).
+    gc.freeze()
     FraglensApp(stream, source=source).run()
     return 0
 

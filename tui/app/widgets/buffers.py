@@ -96,6 +96,8 @@ class CallCard(ComponentStyles, Titled, Widget):
         call = self.call
         self.display = call.first_event <= step
         self.step, self.boundaries, self.selected = step, boundaries, selected
+        if not self.display:
+            return
         position = self.index.position.get(call.seq, call.seq)
         title = call_title(call, step, position)
         # the selection is in the title, not a CSS class: a class change restyles
@@ -104,8 +106,6 @@ class CallCard(ComponentStyles, Titled, Widget):
             f"[reverse] ▶ {title} [/]" if selected else f" {title} ",
             f"choice {call.choice}" if len(self.index.stream.reassembler.choices) > 1 else None,
         )
-        if not self.display:
-            return
         added = self.index.added(call, step)
         shows = (
             call.fragments_at(step),

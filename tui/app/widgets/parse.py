@@ -49,7 +49,7 @@ STATUS_MEANING = {
 }
 SEVERITY_GLYPH = {"info": "●", "warning": "▲", "error": "✖"}
 #: lines of pretty-printed value shown before cutting
-VALUE_LINES = 30
+VALUE_LINES = 16
 RAW_CHARS = 600
 DIAGNOSTICS_SHOWN = 200
 
