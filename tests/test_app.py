@@ -207,8 +207,11 @@ async def test_the_current_event_is_marked_and_its_fragment_and_call_shown():
 
 async def test_comments_and_done_appear_in_the_stream():
     app = app_for(SEED, step=0)
-    async with app.run_test(size=SIZE):
+    async with app.run_test(size=(100, 30)):
         assert "comment" in row(app, 0) and ": fraglens sample" in row(app, 0)
+        # the comment block spans lines; a row stays one line
+        stream_list = app.query_one(StreamList)
+        assert not any("\n" in segment.text for segment in stream_list.render_line(0))
         assert "●" in row(app, 0)  # the sse-comment diagnostic's mark
     last = len(app.stream.events) - 1
     app = app_for(SEED, step=last)

@@ -228,8 +228,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
     def _chunk(self, row: int, width: int) -> ChunkLine:
         stream = self.index.stream
         ev = stream.events[row]
-        if ev.kind == "comment":
-            return ChunkLine(": " + ev.data.strip())
+        if ev.kind == "comment":  # a comment block may span lines: a row is one
+            return ChunkLine(": " + " ".join(ev.data.split()))
         if ev.kind == "done":
             return ChunkLine("end of stream")
         value, ok = self._value(row)
