@@ -1,9 +1,12 @@
 """Proxy mode end to end: a real upstream, the proxy in front, real clients.
 
 Everything runs on loopback on free ports and is stopped after each test: the
-upstream (a small uvicorn app below that replays captures, with the chaos
-modes the tests need), the proxy (``ProxyServer`` on its own thread), and the
-official ``openai`` client pointed at the proxy with a fake key. Nothing here
+upstream, the proxy (``ProxyServer`` on its own thread, flows in this process),
+and the official ``openai`` client pointed at the proxy with a fake key.
+``fraglens serve`` is the upstream in ``test_proxy_serve.py`` and
+``test_proxy_child.py``; the small uvicorn app here does what serve does not:
+it echoes back what it received (to check the forwarding), gzips, answers a
+non-streamed completion, and streams until the client leaves. Nothing here
 measures time: waits poll for a state with a generous deadline.
 """
 
