@@ -56,15 +56,21 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def pane_text(widget) -> str:
+    """What a pane's widget shows at its width."""
+    width = widget.content_size.width
+    return shown(widget.content(width), width)
+
+
 def card_text(app: FraglensApp, position: int) -> str:
     card = app.query(CallCard)[position]
     assert card.display, f"call #{position} is not shown yet"
-    return shown(card.render(), card.content_size.width)
+    return pane_text(card)
 
 
 def result_text(app: FraglensApp, position: int) -> str:
     widget = app.query(CallResult)[position]
-    return shown(widget.render(), widget.content_size.width)
+    return pane_text(widget)
 
 
 def row(app: FraglensApp, event: int) -> str:
@@ -266,7 +272,7 @@ async def test_the_repaired_call_shows_its_repair_and_diagnostic():
         repaired = next(r for r in results if "✚ repaired" in r)
         assert "raw, as sent" in repaired and "repaired" in repaired
         assert "•" in repaired  # the repair log
-        diagnostics = shown(app.query_one(DiagnosticsView).render(), 80)
+        diagnostics = pane_text(app.query_one(DiagnosticsView))
         assert "args-repaired" in diagnostics
 
 
@@ -585,7 +591,7 @@ async def test_the_assistant_text_shows_what_each_event_added():
         await app.run_action(f"goto({first_event})")
         await pilot.pause()
         assert said.display
-        assert f"+{len(first_piece)} now" in shown(said.render(), 80)
+        assert f"+{len(first_piece)} now" in pane_text(said)
         marked = row(app, first_event)
         assert first_piece.strip() in marked
 
@@ -634,3 +640,8 @@ async def test_a_recording_with_times_plays_at_its_pace():
                 break
             await pilot.pause(0.02)
         assert app.step == len(events) - 1
+
+
+def test_the_bundled_demo_is_the_sample_it_was_copied_from():
+    bundled = Path(__file__).resolve().parent.parent / "tui" / "demo" / "demo.sse"
+    assert bundled.read_bytes() == (SAMPLES / "demo.sse").read_bytes()

@@ -22,7 +22,8 @@ from textual.widgets import Static
 
 from ...engine.calls import Call
 from ..keys import PANE_BINDINGS
-from ..steps import Said, StepIndex
+from ..steps import StepIndex
+from .prerendered import Prerendered
 from .styled import ComponentStyles
 from .titled import Titled
 
@@ -52,17 +53,17 @@ def scan_words(call: Call, step: int) -> tuple[str, str]:
     return f"valid · {where} · depth {scan.depth}", "open"
 
 
-class CallCard(ComponentStyles, Titled, Widget):
-    STYLE_PREFIX = "call-card"
-
+class CallCard(ComponentStyles, Titled, Prerendered):
     """One call's buffer at the app's step. The pane calls ``show`` with the
     step; a click posts ``Chosen``.
 
-    The card works out its lines in ``show`` and asks for a layout pass only
-    when their number changed: stepping usually changes one card's text by a
-    few characters, and a layout of the whole screen per step is what made
+    It renders again only when what it shows changed, and asks for a layout
+    pass only when its height did: stepping usually changes one card's text by
+    a few characters, and a layout of the whole screen per step is what made
     stepping slow.
     """
+
+    STYLE_PREFIX = "call-card"
 
     COMPONENT_CLASSES = {
         "call-card--meta",
@@ -89,10 +90,9 @@ class CallCard(ComponentStyles, Titled, Widget):
         self.selected = False
         #: at most this many lines of argument text, the newest ones
         self.text_lines = WINDOW_LINES
-        self._lines: list[Text] = []
         self._shows: tuple = ()
 
-    def show(self, step: int, boundaries: bool, selected: bool, force: bool = False) -> None:
+    def show(self, step: int, boundaries: bool, selected: bool) -> None:
         call = self.call
         self.display = call.first_event <= step
         self.step, self.boundaries, self.selected = step, boundaries, selected
@@ -113,28 +113,20 @@ class CallCard(ComponentStyles, Titled, Widget):
             call.id_at(step),
             boundaries,
             self.text_lines,
-            self.content_size.width,
         )
-        if shows == self._shows and not force:
-            return
-        self._shows = shows
-        before = len(self._lines)
-        self._lines = self._compose_lines()
-        self.refresh(layout=len(self._lines) != before)
-
-    def on_resize(self) -> None:
-        self.show(self.step, self.boundaries, self.selected, force=True)
+        if shows != self._shows:
+            self._shows = shows
+            self.update_content()
 
     def on_click(self, event: events.Click) -> None:
         self.post_message(self.Chosen(self.call.seq))
 
-    def render(self) -> RenderableType:
-        return Text("\n", end="").join(self._lines)
+    def content(self, width: int) -> RenderableType:
+        return Text("\n", end="").join(self._compose_lines(width))
 
-    def _compose_lines(self) -> list[Text]:
+    def _compose_lines(self, width: int) -> list[Text]:
         call, step = self.call, self.step
         meta = self._style("meta")
-        width = max(10, self.content_size.width or 40)
         wire_id = call.id_at(step)
         ident = Text(no_wrap=True, overflow="ellipsis", end="")
         if call.index is not None:
@@ -195,7 +187,7 @@ class CallCard(ComponentStyles, Titled, Widget):
         return lines
 
 
-class AssistantText(ComponentStyles, Titled, Widget):
+class AssistantText(ComponentStyles, Titled, Prerendered):
     """What the assistant said besides its calls (text, reasoning), as it stood
     at the step: the newest lines, with what this event added highlighted."""
 
@@ -208,31 +200,23 @@ class AssistantText(ComponentStyles, Titled, Widget):
         super().__init__(**kwargs)
         self.index = index
         self.step = 0
-        self._lines: list[Text] = []
         self._shows: tuple = ()
         self.border_title = "assistant text"
 
-    def show(self, step: int, force: bool = False) -> None:
+    def show(self, step: int) -> None:
         self.step = step
-        width = max(10, self.content_size.width or 40)
-        said = self.index.said_at(step, width * self.LINES)
+        said = self.index.said_at(step, 0)
         self.display = bool(said)
-        shows = (tuple((s.choice, s.channel, s.length, s.added) for s in said), width)
-        if shows == self._shows and not force:
-            return
-        self._shows = shows
-        before = len(self._lines)
-        self._lines = self._compose_lines(said, width)
-        self.refresh(layout=len(self._lines) != before)
+        shows = tuple((s.choice, s.channel, s.length, s.added) for s in said)
+        if shows != self._shows:
+            self._shows = shows
+            self.update_content()
 
-    def on_resize(self) -> None:
-        self.show(self.step, force=True)
-
-    def _compose_lines(self, said: list[Said], width: int) -> list[Text]:
+    def content(self, width: int) -> RenderableType:
         meta = self._style("meta")
         several = len(self.index.stream.reassembler.choices) > 1
         lines: list[Text] = []
-        for s in said:
+        for s in self.index.said_at(self.step, width * self.LINES):
             head = Text(no_wrap=True, overflow="ellipsis", end="")
             if s.added:
                 head.append(f"+{len(s.added)} now", self._style("added"))
@@ -249,10 +233,7 @@ class AssistantText(ComponentStyles, Titled, Widget):
             lines += [*wrapped, head]
         for line in lines:
             line.truncate(width, overflow="ellipsis")
-        return lines
-
-    def render(self) -> RenderableType:
-        return Text("\n", end="").join(self._lines)
+        return Text("\n", end="").join(lines)
 
 
 class BuffersPane(Titled, VerticalScroll):

@@ -27,6 +27,7 @@ from ...engine.finalize import Result
 from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
 from .buffers import CallCard, call_title
+from .prerendered import Prerendered
 from .styled import ComponentStyles
 from .titled import Titled
 
@@ -48,8 +49,10 @@ STATUS_MEANING = {
     "aborted": "an error event cut the call off",
 }
 SEVERITY_GLYPH = {"info": "●", "warning": "▲", "error": "✖"}
-#: lines of pretty-printed value shown before cutting
-VALUE_LINES = 16
+#: lines of pretty-printed value shown before cutting: as many as the pane has
+#: room for beside the other calls, within these bounds
+VALUE_LINES = 30
+MIN_VALUE_LINES = 6
 RAW_CHARS = 600
 DIAGNOSTICS_SHOWN = 200
 
@@ -81,10 +84,10 @@ def clip(text: str, limit: int = RAW_CHARS) -> str:
     return text[: limit // 2] + f" …{len(text) - limit:,} chars… " + text[-limit // 2 :]
 
 
-class CallResult(ComponentStyles, Widget):
-    STYLE_PREFIX = "call-result"
-
+class CallResult(ComponentStyles, Prerendered):
     """One call's verdict at the app's step."""
+
+    STYLE_PREFIX = "call-result"
 
     COMPONENT_CLASSES = {
         "call-result--meta",
@@ -106,6 +109,7 @@ class CallResult(ComponentStyles, Widget):
         self.result: Result | None = None
         self._status = ""
         self._shows: tuple = ()
+        self.value_lines = VALUE_LINES
 
     def show(self, step: int) -> None:
         call = self.call
@@ -116,13 +120,13 @@ class CallResult(ComponentStyles, Widget):
             self._status = status
             self._paint_stripe()
         # while a call streams its verdict does not change: no re-render per step
-        shows = (self.display, id(self.result), call.name_at(step))
+        shows = (self.display, id(self.result), call.name_at(step), self.value_lines)
         self.step = step
         if self.result is not None:
             shows += (call.length_at(step),)
         if shows != self._shows:
             self._shows = shows
-            self.refresh(layout=True)
+            self.update_content()
 
     def _paint_stripe(self) -> None:
         """The left stripe takes the status badge's colour. An inline style:
@@ -144,7 +148,7 @@ class CallResult(ComponentStyles, Widget):
     def on_click(self, event: events.Click) -> None:
         self.post_message(CallCard.Chosen(self.call.seq))
 
-    def render(self) -> RenderableType:
+    def content(self, width: int) -> RenderableType:
         call, step, result = self.call, self.step, self.result
         position = self.index.position.get(call.seq, call.seq)
         head = Text()
@@ -178,17 +182,17 @@ class CallResult(ComponentStyles, Widget):
             if result.status not in ("ok", "empty"):
                 label = "value" if result.status == "repaired" else "best-effort value"
                 parts.append(Text(label, meta))
-            parts.append(pretty(result.arguments))
+            parts.append(pretty(result.arguments, self.value_lines))
         if result.values:
             parts.append(Text(f"{len(result.values)} separate values came:", meta))
             parts.extend(pretty(v, 8) for v in result.values)
         return Group(*parts)
 
 
-class DiagnosticsView(ComponentStyles, Titled, Widget):
-    STYLE_PREFIX = "diagnostics"
-
+class DiagnosticsView(ComponentStyles, Titled, Prerendered):
     """The diagnostics up to the step, each with a link to its event."""
+
+    STYLE_PREFIX = "diagnostics"
 
     COMPONENT_CLASSES = {
         "diagnostics--info",
@@ -216,9 +220,9 @@ class DiagnosticsView(ComponentStyles, Titled, Widget):
             self._shows = shows
             total = len(self.index.stream.reassembler.diagnostics())
             self.set_titles(subtitle=f"{len(self.found)} of {total}")
-            self.refresh(layout=True)
+            self.update_content()
 
-    def render(self) -> RenderableType:
+    def content(self, width: int) -> RenderableType:
         step, found = self.step, self.found
         total = len(self.index.stream.reassembler.diagnostics())
         meta = self._style("meta")
@@ -273,7 +277,11 @@ class ParsePane(Titled, VerticalScroll):
     def show(self, step: int, selected: int | None) -> None:
         self._mount_new()
         counts: dict[str, int] = {}
+        shown = sum(call.first_event <= step for call in self.index.calls)
+        height = self.scrollable_content_region.height or 2 * VALUE_LINES
+        lines = max(MIN_VALUE_LINES, min(VALUE_LINES, height // max(1, shown) - 4))
         for widget in self.results.values():
+            widget.value_lines = lines
             widget.show(step)
             if widget.display:
                 status = widget.result.status if widget.result else "streaming"

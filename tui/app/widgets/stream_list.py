@@ -42,9 +42,9 @@ def short_label(label: str) -> str:
 
 
 class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
-    STYLE_PREFIX = "stream-list"
-
     """Rows of events; ``current`` is set by the app, clicks go up as ``Selected``."""
+
+    STYLE_PREFIX = "stream-list"
 
     COMPONENT_CLASSES = {
         "stream-list--number",
