@@ -645,3 +645,17 @@ async def test_a_recording_with_times_plays_at_its_pace():
 def test_the_bundled_demo_is_the_sample_it_was_copied_from():
     bundled = Path(__file__).resolve().parent.parent / "tui" / "demo" / "demo.sse"
     assert bundled.read_bytes() == (SAMPLES / "demo.sse").read_bytes()
+
+
+async def test_another_stream_can_be_shown_in_the_same_app():
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end", "f")
+        demo, _ = load_stream(":demo:")
+        await app.show_stream(demo, "demo")
+        await pilot.pause()
+        assert app.stream is demo and app.follow is None and app.pinned is None
+        assert app.step == 0
+        assert len(app.query(CallCard)) == len(demo.reassembler.calls)
+        await pilot.press("end")
+        assert "✚ repaired" in result_text(app, 1)

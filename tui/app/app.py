@@ -21,6 +21,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.reactive import reactive
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Header
 
 from ..stream import Stream
@@ -68,6 +69,13 @@ class FraglensApp(App[int]):
         past the comments a capture may open with, so that ``n`` shows the first
         chunk."""
         super().__init__()
+        self.boundaries = False
+        self.speed = 1.0
+        self._timer: Timer | None = None
+        self._take(stream, source, step)
+
+    def _take(self, stream: Stream, source: str, step: int | None) -> None:
+        """The view state that belongs to one stream."""
         self.stream = stream
         self.index = StepIndex(stream)
         self.source = source or "stream"
@@ -80,22 +88,36 @@ class FraglensApp(App[int]):
         self.pinned: int | None = None
         #: step through this call's fragments only
         self.follow: int | None = None
-        self.boundaries = False
         self.playing = False
-        self.speed = 1.0
         self.new_events = 0
         self._seen = self.index.last
-        self._timer: Timer | None = None
-        self._paced = any(ev.time is not None for ev in stream.events)
+
+    async def show_stream(self, stream: Stream, source: str, step: int | None = None) -> None:
+        """Show another stream in the same app (the proxy opens flow after flow):
+        the view state is reset and the panes are mounted again for it."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._take(stream, source, step)
+        panes = self.screen_stack[0].query_one("#panes", Horizontal)
+        await panes.remove_children()
+        await panes.mount_all(self._panes())
+        self.query_one(StreamList).focus()
+        self._show()
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
         with Horizontal(id="panes"):
-            yield StreamList(self.index, id="stream")
-            yield BuffersPane(self.index, id="buffers")
-            yield ParsePane(self.index, id="parse")
+            yield from self._panes()
         yield StatusBar(self._status(), id="status")
         yield KeyBar(BINDINGS, KEY_BAR, id="keys")
+
+    def _panes(self) -> list[Widget]:
+        return [
+            StreamList(self.index, id="stream"),
+            BuffersPane(self.index, id="buffers"),
+            ParsePane(self.index, id="parse"),
+        ]
 
     def on_mount(self) -> None:
         self.query_one(StreamList).focus()
@@ -105,10 +127,9 @@ class FraglensApp(App[int]):
     @property
     def selected(self) -> int | None:
         """The call ``c``, ``r`` and ``f`` act on: picked, or the latest written."""
-        if self.pinned is not None and self.index.call(self.pinned) is not None:
-            call = self.index.call(self.pinned)
-            if call is not None and call.first_event <= self.step:
-                return self.pinned
+        call = self.index.call(self.pinned)
+        if call is not None and call.first_event <= self.step:
+            return call.seq
         latest = self.index.latest_call(self.step)
         return latest.seq if latest else None
 
@@ -153,7 +174,7 @@ class FraglensApp(App[int]):
             end=stream.end if stream.closed else "streaming",
             playing=self.playing,
             speed=self.speed,
-            paced=self._paced,
+            paced=self.index.timed,
             follow=follow_text,
             live=self.live_status,
             new_events=self.new_events,
@@ -171,7 +192,6 @@ class FraglensApp(App[int]):
         self.index.refresh()
         grown = self.index.last - self._seen
         self._seen = self.index.last
-        self._paced = any(ev.time is not None for ev in self.stream.events[:64])
         self.query_one(StreamList).sync()
         if at_end and not self.playing:
             self.goto(self.index.last)
@@ -282,7 +302,7 @@ class FraglensApp(App[int]):
             return
         events = self.stream.events
         then, now = events[self.step].time, events[target].time
-        if self._paced and then is not None and now is not None:
+        if self.index.timed and then is not None and now is not None:
             delay = min(max(0.0, now - then), LONGEST_PAUSE)
         else:
             delay = (target - self.step) / STEADY_RATE if self.follow is None else 1 / STEADY_RATE

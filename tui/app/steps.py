@@ -70,6 +70,8 @@ class StepIndex:
         self.refresh()
 
     def refresh(self) -> None:
+        #: the recording has receive times (a recording, HAR): shown and played by
+        self.timed = any(ev.time is not None for ev in self.stream.events[:64])
         self.calls = ordered_calls(self.stream)
         self.position = {c.seq: i for i, c in enumerate(self.calls)}
         severity: dict[int, int] = {}
@@ -104,14 +106,12 @@ class StepIndex:
     # -- one call ----------------------------------------------------------
     @staticmethod
     def added(call: Call, step: int) -> Added | None:
-        """What event ``step`` added to ``call``, or None if it added nothing."""
-        events = call.frag_event
-        lo = bisect_left(events, step)
-        hi = bisect_right(events, step)
-        if lo == hi:
+        """What event ``step`` added to ``call``, or None if it added nothing:
+        the difference between the prefixes after ``step - 1`` and ``step``."""
+        fragments = call.fragments_at(step) - call.fragments_at(step - 1)
+        if not fragments:
             return None
-        start = call.frag_end[lo - 1] if lo else 0
-        return Added(call, start, call.frag_end[hi - 1], hi - lo)
+        return Added(call, call.length_at(step - 1), call.length_at(step), fragments)
 
     def added_at(self, step: int) -> list[Added]:
         """Every call's text added by event ``step``, in display order."""

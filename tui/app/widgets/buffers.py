@@ -160,11 +160,11 @@ class CallCard(ComponentStyles, Titled, Prerendered):
         start = max(0, end - width * self.text_lines)
         body = Text(call.text[start:end], end="")
         if self.boundaries:
-            ends = call.frag_end
+            ends = call.boundaries_at(step)
             i = bisect_right(ends, start)
             prev = start
             styles = (self._style("frag-a"), self._style("frag-b"))
-            while i < len(ends) and ends[i] <= end:
+            while i < len(ends):
                 if ends[i] > prev:
                     body.stylize(styles[i % 2], prev - start, ends[i] - start)
                 prev = ends[i]

@@ -98,7 +98,6 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         """Re-read the stream's length (it grows when live)."""
         stream = self.index.stream
         self.virtual_size = Size(0, len(stream.events))
-        self._timed = any(ev.time is not None for ev in stream.events[:64])
         self._digits = len(str(max(len(stream.events) - 1, 0)))
         self._label_width = min(14, max((len(short_label(x)) for x in stream.labels), default=5))
         calls = len(self.index.calls)
@@ -176,7 +175,7 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         line = Text(style=base, end="", no_wrap=True)
         line.append("▶" if current else " ")
         line.append(f"{row:>{self._digits}} ", self._style("number"))
-        if self._timed:
+        if self.index.timed:
             t = "" if ev.time is None else f"{ev.time:7.3f}s"
             line.append(f"{t:>8} ", self._style("time"))
         rank = self.index.severity.get(row)
