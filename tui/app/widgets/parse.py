@@ -120,10 +120,9 @@ class CallResult(ComponentStyles, Prerendered):
             self._status = status
             self._paint_stripe()
         # while a call streams its verdict does not change: no re-render per step
+        # (and a verdict holds only while no fragment comes after it)
         shows = (self.display, id(self.result), call.name_at(step), self.value_lines)
         self.step = step
-        if self.result is not None:
-            shows += (call.length_at(step),)
         if shows != self._shows:
             self._shows = shows
             self.update_content()
