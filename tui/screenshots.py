@@ -38,7 +38,7 @@ SHOTS = [
     Shot(
         "demo",
         "The demo mid-stream: three calls interleaved, the bytes of event 40 highlighted "
-        "in the stream and in read_file's buffer",
+        "in the stream and in search_files' buffer",
         ":demo:",
         keys=("colon", "4", "0", "enter"),
     ),
