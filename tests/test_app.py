@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from textual.binding import Binding
 
 from tui.app import clipboard
 from tui.app.app import SPEEDS, FraglensApp, StreamGrew
@@ -19,6 +20,7 @@ from tui.app.screens.jump import JumpScreen
 from tui.app.screens.raw_event import RawEventScreen
 from tui.app.widgets.buffers import AssistantText, BuffersPane, CallCard
 from tui.app.widgets.chunk_line import ChunkLine, compact, mark, window
+from tui.app.widgets.key_bar import KeyBar
 from tui.app.widgets.parse import CallResult, DiagnosticsView, ParsePane
 from tui.app.widgets.stream_list import StreamList
 from tui.framing.events import RawEvent
@@ -659,3 +661,16 @@ async def test_another_stream_can_be_shown_in_the_same_app():
         assert len(app.query(CallCard)) == len(demo.reassembler.calls)
         await pilot.press("end")
         assert "✚ repaired" in result_text(app, 1)
+
+
+async def test_a_subclass_adds_its_own_keys_to_the_key_line():
+    class WithFlows(FraglensApp):
+        BINDINGS = [*FraglensApp.BINDINGS, Binding("l", "bell", "Flows", id="proxy.flows")]
+        KEY_BAR = (*FraglensApp.KEY_BAR, "proxy.flows")
+
+    stream, _ = load_stream(str(SEED))
+    app = WithFlows(stream)
+    async with app.run_test(size=SIZE):
+        bar = app.query_one(KeyBar)
+        assert [b.id for b in bar.bindings][-1] == "proxy.flows"
+        assert "l Flows" in shown(bar.render(), 200)

@@ -59,6 +59,8 @@ class FraglensApp(App[int]):
     TITLE = "fraglens"
     COMMANDS = App.COMMANDS | {FraglensCommands}
     BINDINGS: ClassVar = BINDINGS
+    #: binding ids on the key line, in order (a subclass may add its own)
+    KEY_BAR: ClassVar[tuple[str, ...]] = KEY_BAR
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
 
     #: one line from the live-calls / proxy features, shown in the status line
@@ -110,7 +112,7 @@ class FraglensApp(App[int]):
         with Horizontal(id="panes"):
             yield from self._panes()
         yield StatusBar(self._status(), id="status")
-        yield KeyBar(BINDINGS, KEY_BAR, id="keys")
+        yield KeyBar(self.BINDINGS, self.KEY_BAR, id="keys")
 
     def _panes(self) -> list[Widget]:
         return [

@@ -24,8 +24,8 @@ class KeyBar(ComponentStyles, Widget):
     def __init__(self, bindings: list[Binding], order: tuple[str, ...], **kwargs) -> None:
         """Shows the ``bindings`` whose id is in ``order``, in that order."""
         super().__init__(**kwargs)
-        by_id = {b.id: b for b in bindings}
-        self.bindings = [by_id[i] for i in order]
+        by_id = {b.id: b for b in bindings if isinstance(b, Binding)}
+        self.bindings = [by_id[i] for i in order if i in by_id]
         self.possible: tuple[bool | None, ...] = ()
 
     def show(self, possible: tuple[bool | None, ...]) -> None:
