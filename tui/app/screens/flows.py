@@ -24,7 +24,6 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
@@ -34,9 +33,6 @@ from ...report_text import STATUS_STYLE
 from ...stream import Stream
 from ..app import FraglensApp
 from ..keys import BINDINGS as DEBUGGER_BINDINGS
-from ..steps import StepIndex
-from ..widgets.buffers import BuffersPane
-from ..widgets.parse import ParsePane
 from ..widgets.stream_list import StreamList
 
 __all__ = ["FlowTable", "FlowsScreen", "ProxyFlowsApp", "flow_cells", "run_flows_app"]
@@ -325,6 +321,7 @@ class ProxyFlowsApp(FraglensApp):
         Binding("l", "show_flows", "Flows", id="proxy.flows",
                 tooltip="Back to the list of flows"),
     ]  # fmt: skip
+    KEY_BAR: ClassVar[tuple[str, ...]] = ("proxy.flows", *FraglensApp.KEY_BAR)
 
     def __init__(
         self,
@@ -405,7 +402,7 @@ class ProxyFlowsApp(FraglensApp):
         with self.store.lock:
             row = flow.row()
         status = "" if row.status is None else f" {row.status}"
-        return f"flow #{row.number}{status} {row.state.value} · l: flows"
+        return f"flow #{row.number}{status} {row.state.value}"
 
     # -- opening a flow ---------------------------------------------------------------------------
     def open_flow(self, number: int) -> None:
@@ -427,11 +424,10 @@ class ProxyFlowsApp(FraglensApp):
         self._opening = True
         try:
             self.shown, self._fed = flow, 0
-            self._swap_stream(mirror, f"flow #{flow.number} {flow.method} {flow.path}")
-            self._feed_shown()
-            await self._remount_panes()
             if self.on_flows:
                 await self.pop_screen()
+            await self.show_stream(mirror, f"flow #{flow.number} {flow.method} {flow.path}")
+            self._feed_shown()
         finally:
             self._opening = False
         first = next((e.number for e in mirror.events if e.kind != "comment"), 0)
@@ -449,39 +445,6 @@ class ProxyFlowsApp(FraglensApp):
     def watch_live_status(self) -> None:
         if not self._opening and not self.on_flows:
             super().watch_live_status()
-
-    def _swap_stream(self, stream: Stream, source: str) -> None:
-        """What ``FraglensApp.__init__`` sets up for a stream, for another stream.
-
-        Hook wanted from the app: a public ``FraglensApp.load_stream(stream,
-        source)`` doing this and the remount, so that this subclass stops
-        touching its private view state.
-        """
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        self.stream = stream
-        self.index = StepIndex(stream)
-        self.source = source
-        self.sub_title = source
-        self.step = 0
-        self.pinned = None
-        self.follow = None
-        self.playing = False
-        self.new_events = 0
-        self._seen = self.index.last
-        self._paced = any(ev.time is not None for ev in stream.events[:64])
-
-    async def _remount_panes(self) -> None:
-        panes = self.screen_stack[0].query_one("#panes", Horizontal)
-        await panes.remove_children()
-        await panes.mount_all(
-            [
-                StreamList(self.index, id="stream"),
-                BuffersPane(self.index, id="buffers"),
-                ParsePane(self.index, id="parse"),
-            ]
-        )
 
     def action_show_flows(self) -> None:
         if not self.on_flows:
