@@ -674,3 +674,38 @@ async def test_a_subclass_adds_its_own_keys_to_the_key_line():
         bar = app.query_one(KeyBar)
         assert [b.id for b in bar.bindings][-1] == "proxy.flows"
         assert "l Flows" in shown(bar.render(), 200)
+
+
+async def test_h_shows_the_whole_history_and_that_it_passes_the_check():
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("h")
+        await pilot.pause()
+        screen = app.screen
+        assert type(screen).__name__ == "HistoryScreen"
+        about = shown(screen.query_one("#history-about").render())
+        assert "passes fraglens history check" in about
+        body = flat(shown(screen.query_one("#history-body").render(), width=100))
+        assert '"tool_call_id": "call_a1"' in body and '"tool_call_id": "call_b2"' in body
+        await pilot.press("c")
+        copied = json.loads(app.clipboard)
+        assert [m["role"] for m in copied] == ["assistant", "tool", "tool"]
+        await pilot.press("s")  # the next shape: Anthropic
+        await pilot.press("c")
+        copied = json.loads(app.clipboard)
+        assert copied[1]["content"][0]["type"] == "tool_result"
+        await pilot.press("escape")
+        assert type(app.screen).__name__ != "HistoryScreen"
+
+
+async def test_the_history_of_a_truncated_call_leaves_it_out_unless_asked():
+    app = app_for(SAMPLES / "quirk_q22_finish_length_truncated.sse")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("h")
+        await pilot.pause()
+        await pilot.press("c")
+        assert json.loads(app.clipboard) == []  # nothing whole to send back
+        await pilot.press("b")
+        await pilot.pause()
+        about = shown(app.screen.query_one("#history-about").render(), width=100)
+        assert "arguments-invalid-json" in about  # as a provider would reject it

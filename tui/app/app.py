@@ -29,6 +29,7 @@ from . import clipboard
 from .commands import FraglensCommands
 from .keys import BINDINGS, KEY_BAR
 from .screens.help import HelpScreen
+from .screens.history import HistoryScreen
 from .screens.jump import JumpScreen
 from .screens.raw_event import RawEventScreen
 from .steps import StepIndex
@@ -235,6 +236,7 @@ class FraglensApp(App[int]):
             "copy_arguments": self._can_copy_arguments,
             "copy_raw": lambda: self.selected is not None,
             "copy_message": lambda: bool(self.index.calls or self.stream.reassembler.choices),
+            "show_history": lambda: bool(self.index.calls),
             "show_raw": lambda: self.index.last >= 0,
             "jump": lambda: self.index.last > 0,
         }.get(action)
@@ -413,6 +415,9 @@ class FraglensApp(App[int]):
             self.notify(note, title="History note", severity="warning", timeout=8)
 
     # -- screens ------------------------------------------------------------------------
+    def action_show_history(self) -> None:
+        self.push_screen(HistoryScreen(self.stream))
+
     def action_show_raw(self) -> None:
         self.push_screen(RawEventScreen(self.index, self.step))
 

@@ -54,6 +54,8 @@ _TABLE: list[tuple[str, str, str, str, str, str, str | None]] = [
      "Copy the assistant message with its tool calls, for the history", None),
     ("enter", "show_raw", "view.raw", "Raw JSON", "raw JSON of this event",
      "Show the current event's raw JSON", None),
+    ("h", "show_history", "view.history", "History", "history to send back…",
+     "The messages that go back to the model for these calls, and their check", None),
     ("b", "toggle_boundaries", "view.boundaries", "Boundaries", "fragment boundaries on / off",
      "Show or hide where each fragment ends in the buffers", None),
     ("question_mark", "help", "app.help", "Help", "keys and panes",
