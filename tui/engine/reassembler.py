@@ -42,7 +42,9 @@ _MARKUP = re.compile(
 
 @dataclass
 class ChoiceState:
-    """What one choice said besides its calls."""
+    """What one choice said besides its calls. ``text``, ``reasoning`` and
+    ``finishes`` are append-only lists in event order and part of the read
+    API: views binary-search them by event to show any step."""
 
     text: list[tuple[int, str]] = field(default_factory=list)  # (event, piece)
     reasoning: list[tuple[int, str]] = field(default_factory=list)
