@@ -1483,21 +1483,23 @@ def test_partial_args_out_of_order_still_build_the_value(value, rnd):
     assert json.loads(builder.text()) == value
 
 
+def _bare(index=0, args="x", choice=0, top=None, **extra):
+    entry = {"index": index, "function": {"arguments": args}}
+    body = {"choices": [{"index": choice, "delta": {"tool_calls": [entry]}, **extra}]}
+    return {**body, **(top or {})}
+
+
 @pytest.mark.parametrize(
     "chunk",
     [
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 2, "function": {"arguments": "x"}}]}}]},
-        {"choices": [{"index": 1, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": ""}}]},
-                      "finish_reason": None, "logprobs": None}], "usage": None},
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": None}}]}}]},
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "x"}}]},
-                      "finish_reason": "tool_calls"}]},
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": True, "function": {"arguments": "x"}}]}}]},
+        _bare(index=2),
+        _bare(args="", choice=1, finish_reason=None, logprobs=None, top={"usage": None}),
+        _bare(args=None),
+        _bare(finish_reason="tool_calls"),
+        _bare(index=True),
         {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": "x"}}]}}]},
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "x"}}]},
-                      "content_filter_results": {}}]},
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "x"}}]}}],
-         "usage": {"total_tokens": 3}},
+        _bare(content_filter_results={}),
+        _bare(top={"usage": {"total_tokens": 3}}),
     ],
 )
 def test_openai_chat_shortcut_gives_what_the_full_path_gives(chunk):

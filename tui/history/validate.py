@@ -356,7 +356,8 @@ class _Pairing:
                         "tool-calls-not-followed-by-results",
                         i,
                         f"{self._at(i)} puts other content before its tool_result blocks; "
-                        f"they must come first, right after the tool_use blocks of {self._at(self.open.position)}",
+                        "they must come first, right after the tool_use blocks of "
+                        f"{self._at(self.open.position)}",
                     )
                 for r in m.results:
                     self._answer(i, r)
