@@ -27,34 +27,26 @@ __all__ = ["build_live_parser", "build_serve_parser", "run_live", "run_serve"]
 # -- live -------------------------------------------------------------------------------
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be more than 0")
-    return value
+def _number(kind: type, above_zero: bool):
+    """An argparse type: a float or int that must be > 0, or >= 0."""
+    word = "a number" if kind is float else "a whole number"
+    bound = "more than 0" if above_zero else "0 or more"
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {word}: {text!r}") from None
+        if value < 0 or (above_zero and value == 0):
+            raise argparse.ArgumentTypeError(f"must be {bound}")
+        return value
+
+    return parse
 
 
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
+_positive = _number(float, above_zero=True)
+_non_negative = _number(float, above_zero=False)
+_count = _number(int, above_zero=False)
 
 
 def build_live_parser(p: argparse.ArgumentParser) -> None:
