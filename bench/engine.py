@@ -10,8 +10,9 @@ Measured on the same bytes:
   * floor     - split the SSE text, json.loads per event, append, join: the least
                 any reassembler must do;
   * fraglens  - framing + adapter + engine (scanner, slots, finalize) + the
-                `check --json` document, in process; and `fraglens check --json`
-                as a subprocess, end to end;
+                `check --json` document, in process, through the same
+                `load.stream_from_bytes` the command uses; and
+                `fraglens check --json` as a subprocess, end to end;
   * openai    - json.loads + ChatCompletionChunk + ChatCompletionStreamState
                 (the SDK's own accumulator), when the SDK is installed.
 Peak memory of the fraglens pipeline is measured with tracemalloc in a separate
@@ -34,8 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tui.framing.detect import read_stream  # noqa: E402
-from tui.load import stream_from_framed  # noqa: E402
+from tui.load import stream_from_bytes  # noqa: E402
 from tui.report import build_report  # noqa: E402
 
 
@@ -93,7 +93,8 @@ def floor(data: bytes) -> dict[int, str]:
 
 
 def fraglens(data: bytes) -> dict:
-    return build_report(stream_from_framed(read_stream(data)))
+    """What `fraglens check --json` does after reading the file."""
+    return build_report(stream_from_bytes(data)[0])
 
 
 def openai_sdk(data: bytes):

@@ -335,3 +335,11 @@ def test_an_error_aborts_only_the_call_still_open():
 def test_truncated_inside_a_string_lists_only_what_was_added():
     r = run(T(0, "c1", "f", '{"lines": ["a b", "1. Add up box'), finish="length")
     assert r.calls[0].result.repairs == ('added "\\"]}" at the end',)
+
+
+def test_the_size_limit_counts_utf8_bytes_and_never_cuts_a_character():
+    r = run(T(0, "c1", "f", '{"a":"' + "深" * 10), max_arg_bytes=16)  # 6 + 30 bytes
+    call = r.calls[0]
+    assert call.text == '{"a":"深深深'  # 6 + 9 bytes; a 4th would make 18
+    assert call.dropped_bytes == 21
+    assert "args-over-limit" in codes(r)

@@ -39,6 +39,8 @@ class Call:
     obj_seen: bool = False
     hosted: bool = False
     over_limit: bool = False
+    #: UTF-8 bytes buffered, counted only once the call nears the size limit
+    nbytes: int | None = None
     dropped_bytes: int = 0
     last_event: int = -1
     #: (event, name) and (event, id) each time they changed, for stepping

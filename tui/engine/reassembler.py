@@ -34,6 +34,10 @@ from .slots import SlotResolver
 
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
 
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
 _MARKUP = re.compile(
     r"<tool_call>|</tool_call>|\[TOOL_CALLS\]|<\|tool_call|<\|python_tag\|>|<function=|"
     r"✿FUNCTION✿|<\|tool▁calls▁begin\|>|<tool_calls>"
@@ -178,6 +182,12 @@ class Reassembler:
 
     def _tool_delta(self, event: int, d: ToolDelta) -> None:
         call = self._slots.resolve(event, d)
+        args = d.args
+        if call is not None and args and not call.finalized and not call.over_limit and (
+            d.args_obj is NO_OBJECT and not d.args_null
+        ):
+            self._append(event, call, args)  # plain text for an open call: most fragments
+            return
         if call is None:
             self.unattributed.append((event, d))
             self.diag(
@@ -202,28 +212,42 @@ class Reassembler:
 
     def _append(self, event: int, call: Call, text: str) -> None:
         if call.over_limit:
-            call.dropped_bytes += len(text.encode("utf-8", "surrogatepass"))
+            call.dropped_bytes += _utf8_len(text)
             return
-        if call.length + len(text) > self.max_arg_bytes:
-            room = max(0, self.max_arg_bytes - call.length)
-            kept = text[:room]
-            call.dropped_bytes += len(text[room:].encode("utf-8", "surrogatepass"))
-            if kept:
-                call.append(event, kept)
-            call.over_limit = True
-            self.diag(
-                "args-over-limit",
-                f"arguments passed {self.max_arg_bytes} bytes; buffering stopped",
-                event,
-                call,
-            )
+        # a character is at most 4 bytes: far from the limit, no need to count them
+        if (call.length + len(text)) * 4 > self.max_arg_bytes and self._over(event, call, text):
             return
-        had_split = call.scanner.surrogate_split
         call.append(event, text)
-        if call.scanner.surrogate_split and not had_split:
+        if call.scanner.surrogate_split:
             self.call_once(
                 call, "args-surrogate-split", "a surrogate pair escape was split; joined", event
             )
+
+    def _over(self, event: int, call: Call, text: str) -> bool:
+        """Near the limit, count UTF-8 bytes exactly; past it, keep the prefix
+        that fits, stop buffering and say so. True when the text was handled."""
+        if call.nbytes is None:
+            call.nbytes = _utf8_len(call.text)
+        size = _utf8_len(text)
+        if call.nbytes + size <= self.max_arg_bytes:
+            call.nbytes += size
+            return False
+        room = self.max_arg_bytes - call.nbytes
+        raw = text.encode("utf-8", "surrogatepass")
+        kept = raw[:room].decode("utf-8", "ignore")  # never half a character
+        call.dropped_bytes += size - _utf8_len(kept)
+        if kept:
+            call.append(event, kept)
+        call.nbytes += _utf8_len(kept)
+        call.over_limit = True
+        call.last_event = max(call.last_event, event)
+        self.diag(
+            "args-over-limit",
+            f"arguments passed {self.max_arg_bytes} bytes; buffering stopped",
+            event,
+            call,
+        )
+        return True
 
     def _object_args(self, event: int, call: Call, d: ToolDelta) -> None:
         self.call_once(call, "args-object", "arguments came as a JSON object", event)
