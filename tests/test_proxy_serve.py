@@ -155,9 +155,21 @@ def test_recordings_of_flows_replay_through_serve(store, tmp_path):
 # -- the command, as a real process ------------------------------------------------------
 
 
+# ``python -m tui``, with Ctrl-C as a terminal delivers it. A process started
+# from a background job (``make test &`` in a script, a parallel run) inherits
+# SIGINT *ignored*, and Python then installs no KeyboardInterrupt handler: the
+# SIGINT below would be dropped and the proxy would serve on forever. The test
+# is about what the proxy does on Ctrl-C, so it runs as a terminal's foreground
+# process would, whatever the disposition the test run itself inherited.
+AS_FROM_A_TERMINAL = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from tui.cli import main; raise SystemExit(main())"
+)
+
+
 def run_proxy(*args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "tui", "proxy", *args],
+        [sys.executable, "-c", AS_FROM_A_TERMINAL, "proxy", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -184,9 +196,22 @@ def headless(tmp_path) -> Iterator[tuple[subprocess.Popen, str, Path]]:
         try:
             yield proc, url_from(proc), tmp_path
         finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-                proc.wait(60)
+            stop(proc)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Never leave the proxy (and its forwarding child) running after a test."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            # killed, the proxy closes its child's stdin, and the child stops too
+            proc.kill()
+            proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
 
 
 def test_headless_prints_one_line_per_flow_and_its_check_summary(headless):
