@@ -103,14 +103,16 @@ def run(args: argparse.Namespace) -> int:
     from .net.proxy_headless import HeadlessPrinter
 
     HeadlessPrinter(store, as_json=args.json)
-    proxy.start()
-    print(
-        f"fraglens proxy: {proxy.url} -> {upstream}\n"
-        f"fraglens proxy: point your client's base URL at {base}",
-        file=sys.stderr,
-        flush=True,
-    )
     try:
+        # Ctrl-C from the moment the child is started, not only once wait()
+        # has begun: whatever it lands on, the child is stopped and flows printed
+        proxy.start()
+        print(
+            f"fraglens proxy: {proxy.url} -> {upstream}\n"
+            f"fraglens proxy: point your client's base URL at {base}",
+            file=sys.stderr,
+            flush=True,
+        )
         code = proxy.wait()
     except KeyboardInterrupt:
         # what is in flight finishes (or is cut after a grace period) and is printed
