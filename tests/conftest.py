@@ -8,6 +8,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_streams"
 SHARED = ROOT.parent / "shared"
 
+#: seconds: a hang guard for the network tests, never a measure. Waits return the
+#: moment what they wait for happens; this only bounds a real hang, on a machine
+#: that may be very busy (a shared CI runner, test runs in parallel).
+PATIENCE = 60.0
+
 
 @pytest.fixture
 def samples() -> Path:

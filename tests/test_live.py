@@ -24,6 +24,7 @@ from tui.net.request import LIVE_FORMATS, build_spec
 from tui.net.serve import ServerHandle, bind, start_server
 from tui.report import build_report
 
+from .conftest import PATIENCE
 from .test_live_streams import (
     ANTHROPIC_SSE,
     FAKE_KEY,
@@ -261,12 +262,13 @@ async def test_a_200_that_is_not_a_stream_is_read_as_one_json_body(tmp_path):
 
 
 async def test_connection_refused_is_one_clear_line_and_an_empty_recording(tmp_path):
-    with socket.socket() as sock:  # a port that was free a moment ago and nobody listens on
+    record = tmp_path / "r.jsonl"
+    # bound and never listening: refused, and no one else can take the port meanwhile
+    with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    record = tmp_path / "r.jsonl"
-    call = LiveCall(spec_for(f"http://127.0.0.1:{port}"), record=record, timeout=5)
-    status = await call.run()
+        call = LiveCall(spec_for(f"http://127.0.0.1:{port}"), record=record, timeout=PATIENCE)
+        status = await call.run()
     assert status.phase is Phase.FAILED and status.error_kind == "connect"
     assert status.message == f"connection refused by 127.0.0.1:{port}: is the server running?"
     rec = parse_recording(record.read_bytes())
@@ -275,7 +277,7 @@ async def test_connection_refused_is_one_clear_line_and_an_empty_recording(tmp_p
 
 async def test_tls_to_a_plain_http_server_is_a_tls_failure(tmp_path):
     with start_server([write(tmp_path, "chat.sse", OPENAI_SSE)]) as server:
-        call = LiveCall(spec_for(server.url.replace("http://", "https://")), timeout=5)
+        call = LiveCall(spec_for(server.url.replace("http://", "https://")), timeout=PATIENCE)
         status = await call.run()
     assert status.error_kind == "tls" and status.message.startswith("TLS handshake with 127.0.0.1")
 

@@ -16,8 +16,9 @@ pytest.importorskip("tui.app.app")
 from tui.net.live_app import AGAIN, make_live_app  # noqa: E402
 
 SIZE = (120, 36)
-#: Pilot pauses to wait for the call before giving up (no clock involved)
-PATIENCE = 2000
+#: Pilot pauses to wait for the call before giving up (no clock involved): at
+#: least a minute of them, a hang guard for a busy machine, never a measure
+PATIENCE = 12000
 
 
 async def wait_until(pilot, condition) -> None:

@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from tui.net.proxy import ProxyApp, ProxyServer, bind
 from tui.net.proxy_flows import Flow, FlowState, FlowStore
 from tui.report import build_report
 
-from .conftest import SAMPLES
+from .conftest import PATIENCE, SAMPLES
 
 KEY = "sk-fraglens-test-7f3a9c1e5b"
 
@@ -230,7 +231,7 @@ class ThreadServer:
 
     def start(self) -> ThreadServer:
         self.thread.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + PATIENCE
         while not self.server.started:
             assert time.monotonic() < deadline, "the upstream did not start"
             time.sleep(0.005)
@@ -264,7 +265,7 @@ def proxy(upstream, store, tmp_path) -> Iterator[ProxyServer]:
     server.stop()
 
 
-def wait_for(predicate, what: str, timeout: float = 15.0) -> None:
+def wait_for(predicate, what: str, timeout: float = PATIENCE) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
@@ -336,7 +337,7 @@ def test_response_headers_pass_through_unchanged(upstream, proxy):
 def _raw_request(port: int, request: bytes) -> bytes:
     with socket.create_connection(("127.0.0.1", port)) as s:
         s.sendall(request)
-        s.settimeout(10)
+        s.settimeout(PATIENCE)
         received = b""
         while b"\r\n\r\n" not in received:
             part = s.recv(4096)
@@ -515,11 +516,21 @@ def test_upstream_error_status_passes_through_and_is_listed(upstream, proxy, sto
     assert row.state is FlowState.DONE
 
 
-def test_unreachable_upstream_gives_a_502_with_a_json_error(store):
+@contextmanager
+def refused_port() -> Iterator[int]:
+    """A loopback port that refuses connections while the block runs: bound, never
+    listening. A port merely closed again could be taken meanwhile by anything else
+    on the machine (a parallel test run), or be picked as a connection's own port."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        dead = s.getsockname()[1]  # nothing listens once the socket is closed
-    with ProxyServer(ProxyApp(f"http://127.0.0.1:{dead}/v1", store), port=0) as server:
+        yield s.getsockname()[1]
+
+
+def test_unreachable_upstream_gives_a_502_with_a_json_error(store):
+    with (
+        refused_port() as dead,
+        ProxyServer(ProxyApp(f"http://127.0.0.1:{dead}/v1", store), port=0) as server,
+    ):
         with pytest.raises(openai.APIStatusError) as caught:
             chunks_via(server.url)
         assert caught.value.status_code == 502
@@ -570,7 +581,7 @@ def test_client_that_disconnects_early_closes_the_upstream_stream(upstream, prox
         first = next(r.iter_raw())
         assert first.startswith(b"data: ")
     # leaving the block closed the client's connection
-    assert app.disconnected.wait(15), "the upstream never saw the disconnect"
+    assert app.disconnected.wait(PATIENCE), "the upstream never saw the disconnect"
     (flow,) = wait_flows(store, 1)
     assert flow.state is FlowState.CANCELLED
     assert flow.row().calls == 1
@@ -588,7 +599,7 @@ def test_bad_requests_never_crash_the_proxy(proxy, store):
         with socket.create_connection((host, port)) as s:
             s.sendall(garbage)
             s.shutdown(socket.SHUT_WR)
-            s.settimeout(10)
+            s.settimeout(PATIENCE)
             while s.recv(4096):
                 pass
     response = httpx.post(

@@ -1,7 +1,10 @@
 """Forwarding in a child process, flows in this one: what ``fraglens proxy`` runs.
 
 The child is a real process on a socket this process bound; ``fraglens
-serve`` is the upstream and the official ``openai`` client the app.
+serve`` is the upstream and the official ``openai`` client the app. The socket
+accepts connections at once, and the child answers them once it has started: on
+a busy machine that can take seconds, so every client here waits ``PATIENCE``
+(httpx's own default is 5 s).
 """
 
 from __future__ import annotations
@@ -24,7 +27,16 @@ from tui.net.replay import Chaos
 from tui.report import build_report
 
 from .conftest import ROOT
-from .test_proxy import KEY, MESSAGES, aclient, chunks_via, raw_via, wait_flows
+from .test_proxy import (
+    KEY,
+    MESSAGES,
+    PATIENCE,
+    aclient,
+    chunks_via,
+    raw_via,
+    refused_port,
+    wait_flows,
+)
 from .test_proxy_serve import CHAT, events_in, serve, source_calls
 
 
@@ -78,12 +90,13 @@ def test_failures_through_the_child():
 
 def test_an_unreachable_upstream_through_the_child_is_a_502():
     store = FlowStore()
-    dead = bind("127.0.0.1", 0)
-    port = dead.getsockname()[1]
-    dead.close()
-    proxy = ChildProxy(f"http://127.0.0.1:{port}/v1", store, sock=bind("127.0.0.1", 0))
-    with proxy:
-        response = httpx.post(proxy.url + "/v1/chat/completions", json={"stream": True})
+    with (
+        refused_port() as port,
+        ChildProxy(f"http://127.0.0.1:{port}/v1", store, sock=bind("127.0.0.1", 0)) as proxy,
+    ):
+        response = httpx.post(
+            proxy.url + "/v1/chat/completions", json={"stream": True}, timeout=PATIENCE
+        )
         assert response.status_code == 502
         assert response.json()["error"]["code"] == "upstream_unreachable"
         (flow,) = wait_flows(store, 1)
@@ -94,7 +107,9 @@ def test_a_client_leaving_early_is_a_cancelled_flow():
     store = FlowStore()
     chaos = Chaos(stall_after=events_in(CHAT) // 2, stall_seconds=60)
     with serve(CHAT, chaos=chaos) as up, child(up, store) as proxy:
-        with httpx.stream("POST", proxy.url + "/v1/chat/completions", json={}) as r:
+        with httpx.stream(
+            "POST", proxy.url + "/v1/chat/completions", json={}, timeout=PATIENCE
+        ) as r:
             next(r.iter_raw())
         (flow,) = wait_flows(store, 1)
     assert flow.state is FlowState.CANCELLED
@@ -105,7 +120,9 @@ def test_stopping_ends_the_child_and_whatever_it_had_in_flight():
     chaos = Chaos(stall_after=events_in(CHAT) // 2, stall_seconds=60)
     with serve(CHAT, chaos=chaos) as up:
         proxy = child(up, store).start()
-        with httpx.stream("POST", proxy.url + "/v1/chat/completions", json={}) as r:
+        with httpx.stream(
+            "POST", proxy.url + "/v1/chat/completions", json={}, timeout=PATIENCE
+        ) as r:
             next(r.iter_raw())
             proc = proxy.proc
             proxy.stop()
@@ -127,9 +144,17 @@ def test_no_key_ever_reaches_the_pipe():
         base = f"http://127.0.0.1:{sock.getsockname()[1]}"
         url = f"{base}/v1/chat/completions?key={KEY}"
         headers = {"authorization": f"Bearer {KEY}", "x-api-key": KEY, "cookie": f"s={KEY}"}
-        httpx.post(url, json={"model": "m", "stream": True}, headers=headers).raise_for_status()
-        out, err = proc.communicate(timeout=20)  # closing stdin stops the child
-        sock.close()
+        try:
+            answer = httpx.post(
+                url, json={"model": "m", "stream": True}, headers=headers, timeout=PATIENCE
+            )
+            answer.raise_for_status()
+            out, err = proc.communicate(timeout=PATIENCE)  # closing stdin stops the child
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+            sock.close()
     assert proc.returncode == 0, err
     lines = [json.loads(line) for line in out.splitlines()]
     assert [next(k for k in ("open", "response", "b64", "end") if k in x) for x in lines][

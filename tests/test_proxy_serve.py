@@ -28,7 +28,7 @@ from tui.net.serve import ServerHandle, start_server
 from tui.report import build_report
 
 from .conftest import ROOT, SAMPLES
-from .test_proxy import KEY, MESSAGES, chunks_via, raw_via, wait_flows, wait_for
+from .test_proxy import KEY, MESSAGES, PATIENCE, chunks_via, raw_via, wait_flows, wait_for
 
 CHAT = SAMPLES / "backend_gpt4o_parallel.sse"
 FAST = Pace("fixed", 0)
@@ -135,7 +135,7 @@ def test_a_client_leaving_a_stalled_stream_closes_it_at_serve(store):
         first = next(iter(chunks))
         assert first.id
         chunks.close()
-        assert left.wait(15), f"serve never saw the client leave: {lines}"
+        assert left.wait(PATIENCE), f"serve never saw the client leave: {lines}"
         (flow,) = wait_flows(store, 1)
     assert flow.state is FlowState.CANCELLED
 
@@ -204,7 +204,7 @@ def stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(60)
+            proc.wait(PATIENCE)
         except subprocess.TimeoutExpired:
             # killed, the proxy closes its child's stdin, and the child stops too
             proc.kill()
@@ -221,7 +221,7 @@ def test_headless_prints_one_line_per_flow_and_its_check_summary(headless):
     client.models.list()
     wait_for(lambda: len(list(record_dir.iterdir())) == 2, "two recordings")
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)  # a hang guard; the machine may be busy
+    out, err = proc.communicate(timeout=PATIENCE)
     lines = out.splitlines()
     flow_lines = [line for line in lines if line.startswith("#")]
     assert len(flow_lines) == 2, out
@@ -235,7 +235,7 @@ def test_headless_prints_one_line_per_flow_and_its_check_summary(headless):
 
 def test_an_upstream_that_is_no_url_is_one_line_and_exit_2():
     proc = run_proxy("--upstream", "ftp://example.com", "--headless")
-    out, err = proc.communicate(timeout=30)
+    out, err = proc.communicate(timeout=PATIENCE)
     assert proc.returncode == 2
     assert err.strip().count("\n") == 0 and "http:// or https://" in err
 
@@ -243,6 +243,6 @@ def test_an_upstream_that_is_no_url_is_one_line_and_exit_2():
 def test_a_port_in_use_is_one_line_and_exit_2():
     with serve(CHAT) as up:
         proc = run_proxy("--upstream", up.url, "--port", str(up.port), "--headless")
-        out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=PATIENCE)
     assert proc.returncode == 2
     assert "cannot listen on" in err and "Traceback" not in err

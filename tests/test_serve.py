@@ -16,6 +16,7 @@ from tui.framing.recording import RecordingWriter
 from tui.net.replay import Chaos, Pace, load_source, plan
 from tui.net.serve import error_body, start_server
 
+from .conftest import PATIENCE
 from .test_live_streams import ANTHROPIC_SSE, OPENAI_ARGS, OPENAI_ARGS_2, OPENAI_SSE, write
 
 FAST = Pace("fixed", 0)
@@ -229,9 +230,17 @@ def test_fraglens_serve_as_a_process_prints_its_url_and_answers(tmp_path):
                 break
         url = lines[-1].split("listening on ")[1].split()[0]
         assert url.startswith("http://127.0.0.1:")
-        answer = httpx.post(url + "/v1/chat/completions", json={}, trust_env=False, timeout=10)
+        answer = httpx.post(
+            url + "/v1/chat/completions", json={}, trust_env=False, timeout=PATIENCE
+        )
         assert answer.content == OPENAI_SSE
         assert "text/event-stream" in answer.headers["content-type"]
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=PATIENCE)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
