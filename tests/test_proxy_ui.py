@@ -1,11 +1,14 @@
 """The Flows screen, driven by Pilot: the list, follow mode, the filter, saving,
 and a flow opened in the three panes while it streams. The last test puts the
-app in front of a real proxy in front of ``fraglens serve``."""
+app in front of a real proxy in front of an upstream that streams a bundled
+sample, holding its second half back until the test lets it go."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import openai
 import pytest
@@ -15,12 +18,12 @@ from tui.load import load_stream
 from tui.net.proxy import ProxyApp, ProxyServer
 from tui.net.proxy_flows import Flow, FlowState, FlowStore
 from tui.net.proxy_tee import BodyTee
-from tui.net.replay import Chaos, Pace
-from tui.net.serve import start_server
+from tui.net.replay import load_source
+from tui.net.serve import ServerHandle, bind
 from tui.report import build_report
 
 from .conftest import SAMPLES
-from .test_proxy import KEY, MESSAGES, PARALLEL
+from .test_proxy import KEY, MESSAGES, PARALLEL, PATIENCE
 from .test_proxy_flows import new_flow
 
 SIZE = (140, 36)
@@ -45,7 +48,7 @@ def opened(app: ProxyFlowsApp) -> bool:
     return not app.on_flows and app.live_status.startswith("flow #")
 
 
-async def settle(pilot, until, what: str, tries: int = 200) -> None:
+async def settle(pilot, until, what: str, tries: int = int(PATIENCE / 0.05)) -> None:
     for _ in range(tries):
         if until():
             return
@@ -177,40 +180,79 @@ async def test_the_debuggers_keys_do_nothing_on_the_flow_list():
         assert app.on_flows and app.step == 0
 
 
+class HeldUpstream:
+    """Streams a capture one event per write, as ``fraglens serve`` does, but sends
+    the events after the first ``held`` only once ``release`` is set: the flow is
+    surely still streaming while the test opens it, however slow the machine (a
+    stall of so many seconds would be a race against the app)."""
+
+    def __init__(self, path: str, held: int) -> None:
+        source = load_source(path)
+        starts = [0, *source.event_ends[:-1]]
+        self.events = [source.body[a:b] for a, b in zip(starts, source.event_ends, strict=True)]
+        self.held = held
+        self.release = threading.Event()
+
+    @contextmanager
+    def released_at_exit(self) -> Iterator[None]:
+        """Whatever happens in the block, the stream is let go before the servers stop."""
+        try:
+            yield
+        finally:
+            self.release.set()
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for i, event in enumerate(self.events):
+            if i == self.held:
+                await asyncio.to_thread(self.release.wait, PATIENCE)
+            await send({"type": "http.response.body", "body": event, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+
 async def test_the_app_in_front_of_a_real_proxy_shows_the_call_as_it_arrives():
     sample = SAMPLES / "backend_gpt4o_parallel.sse"
     if not sample.exists():
         pytest.skip("the bundled samples are not here")
     store = FlowStore()
-    # a pause mid-stream, so that the flow is opened while it still streams
+    # the second half waits for the test, so that the flow is opened while it streams
     stream, _ = load_stream(str(sample))
-    chaos = Chaos(stall_after=len(stream.events) // 2, stall_seconds=2)
-    with start_server([str(sample)], pace=Pace("fixed", 0), chaos=chaos) as up:
-        with ProxyServer(ProxyApp(up.url + "/v1", store), port=0) as proxy:
-            app = ProxyFlowsApp(store)
-            async with app.run_test(size=SIZE) as pilot:
-                done = threading.Event()
+    upstream = HeldUpstream(str(sample), held=len(stream.events) // 2)
+    with (
+        ServerHandle(upstream, bind("127.0.0.1", 0)).start() as up,
+        ProxyServer(ProxyApp(up.url + "/v1", store), port=0) as proxy,
+        upstream.released_at_exit(),
+    ):
+        app = ProxyFlowsApp(store)
+        async with app.run_test(size=SIZE) as pilot:
+            done = threading.Event()
 
-                def use_it() -> None:
-                    client = openai.OpenAI(base_url=proxy.url + "/v1", api_key=KEY)
-                    stream = client.chat.completions.create(
-                        model="gpt-4o", messages=MESSAGES, stream=True
-                    )
-                    list(stream)
-                    done.set()
+            def use_it() -> None:
+                client = openai.OpenAI(base_url=proxy.url + "/v1", api_key=KEY)
+                stream = client.chat.completions.create(
+                    model="gpt-4o", messages=MESSAGES, stream=True
+                )
+                list(stream)
+                done.set()
 
-                worker = threading.Thread(target=use_it, daemon=True)
-                worker.start()
-                await settle(pilot, lambda: app.flows.table.row_count == 1, "the flow's row")
-                await pilot.press("enter")
-                await settle(pilot, lambda: opened(app), "the panes")
-                assert not app.stream.closed
-                await settle(pilot, lambda: app.index.calls, "the first call, live")
-                assert not app.stream.closed and app.step == app.index.last
-                await settle(pilot, lambda: app.stream.closed, "the end of the stream")
-                assert names(app) == ["get_weather", "get_local_time"]
-                await asyncio.to_thread(done.wait, 10)
-                worker.join(10)
+            worker = threading.Thread(target=use_it, daemon=True)
+            worker.start()
+            await settle(pilot, lambda: app.flows.table.row_count == 1, "the flow's row")
+            await pilot.press("enter")
+            await settle(pilot, lambda: opened(app), "the panes")
+            assert not app.stream.closed
+            await settle(pilot, lambda: app.index.calls, "the first call, live")
+            assert not app.stream.closed and app.step == app.index.last
+            upstream.release.set()
+            await settle(pilot, lambda: app.stream.closed, "the end of the stream")
+            assert names(app) == ["get_weather", "get_local_time"]
+            await asyncio.to_thread(done.wait, PATIENCE)
+            worker.join(PATIENCE)
 
 
 async def test_opening_another_flow_from_the_panes_while_one_streams():
