@@ -191,7 +191,9 @@ async def test_a_dropped_connection_fails_clearly_and_keeps_every_byte_that_came
 async def test_a_stall_past_the_timeout_is_a_read_timeout_with_what_came_kept(tmp_path):
     source = write(tmp_path, "chat.sse", OPENAI_SSE)
     chaos = Chaos(stall_after=5, stall_seconds=60)
-    call, record, _ = await live(source, tmp_path, chaos=chaos, timeout=1.0)
+    # the timeout is the one wait here that must run out: long enough that a busy
+    # machine never makes the five events before the stall look like silence
+    call, record, _ = await live(source, tmp_path, chaos=chaos, timeout=3.0)
     status = call.status
     assert status.phase is Phase.FAILED and status.error_kind == "read-timeout"
     assert "went silent after 5 events" in status.message
