@@ -272,9 +272,18 @@ def wait_for(predicate, what: str, timeout: float = PATIENCE) -> None:
         time.sleep(0.01)
 
 
+def ended(store: FlowStore, n: int) -> bool:
+    """Are there ``n`` flows and have all ended? Asked under the store's lock, as views
+    ask: the sink ends a flow under it (state, error, stream, recording), so a flow
+    seen ended here is ended in every respect, not only in its state."""
+    with store.lock:
+        return len(store.flows) >= n and all(f.finished for f in store.flows)
+
+
 def wait_flows(store: FlowStore, n: int) -> list[Flow]:
-    wait_for(lambda: len(store.flows) >= n and all(f.finished for f in store.flows), "flows")
-    return list(store.flows)
+    wait_for(lambda: ended(store, n), "flows")
+    with store.lock:
+        return list(store.flows)
 
 
 def client(base: str, **kw: Any) -> openai.OpenAI:
@@ -510,7 +519,7 @@ def test_upstream_error_status_passes_through_and_is_listed(upstream, proxy, sto
         chunks_via(up.url, **{"x-status": "429"})
     assert through.value.body == direct.value.body
     assert through.value.response.content == direct.value.response.content
-    wait_for(lambda: len(store.flows) == 1 and store.flows[0].finished, "the flow")
+    wait_for(lambda: ended(store, 1) and len(store.flows) == 1, "the flow")
     row = store.flows[0].row()
     assert row.status == 429
     assert row.state is FlowState.DONE
