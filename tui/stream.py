@@ -42,7 +42,6 @@ class Stream:
         #: per event: a short type label for the stream view
         self.labels: list[str] = []
         self.done_at: int | None = None
-        self.comments = 0
         self.closed = False
         self._pending: list[tuple[int, Any, str | None]] = []
         self._guess: str | None = None
@@ -75,7 +74,6 @@ class Stream:
                 self._apply(number, payload, ev.event)
             return
         if kind == "comment":
-            self.comments += 1
             self.labels.append("comment")
             r.notice("sse-comment", "SSE comments / keep-alives in the stream (shown, ignored)",
                      number)

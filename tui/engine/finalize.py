@@ -28,7 +28,6 @@ import json_repair
 from .scanner import ScanState
 
 OK_STATUSES = ("ok", "empty")
-STATUSES = ("ok", "empty", "repaired", "truncated", "invalid", "aborted")
 
 _MAX_CHANGES = 40
 _decoder = json.JSONDecoder()

@@ -115,9 +115,6 @@ class Notice:
 
 Op = ToolDelta | ArgsFinal | TextDelta | Finish | Usage | StreamError | Terminal | Notice
 
-#: The normalized finish reasons.
-FINISH_REASONS = ("stop", "tool_calls", "length", "error", "content_filter")
-
 
 def normalize_finish(raw: str) -> str:
     """Map every format's spelling of a finish reason onto one vocabulary."""

@@ -74,17 +74,6 @@ class ScanState:
             "bad_offset": self.bad_offset,
         }
 
-    def describe(self) -> str:
-        """One short phrase for people."""
-        if not self.valid:
-            return f"invalid at {self.bad_offset}"
-        if self.complete:
-            return "complete"
-        if self.offset == 0:
-            return "empty"
-        where = "in string" if self.in_string else "open"
-        return f"valid prefix, {where}, depth {self.depth}"
-
 
 EMPTY_STATE = ScanState(0, 0, False, False, True, False, None)
 

@@ -134,9 +134,8 @@ class SlotResolver:
         # a nameless call is waiting for its name (Q12), so a name is not a new call
         if call.complete and name and call.name is not None and (name != call.name or starts_value):
             return self._collision(event, d, cid, name, index, f"name {name!r}")
-        if call.complete and starts_value and not cid and not name:
-            # a second value on the same slot: Q14/Q14b, decided when finalizing
-            return self._update(event, call, cid, name, d)
+        # anything else continues the call; a second value on it (Q14/Q14b) is
+        # decided when finalizing
         return self._update(event, call, cid, name, d)
 
     def _resolve_unindexed(
