@@ -269,6 +269,20 @@ def test_sse_any_chunking_gives_the_same_events(lines: list[str], ending: str, c
     assert decode(*chunks) == decode(raw)
 
 
+@given(
+    lines=st.lists(sse_line, max_size=12),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6),
+)
+def test_sse_block_fast_path_matches_the_line_by_line_path(lines: list[str], cuts: list[int]):
+    # LF-only (and CRLF-only) text is read a blank-line block at a time; CR-only
+    # text goes line by line. CR and LF are both one byte, so the two readings
+    # must give identical events, spans included.
+    lf = "\n".join(lines).encode()
+    points = sorted({min(c, len(lf)) for c in cuts})
+    chunks = [lf[a:b] for a, b in pairwise([0, *points, len(lf)])]
+    assert decode(*chunks) == decode(lf.replace(b"\n", b"\r"))
+
+
 @given(st.lists(st.text(alphabet="ab{}é\n", max_size=10), min_size=1, max_size=8))
 def test_sse_data_lines_round_trip(payloads: list[str]):
     raw = "".join("".join(f"data: {line}\n" for line in p.split("\n")) + "\n" for p in payloads)

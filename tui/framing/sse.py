@@ -107,17 +107,23 @@ class SSEDecoder:
         return out
 
     def _split(self, text: bytes, out: list[RawEvent], time: float | None) -> None:
-        terms: Iterable[int]
         if b"\r" not in text:
-            lines = text.split(b"\n")
-            terms = repeat(1)
-        elif text.count(b"\r") == text.count(b"\n") == text.count(b"\r\n"):
-            lines = text.split(b"\r\n")
-            terms = repeat(2)
-        else:
-            parts = _LINE_END.split(text)
-            lines = parts[0::2]
-            terms = [len(sep) for sep in parts[1::2]]
+            if b"\n" not in text:
+                self._partial.append(text)
+                return
+            if self._partial:
+                self._partial.append(text)
+                text = b"".join(self._partial)
+                self._partial = []
+            self._blocks(text, b"\n", out, time)
+            return
+        if text.count(b"\r") == text.count(b"\n") == text.count(b"\r\n") and not self._partial:
+            self._blocks(text, b"\r\n", out, time)
+            return
+        # mixed line ends: split on each, remembering its length for the spans
+        parts = _LINE_END.split(text)
+        lines = parts[0::2]
+        terms = [len(sep) for sep in parts[1::2]]
         if len(lines) == 1:
             self._partial.append(text)
             return
@@ -127,6 +133,48 @@ class SSEDecoder:
             self._partial = []
         rest = lines.pop()
         self._consume(lines, terms, out, time)
+        if rest:
+            self._partial.append(rest)
+
+    def _blocks(self, text: bytes, eol: bytes, out: list[RawEvent], time: float | None) -> None:
+        """Text with one kind of line end ``eol``, cut at blank lines.
+
+        Nearly every event of a long stream is one ``data:`` line and its blank
+        line: that block becomes an event directly; any other block goes line
+        by line through ``_consume``.
+
+        A block ended by its blank line leaves no state behind (its data was
+        dispatched, a comment block was closed), so only the first block can
+        continue an event begun in an earlier feed.
+        """
+        blocks = text.split(eol + eol)
+        term = len(eol)
+        rest = blocks.pop()
+        pos, number = self._line_start, self._number
+        clean = not (self._data or self._comment) and self._event_start < 0
+        for block in blocks:
+            if clean and block[:5] == b"data:" and eol not in block:
+                raw = block[6:] if block[5:6] == b" " else block[5:]
+                payload = raw.decode("utf-8", "replace")
+                kind: EventKind = (
+                    "done" if len(payload) < 16 and payload.strip() == "[DONE]" else "data"
+                )
+                end = pos + len(block) + 2 * term
+                out.append(RawEvent(number, kind, payload, None, None, time, (pos, end)))
+                number += 1
+                pos = end
+                continue
+            self._line_start, self._number = pos, number
+            lines = block.split(eol)
+            lines.append(b"")  # the blank line the block ended with
+            self._consume(lines, repeat(term), out, time)
+            pos, number = self._line_start, self._number
+            clean = True
+        self._line_start, self._number = pos, number
+        lines = rest.split(eol)
+        rest = lines.pop()
+        if lines:
+            self._consume(lines, repeat(term), out, time)
         if rest:
             self._partial.append(rest)
 
