@@ -88,6 +88,51 @@ def test_unrecognizable_input_is_exit_2_without_traceback(tmp_path, content):
     assert "Traceback" not in proc.stderr
 
 
+_DEEP = "[" * 5000 + "]" * 5000  # past the nesting Python's json module can build
+
+
+def _tool_chunk(arguments: str) -> str:
+    entry = {"index": 0, "id": "c", "function": {"name": "f", "arguments": arguments}}
+    chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [entry]}}]}
+    return f"data: {json.dumps(chunk)}\n\n"
+
+
+_FINISH = (
+    'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("content", "framing", "statuses", "code"),
+    [
+        # a chunk, a body or an array item too deep to read is kept raw, as non-JSON
+        (f"data: {_DEEP}\n\n", "sse", [], "non-json-data"),
+        ('{"a":' + _DEEP + "}", "json-body", [], "non-json-data"),
+        ("[" + _DEEP + "]", "json-array", [], "non-json-data"),
+        # arguments that are well-formed but too deep to build a value from
+        (_tool_chunk('{"x":' + _DEEP + "}") + _FINISH, "sse", ["invalid"], "args-invalid"),
+        # ... and cut off inside that depth: still truncated, never repaired
+        (_tool_chunk('{"x":' + _DEEP[:7000]) + _FINISH, "sse", ["truncated"], "args-truncated"),
+    ],
+    ids=["sse-chunk", "json-body", "json-array-item", "args-whole", "args-cut-off"],
+)
+def test_nesting_too_deep_is_a_finding_not_a_traceback(tmp_path, content, framing, statuses, code):
+    proc = run_cli("check", "--json", write(tmp_path, content))
+    assert "Traceback" not in proc.stderr and proc.stderr == ""
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    assert doc["framing"] == framing
+    assert [c["status"] for c in doc["calls"]] == statuses
+    assert code in [d["code"] for d in doc["diagnostics"]]
+
+
+@pytest.mark.parametrize("command", [["history", "check"], ["import-har"]])
+def test_other_commands_refuse_too_deep_input_in_one_line(tmp_path, command):
+    proc = run_cli(*command, write(tmp_path, '{"a":' + _DEEP + "}", "deep.json"))
+    assert proc.returncode == 2
+    assert proc.stderr == "fraglens: error: the input is nested too deeply to read\n"
+
+
 def test_bad_flag_is_exit_2(tmp_path):
     proc = run_cli("check", "--format", "nope", write(tmp_path, GOOD))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr

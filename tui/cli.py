@@ -160,6 +160,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CliError, LoadError) as exc:
         print(f"fraglens: error: {exc}", file=sys.stderr)
         return 2
+    except RecursionError:
+        # JSON nested thousands deep: Python's json module gives up, and so do we,
+        # in one line (the commands that read streams report it as a finding)
+        print("fraglens: error: the input is nested too deeply to read", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -51,7 +51,24 @@ class Result:
     repaired_text: str | None = None
 
 
-def finalize(
+def finalize(text: str, scan: ScanState, **kwargs: Any) -> Result:
+    """Decide a call's status and value: see :func:`_finalize` for the keywords."""
+    try:
+        return _finalize(text, scan, **kwargs)
+    except RecursionError:
+        # no JSON parser in Python builds a value this deep (neither would the
+        # user's tool): say so, and still tell a cut-off text from a whole one
+        if kwargs.get("aborted"):
+            return Result("aborted", None, False)
+        if scan.valid and not scan.complete:
+            where = f"arguments end inside depth {scan.depth}, too deep to show a value"
+            return Result("truncated", None, False, (), (("args-truncated", where),))
+        return Result(
+            "invalid", None, False, (), (("args-invalid", "arguments nested too deeply to parse"),)
+        )
+
+
+def _finalize(
     text: str,
     scan: ScanState,
     *,

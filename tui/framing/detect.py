@@ -118,7 +118,7 @@ def _read_json(data: bytes, start: int, containers: bool) -> Framed | None:
         return array if whole else _read_ndjson(data, start) or array
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
         return _read_ndjson(data, start)
     if not isinstance(value, dict):
         return None
@@ -138,7 +138,7 @@ def _read_ndjson(data: bytes, start: int) -> Framed | None:
         return None
     try:
         json.loads(content[0])
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     events: list[RawEvent] = []
     pos = start
@@ -171,7 +171,7 @@ def _read_json_array(text: str, start: int) -> tuple[Framed, bool]:
     while i < len(text) and not closed:
         try:
             item, end = scan(text, i)
-        except ValueError:
+        except (ValueError, RecursionError):
             break
         span = (offsets.at(i), offsets.at(end))
         events.append(RawEvent(len(events), "data", _dumps(item), span=span))

@@ -78,7 +78,7 @@ def _request_body(entry: Mapping[str, Any]) -> Any:
         return None
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 
@@ -94,7 +94,7 @@ def _is_chat_like(entry: Mapping[str, Any], body: bytes) -> bool:
         return True
     try:
         response = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(response, Mapping) and bool(_CHAT_RESPONSE_KEYS & response.keys())
 

@@ -137,7 +137,7 @@ def _redact_request(request: Mapping[str, Any]) -> dict[str, Any]:
             return out
         try:
             out["body"] = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             out["body"] = text
     elif body is not None:
         out["body"] = body
@@ -270,7 +270,7 @@ def is_recording(data: bytes) -> bool:
         return False
     try:
         header = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(header, dict) and header.get("fraglens") == "recording"
 
@@ -286,7 +286,7 @@ def parse_recording(data: bytes) -> Recording:
     lines = data.lstrip().split(b"\n")
     try:
         header = json.loads(lines[0])
-    except ValueError:
+    except (ValueError, RecursionError):
         raise FramingError("the recording's header line is cut off: nothing was recorded") from None
     if not isinstance(header, dict) or header.get("fraglens") != "recording":
         raise FramingError('not a fraglens recording: the first line lacks "fraglens": "recording"')
@@ -314,7 +314,7 @@ def parse_recording(data: bytes) -> Recording:
             continue
         try:
             obj = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             if number == last:
                 rec.truncated = True
             else:

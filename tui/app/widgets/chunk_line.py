@@ -29,7 +29,7 @@ def parse(data: str) -> tuple[Any, bool]:
     """The chunk's JSON value, and whether it parsed."""
     try:
         return json.loads(data), True
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, False
 
 
