@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tui.adapters import ADAPTERS
@@ -128,3 +128,54 @@ def test_arbitrary_json_chunks_never_raise_in_any_format(fmt, chunks, names):
     stream.close()
     doc = build_report(stream)
     json.dumps(doc)  # the report is always serializable
+
+
+# -- the shortcut for bare continuations changes nothing ------------------------
+
+pieces = st.lists(
+    st.sampled_from(list('{}[]":,ab1 \\') + ['{"s":"\\ud83d', "\\ude80", "深"]), max_size=6
+).map("".join)
+wire_entries = st.one_of(
+    # a bare continuation: the shape the shortcut takes
+    st.builds(lambda i, p: {"index": i, "function": {"arguments": p}}, st.integers(0, 2), pieces),
+    # a call's head, sometimes on an index already used (Q04), sometimes nameless
+    st.builds(
+        lambda i, cid, name, p: {"index": i, "id": cid, "type": "function",
+                                 "function": {"name": name, "arguments": p}},
+        st.integers(0, 2), st.sampled_from(["call_a", "call_b", ""]),
+        st.sampled_from(["f", "g", ""]), pieces,
+    ),
+)
+wire_chunks = st.one_of(
+    st.builds(lambda c, e: {"choices": [{"index": c, "delta": {"tool_calls": [e]}}]},
+              st.integers(0, 1), wire_entries),
+    st.builds(lambda c, r: {"choices": [{"index": c, "delta": {}, "finish_reason": r}]},
+              st.integers(0, 1), st.sampled_from(["tool_calls", "length", "error"])),
+    st.just({"choices": [], "usage": {"total_tokens": 7}}),
+    st.just({"object": "error", "message": "boom"}),
+)
+
+
+def _delta(entry: dict) -> dict:
+    return {"choices": [{"index": 0, "delta": {"tool_calls": [entry]}}]}
+
+
+_HEAD = {"index": 0, "id": "call_a", "function": {"name": "f", "arguments": '{"s":"\\ud83d'}}
+_BARE = {"index": 0, "function": {"arguments": '\\ude80 and some more text"}'}}
+
+
+@given(st.lists(wire_chunks, max_size=16), st.sampled_from([12, 40, 16 << 20]))
+@example([_delta(_HEAD), _delta(_BARE)], 16 << 20)  # a surrogate pair split (Q42)
+@example([_delta(_HEAD), _delta(_BARE)], 20)  # the continuation crosses the limit
+@settings(max_examples=300, deadline=None)
+def test_the_continuation_shortcut_gives_the_report_the_full_path_gives(chunks, limit):
+    # keep_naive logs every fragment as ops, so it turns the shortcut off
+    reports = []
+    for keep_naive in (False, True):
+        stream = Stream(format="openai-chat", max_arg_bytes=limit, keep_naive=keep_naive)
+        assert (stream._continuation is None) == keep_naive
+        for i, chunk in enumerate(chunks):
+            stream.feed(RawEvent(i, "data", json.dumps(chunk)))
+        stream.close()
+        reports.append(build_report(stream))
+    assert reports[0] == reports[1]

@@ -40,16 +40,80 @@ def test_any_json_split_anywhere_is_complete_and_valid(value, ascii_only, cuts):
     assert state.offset == len(text)
 
 
-@given(json_values)
+def _structure(text: str) -> tuple[int, bool, bool]:
+    """(depth, in_string, in_escape) of a prefix of valid JSON, counted the
+    slow obvious way."""
+    depth, in_string, escape = 0, False, 0  # escape: -1 after "\\", else hex digits left
+    for ch in text:
+        if in_string:
+            if escape == -1:
+                escape = 4 if ch == "u" else 0
+            elif escape:
+                escape -= 1
+            elif ch == "\\":
+                escape = -1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+    return depth, in_string, in_string and escape != 0
+
+
+@given(json_values, st.booleans())
 @settings(max_examples=200)
-def test_every_prefix_of_valid_json_is_a_valid_prefix(value):
-    text = json.dumps({"v": value, "w": [1, "x"]})
+def test_every_prefix_of_valid_json_is_a_valid_prefix(value, ascii_only):
+    text = json.dumps({"v": value, "w": [1, "x\u00e9"]}, ensure_ascii=ascii_only)
     s = Scanner()
     for i, ch in enumerate(text):
         s.feed(ch)
         st_ = s.state()
         assert st_.valid, (text, i)
         assert st_.complete == (i == len(text) - 1)
+        assert (st_.depth, st_.in_string, st_.in_escape) == _structure(text[: i + 1]), (text, i)
+
+
+# near-JSON text: mostly structure, escapes, numbers and literals, often broken
+near_json = st.text(alphabet='{}[]",: \\u0aF1-+.eEtrufalsn\n\x01', max_size=24)
+
+
+def _split(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({c % (len(text) + 1) for c in cuts})
+    return [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+
+
+@given(st.one_of(near_json, json_values.map(json.dumps)), st.lists(st.integers(0), max_size=6))
+@settings(max_examples=500)
+def test_state_after_any_split_is_the_state_after_the_whole_text(text, cuts):
+    whole = scan(text)
+    split = scan(*_split(text, cuts))
+    assert split.state() == whole.state()
+
+
+@given(st.one_of(near_json, json_values.map(json.dumps)))
+@settings(max_examples=500)
+def test_complete_exactly_when_json_loads_accepts(text):
+    try:
+        json.loads(text)
+        accepted = True
+    except ValueError:
+        accepted = False
+    # a space ends a top-level number, which could otherwise still grow
+    assert scan(text + " ").state().complete == accepted, text
+
+
+@given(near_json)
+@settings(max_examples=500)
+def test_bad_offset_is_the_first_impossible_character(text):
+    state = scan(text).state()
+    if state.valid:
+        return
+    bad = state.bad_offset
+    assert scan(text[:bad]).state().valid, (text, bad)
+    assert not scan(text[: bad + 1]).state().valid, (text, bad)
 
 
 @pytest.mark.parametrize(

@@ -61,6 +61,7 @@ class Stream:
         self._guess: str | None = None
         #: the tool deltas in arrival order, for the naive comparison
         self.naive_log: list[tuple[int, ToolDelta]] | None = [] if keep_naive else None
+        self._continuation = self._shortcut()
 
     # -- feeding ---------------------------------------------------------------
     def feed(self, ev: RawEvent) -> None:
@@ -89,8 +90,13 @@ class Stream:
             self.labels.append(label)
             if self.adapter is None:
                 self._detect(number, payload, ev.event)
-            else:
-                self._apply(number, payload, ev.event)
+                return
+            shortcut = self._continuation
+            if shortcut is not None:
+                found = shortcut(payload)
+                if found is not None and r.continue_call(number, *found):
+                    return
+            self._apply(number, payload, ev.event)
             return
         if kind == "comment":
             self.labels.append("comment")
@@ -161,9 +167,17 @@ class Stream:
             self.format_note = f"format not recognized with confidence; read as {fmt}"
         self.format = fmt
         self.adapter = make_adapter(fmt)
+        self._continuation = self._shortcut()
         pending, self._pending = self._pending, []
         for number, payload, event in pending:
             self._apply(number, payload, event)
+
+    def _shortcut(self):
+        """The adapter's reader of its commonest chunk, if it has one; not when
+        every fragment must be logged for the naive comparison."""
+        if self.adapter is None or self.naive_log is not None:
+            return None
+        return getattr(self.adapter, "continuation", None)
 
     def _apply(self, number: int, payload: Any, event: str | None) -> None:
         assert self.adapter is not None

@@ -28,6 +28,11 @@ class Adapter(Protocol):
     #: among every output block or item (text, reasoning, tool results too), as
     #: in Anthropic content blocks and Responses output items.
     indexes_calls: bool
+    # Optional, looked up with getattr: ``continuation(payload)`` reads the
+    # format's commonest chunk - more argument text for a known index - as
+    # ``(choice, index, text)``, None for anything else; the pipeline hands it
+    # to ``Reassembler.continue_call`` without building ops. It must agree with
+    # ``feed`` on every chunk it accepts.
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]: ...
 

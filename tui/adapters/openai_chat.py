@@ -67,36 +67,47 @@ def tool_delta(choice: int, entry: dict[str, Any], index: int | None) -> ToolDel
 _FAST_CHOICE_KEYS = frozenset({"index", "delta", "finish_reason", "logprobs"})
 
 
-def _bare_continuation(payload: Any) -> list[Op] | None:
-    """The shape of nearly every chunk of a long call — one choice whose delta
-    is one ``tool_calls`` entry carrying only ``index`` and argument text —
-    read with a handful of lookups. Anything else (or anything odd) returns
-    None and takes the full path below, which gives the same answer."""
-    if type(payload) is not dict or payload.get("usage") is not None or "error" in payload:
+def bare_continuation(payload: Any) -> tuple[int, int, str] | None:
+    """``(choice, index, text)`` when the chunk has the shape of nearly every
+    chunk of a long call — one choice whose delta is one ``tool_calls`` entry
+    carrying only ``index`` and argument text — read with a handful of lookups.
+    Anything else (or anything odd) is None: the full path reads it, and for
+    this shape gives the same answer (a test holds the two together)."""
+    if type(payload) is not dict:
         return None
     choices = payload.get("choices")
     if type(choices) is not list or len(choices) != 1:
         return None
     choice = choices[0]
-    if type(choice) is not dict or choice.get("finish_reason") is not None:
+    if type(choice) is not dict:
         return None
     delta = choice.get("delta")
-    if type(delta) is not dict or len(delta) != 1 or not (choice.keys() <= _FAST_CHOICE_KEYS):
+    if type(delta) is not dict or len(delta) != 1:
         return None
     calls = delta.get("tool_calls")
     if type(calls) is not list or len(calls) != 1:
         return None
     entry = calls[0]
-    if type(entry) is not dict or len(entry) != 2 or "prompt_filter_results" in payload:
+    if type(entry) is not dict or len(entry) != 2:
         return None
-    index, fn = entry.get("index"), entry.get("function")
-    number = choice.get("index", 0)
-    if type(index) is not int or type(fn) is not dict or len(fn) != 1 or type(number) is not int:
+    fn = entry.get("function")
+    if type(fn) is not dict or len(fn) != 1:
         return None
     args = fn.get("arguments")
-    if type(args) is not str:
+    index = entry.get("index")
+    number = choice.get("index", 0)
+    if type(args) is not str or type(index) is not int or type(number) is not int:
         return None
-    return [ToolDelta(number, index, None, None, args)]
+    if choice.get("finish_reason") is not None or not (choice.keys() <= _FAST_CHOICE_KEYS):
+        return None
+    if (
+        payload.get("usage") is not None
+        or "error" in payload
+        or "prompt_filter_results" in payload
+        or payload.get("object") == "error"
+    ):
+        return None
+    return number, index, args
 
 
 class OpenAIChatAdapter:
@@ -105,10 +116,14 @@ class OpenAIChatAdapter:
     name = "openai-chat"
     ends_with = "done"
     indexes_calls = True
+    continuation = staticmethod(bare_continuation)
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
-        fast = _bare_continuation(payload)
-        return fast if fast is not None else self.feed_full(payload)
+        fast = bare_continuation(payload)
+        if fast is None:
+            return self.feed_full(payload)
+        choice, index, text = fast
+        return [ToolDelta(choice, index, None, None, text)]
 
     def feed_full(self, payload: Any) -> list[Op]:
         """Every chunk shape; ``feed`` takes a shortcut for the commonest one."""

@@ -122,6 +122,28 @@ class Reassembler:
         for err in errors:
             self._error(event, err)
 
+    def continue_call(self, event: int, choice: int, index: int, text: str) -> bool:
+        """More argument text for the open call on ``(choice, index)`` and nothing
+        else: the commonest fragment, appended without building ops, where
+        ``apply`` would do exactly the same. False (nothing done) whenever a
+        rule could apply; then ``apply`` must be given the fragment."""
+        call = self._slots.by_index.get((choice, index))
+        if (
+            call is None
+            or call.finalized
+            or call.over_limit
+            or not text
+            or (call.complete and text.lstrip()[:1] in ("{", "["))  # a new value? (Q04)
+            or (call.length + len(text)) * 4 > self.max_arg_bytes  # near the limit
+        ):
+            return False
+        call.append(event, text)
+        if call.scanner.surrogate_split:
+            self.call_once(
+                call, "args-surrogate-split", "a surrogate pair escape was split; joined", event
+            )
+        return True
+
     def close(self, event: int) -> None:
         """The stream ended after ``event``: finalize everything still open."""
         self.closed_at = event
