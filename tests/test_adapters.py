@@ -1500,6 +1500,9 @@ def _bare(index=0, args="x", choice=0, top=None, **extra):
         {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": "x"}}]}}]},
         _bare(content_filter_results={}),
         _bare(top={"usage": {"total_tokens": 3}}),
+        _bare(top={"object": "error", "message": "overloaded"}),
+        _bare(top={"error": {"message": "overloaded"}}),
+        _bare(top={"prompt_filter_results": []}),
     ],
 )
 def test_openai_chat_shortcut_gives_what_the_full_path_gives(chunk):
