@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tui.engine.calls import Call
 from tui.engine.scanner import Scanner
 
 json_values = st.recursive(
@@ -165,3 +166,17 @@ def test_large_text_in_many_fragments_is_linear_enough():
     for i in range(0, len(text), 10):
         s.feed(text[i : i + 10])
     assert s.state().complete
+
+
+@given(st.one_of(near_json, json_values.map(json.dumps)), st.lists(st.integers(0), max_size=8))
+@settings(max_examples=300)
+def test_a_calls_state_at_each_step_is_a_fresh_scan_of_that_prefix(text, cuts):
+    # what the app shows at step k comes from the per-fragment records; it must
+    # be what scanning the text up to there says (the bad offset only once reached)
+    call = Call(seq=0, choice=0, first_event=0)
+    pieces = _split(text, cuts)
+    for event, piece in enumerate(pieces):
+        call.append(event, piece)
+    for event in range(len(pieces)):
+        prefix = "".join(pieces[: event + 1])
+        assert call.scan_at(event) == scan(prefix).state(), (pieces, event)

@@ -15,12 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .finalize import Result
-from .scanner import EMPTY_STATE, Scanner, ScanState
-
-# bit flags packed per fragment
-_IN_STRING = 1
-_IN_ESCAPE = 2
-_COMPLETE = 4
+from .scanner import COMPLETE, EMPTY_STATE, IN_ESCAPE, IN_STRING, Scanner, ScanState
 
 
 @dataclass
@@ -74,13 +69,11 @@ class Call:
     def append(self, event: int, text: str) -> None:
         self.pieces.append(text)
         self._joined = None
-        scanner = self.scanner
-        scanner.feed(text)
-        offset, depth, in_string, in_escape, complete = scanner.packed()
+        offset, depth, flags = self.scanner.feed(text)
         self.frag_event.append(event)
         self.frag_end.append(offset)
         self.frag_depth.append(depth)
-        self.frag_flags.append(in_string | (in_escape << 1) | (complete << 2))
+        self.frag_flags.append(flags)
         self.last_event = event
 
     @property
@@ -119,10 +112,10 @@ class Call:
         return ScanState(
             offset=end,
             depth=self.frag_depth[k - 1],
-            in_string=bool(flags & _IN_STRING),
-            in_escape=bool(flags & _IN_ESCAPE),
+            in_string=bool(flags & IN_STRING),
+            in_escape=bool(flags & IN_ESCAPE),
             valid=valid,
-            complete=bool(flags & _COMPLETE) and valid,
+            complete=bool(flags & COMPLETE) and valid,
             bad_offset=None if valid else bad,
         )
 

@@ -45,6 +45,11 @@ _NUM_FULL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
 _NUM_CHARS = re.compile(r"[0-9eE.+\-]*")
 _LITERALS = {"t": "true", "f": "false", "n": "null"}
 
+#: bit flags of the per-fragment record ``feed`` returns
+IN_STRING = 1
+IN_ESCAPE = 2
+COMPLETE = 4
+
 
 @dataclass(frozen=True, slots=True)
 class ScanState:
@@ -121,16 +126,15 @@ class Scanner:
     def complete(self) -> bool:
         return self._complete and self._bad is None
 
-    def packed(self) -> tuple[int, int, bool, bool, bool]:
-        """(offset, depth, in_string, in_escape, complete): the per-fragment
-        record, without building a ScanState."""
-        in_string = self._state == _STRING
-        return (
-            self._offset,
-            len(self._stack),
-            in_string,
-            in_string and (self._esc or self._uni != ""),
-            self._complete and self._bad is None,
+    def _record(self) -> tuple[int, int, int]:
+        """(offset, depth, flags): what a call keeps after each fragment,
+        without building a ScanState."""
+        if self._state == _STRING:
+            return self._offset, len(self._stack), (
+                IN_STRING | IN_ESCAPE if self._esc or self._uni else IN_STRING
+            )
+        return self._offset, len(self._stack), (
+            COMPLETE if self._complete and self._bad is None else 0
         )
 
     def state(self) -> ScanState:
@@ -145,19 +149,22 @@ class Scanner:
             bad_offset=self._bad,
         )
 
-    def feed(self, text: str) -> None:
+    def feed(self, text: str) -> tuple[int, int, int]:
+        """Read the next fragment; returns ``(offset, depth, flags)`` after it."""
         base = self._offset
         self._fragment_start = base
-        self._offset = base + len(text)
+        self._offset = offset = base + len(text)
         state = self._state
         if state == _STRING and not self._esc and not self._uni:
             if _STR_RUN.match(text).end() == len(text):
+                # a piece of string content: the commonest fragment
                 if text:
                     self._pending_high = None
-                return  # a piece of string content: the commonest fragment
+                return offset, len(self._stack), IN_STRING
         elif state == _DEAD:
-            return
+            return offset, len(self._stack), 0
         self._scan(text, base)
+        return self._record()
 
     # -- the automaton ----------------------------------------------------
     def _fail(self, at: int) -> None:
@@ -165,13 +172,16 @@ class Scanner:
         self._state = _DEAD
 
     def _scan(self, text: str, base: int) -> None:  # noqa: C901 - one automaton
+        # The state lives in a local while the loop runs (it changes at every
+        # token) and is stored back on every way out.
         i = 0
         n = len(text)
         stack = self._stack
+        st = self._state
         while i < n:
-            st = self._state
             if st == _STRING:
                 if self._uni != "" or self._esc:
+                    self._state = st
                     i = self._escape(text, i, base)
                     if self._state == _DEAD:
                         return
@@ -181,20 +191,21 @@ class Scanner:
                     self._pending_high = None  # text between the halves: no pair
                     i = j
                     if i >= n:
-                        return
+                        break
                 c = text[i]
+                i += 1
                 if c == '"':
-                    i += 1
                     self._pending_high = None
                     if self._str_is_key:
-                        self._state = _COLON
+                        st = _COLON
                     else:
-                        self._end_value()
+                        st = _AFTER
+                        if not stack:
+                            self._complete = True
                 elif c == "\\":
                     self._esc = True
-                    i += 1
                 else:  # a raw control character: json.loads (strict) refuses it
-                    self._fail(base + i)
+                    self._fail(base + i - 1)
                     return
                 continue
             if st == _NUMBER:
@@ -206,12 +217,14 @@ class Scanner:
                     return
                 i = j
                 if i >= n:
-                    return  # the number may continue in the next fragment
+                    break  # the number may continue in the next fragment
                 if not _NUM_FULL.match(self._num):
                     self._fail(base + i)
                     return
                 self._num = ""
-                self._end_value()
+                st = _AFTER
+                if not stack:
+                    self._complete = True
                 continue
             if st == _LITERAL:
                 want = _LITERALS[self._lit[0]]
@@ -223,24 +236,28 @@ class Scanner:
                     i += 1
                 if len(self._lit) == len(want):
                     self._lit = ""
-                    self._end_value()
+                    st = _AFTER
+                    if not stack:
+                        self._complete = True
                 continue
             # structural states: skip whitespace first
-            j = _WS_RUN.match(text, i).end()
-            if j >= n:
-                return
-            i = j
             c = text[i]
+            if c in " \t\n\r":
+                i = _WS_RUN.match(text, i).end()
+                if i >= n:
+                    break
+                c = text[i]
             if st == _AFTER:
                 if not stack:
                     self._fail(base + i)  # data after a complete value
                     return
                 top = stack[-1]
                 if c == ",":
-                    self._state = _KEY if top == "{" else _VALUE
+                    st = _KEY if top == "{" else _VALUE
                 elif (c == "}" and top == "{") or (c == "]" and top == "["):
                     stack.pop()
-                    self._end_value()
+                    if not stack:
+                        self._complete = True
                 else:
                     self._fail(base + i)
                     return
@@ -250,54 +267,54 @@ class Scanner:
                 if c != ":":
                     self._fail(base + i)
                     return
-                self._state = _VALUE
+                st = _VALUE
                 i += 1
                 continue
             if st == _KEY_FIRST or st == _KEY:
                 if c == '"':
-                    self._state = _STRING
+                    st = _STRING
                     self._str_is_key = True
                 elif c == "}" and st == _KEY_FIRST:
                     stack.pop()
-                    self._end_value()
+                    st = _AFTER
+                    if not stack:
+                        self._complete = True
                 else:
                     self._fail(base + i)
                     return
                 i += 1
                 continue
             # _VALUE or _ARRAY_FIRST
-            if c == "]" and st == _ARRAY_FIRST:
-                stack.pop()
-                self._end_value()
+            if c == '"':
+                st = _STRING
+                self._str_is_key = False
                 i += 1
             elif c == "{":
                 stack.append("{")
-                self._state = _KEY_FIRST
+                st = _KEY_FIRST
                 i += 1
             elif c == "[":
                 stack.append("[")
-                self._state = _ARRAY_FIRST
+                st = _ARRAY_FIRST
                 i += 1
-            elif c == '"':
-                self._state = _STRING
-                self._str_is_key = False
+            elif c == "]" and st == _ARRAY_FIRST:
+                stack.pop()
+                st = _AFTER
+                if not stack:
+                    self._complete = True
                 i += 1
             elif c in "tfn":
-                self._state = _LITERAL
+                st = _LITERAL
                 self._lit = c
                 i += 1
             elif c == "-" or "0" <= c <= "9":
-                self._state = _NUMBER
+                st = _NUMBER
                 self._num = ""
                 self._num_start = base + i
             else:
                 self._fail(base + i)
                 return
-
-    def _end_value(self) -> None:
-        self._state = _AFTER
-        if not self._stack:
-            self._complete = True
+        self._state = st
 
     def _escape(self, text: str, i: int, base: int) -> int:
         """Continue an escape sequence inside a string; returns the new index."""
