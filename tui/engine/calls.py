@@ -56,11 +56,10 @@ class Call:
         self.frag_end = array("q")
         self.frag_depth = array("l")
         self.frag_flags = array("b")
+        #: characters buffered so far (the last fragment's end)
+        self.length = 0
 
     # -- growing ------------------------------------------------------------
-    @property
-    def length(self) -> int:
-        return self.frag_end[-1] if self.frag_end else 0
 
     @property
     def fragments(self) -> int:
@@ -70,6 +69,7 @@ class Call:
         self.pieces.append(text)
         self._joined = None
         offset, depth, flags = self.scanner.feed(text)
+        self.length = offset
         self.frag_event.append(event)
         self.frag_end.append(offset)
         self.frag_depth.append(depth)

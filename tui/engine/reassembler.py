@@ -133,8 +133,8 @@ class Reassembler:
             or call.finalized
             or call.over_limit
             or not text
-            or (call.complete and text.lstrip()[:1] in ("{", "["))  # a new value? (Q04)
             or (call.length + len(text)) * 4 > self.max_arg_bytes  # near the limit
+            or (text.lstrip()[:1] in ("{", "[") and call.complete)  # a new value? (Q04)
         ):
             return False
         call.append(event, text)
