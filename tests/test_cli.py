@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,32 @@ def test_truncated_call_exits_1_and_says_so(tmp_path, capsys):
     assert code == 1
     assert doc["calls"][0]["status"] == "truncated"
     assert {d["code"] for d in doc["diagnostics"]} >= {"args-truncated", "finish-length"}
+
+
+def test_json_is_one_line_in_a_pipe_and_indented_on_a_terminal(tmp_path):
+    path = write(tmp_path, GOOD)
+    piped = run_cli("check", "--json", path)
+    assert piped.stdout.count("\n") == 1 and json.loads(piped.stdout)["calls"]
+    pty = pytest.importorskip("pty")
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "tui", "check", "--json", path],
+                              stdout=follower, cwd=ROOT, timeout=120, check=False)
+        os.close(follower)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: everything was read
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(leader)
+    assert proc.returncode == 0
+    text = out.decode().replace("\r\n", "\n")
+    assert text.startswith('{\n  "fraglens"') and json.loads(text) == json.loads(piped.stdout)
 
 
 def test_stdin_is_read_with_a_dash():

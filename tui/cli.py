@@ -50,8 +50,9 @@ def _add_stream_options(p: argparse.ArgumentParser) -> None:
 
 
 def write_json(doc: object) -> None:
-    """JSON on stdout as UTF-8, whatever the terminal's locale says."""
-    sys.stdout.buffer.write(dumps(doc).encode("utf-8"))
+    """JSON on stdout as UTF-8, whatever the terminal's locale says: indented
+    for a person at a terminal, one line for a pipe or a file (as ``gh`` does)."""
+    sys.stdout.buffer.write(dumps(doc, pretty=sys.stdout.isatty()).encode("utf-8"))
     sys.stdout.flush()
 
 

@@ -122,14 +122,17 @@ def naive(stream: Stream) -> dict[str, Any]:
     }
 
 
-def dumps(doc: Any) -> str:
+def dumps(doc: Any, pretty: bool = True) -> str:
     """The report as JSON text: UTF-8 readable where it can be; arguments
-    holding lone surrogates (as some gateways send them) are escaped instead."""
-    text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    holding lone surrogates (as some gateways send them) are escaped instead.
+    ``pretty=False`` is one line, and several times faster to write: Python's
+    C encoder only runs without indentation, which matters for 1 MB arguments."""
+    indent = 2 if pretty else None
+    text = json.dumps(doc, ensure_ascii=False, indent=indent) + "\n"
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = json.dumps(doc, ensure_ascii=True, indent=2) + "\n"
+        text = json.dumps(doc, ensure_ascii=True, indent=indent) + "\n"
     return text
 
 

@@ -23,8 +23,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import json_repair
-
 from .scanner import ScanState
 
 OK_STATUSES = ("ok", "empty")
@@ -208,6 +206,8 @@ def _has_lone_surrogate(text: str) -> bool:
 
 
 def _best_effort(text: str) -> Any:
+    import json_repair  # loaded on the first repair: most runs never need it
+
     try:
         value = json_repair.repair_json(text, return_objects=True, skip_json_loads=True)
     except Exception:  # json-repair raises odd things on odd input; it is best effort

@@ -9,17 +9,25 @@ whatever arrived, so a script sees both.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cli import CliError, register, write_json
 from ..load import LoadError, read_bytes
 from .cost import Prices
-from .live import DEFAULT_TIMEOUT, LiveCall, LiveStatus, Phase
 from .replay import Chaos, Pace, load_source
-from .request import LIVE_FORMATS, RequestError, RequestSpec, build_spec, is_loopback
+from .request import (
+    DEFAULT_TIMEOUT,
+    LIVE_FORMATS,
+    RequestError,
+    RequestSpec,
+    build_spec,
+    is_loopback,
+)
+
+if TYPE_CHECKING:  # httpx and asyncio load only when a call is made, not for `check`
+    from .live import LiveCall, LiveStatus
 
 __all__ = ["build_live_parser", "build_serve_parser", "run_live", "run_serve"]
 
@@ -151,6 +159,8 @@ def prices_from_args(args: argparse.Namespace) -> Prices | None:
 
 
 def call_from_args(args: argparse.Namespace) -> LiveCall:
+    from .live import LiveCall
+
     spec = spec_from_args(args)
     if args.record:
         try:
@@ -171,6 +181,8 @@ def run_live(args: argparse.Namespace) -> int:
 
 def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
     """Make the call, print the report of what arrived, and say how it went."""
+    import asyncio
+
     from ..report import build_report
 
     try:
@@ -195,6 +207,7 @@ def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
 
 def finish_code(status: LiveStatus, doc: dict[str, Any] | None) -> int:
     from ..report import exit_code
+    from .live import Phase
 
     if status.phase is Phase.DONE and doc is not None:
         return exit_code(doc)

@@ -38,12 +38,11 @@ from ..framing.recording import RecordingWriter
 from ..stream import Stream
 from .body import LiveBody
 from .cost import Prices, Tokens, cost, tokens
-from .request import REDACTED, RequestSpec, is_loopback
+from .request import DEFAULT_TIMEOUT, REDACTED, RequestSpec, is_loopback
 
 __all__ = ["DEFAULT_TIMEOUT", "LiveCall", "LiveStatus", "Phase", "describe_error"]
 
 #: seconds to wait for a connection, and between two reads of the response
-DEFAULT_TIMEOUT = 60.0
 #: an error body longer than this is cut in the one-line message (the recording keeps it)
 _MESSAGE_CHARS = 300
 

@@ -39,6 +39,9 @@ ENDPOINTS = {
     "openai-responses": "/responses",
 }
 LIVE_FORMATS = tuple(ENDPOINTS)
+
+#: seconds to wait for a connection, or between two reads of the stream
+DEFAULT_TIMEOUT = 60.0
 #: where the key is read from when ``--api-key-env`` is not given
 KEY_ENVS = {
     "openai-chat": "OPENAI_API_KEY",
