@@ -54,8 +54,8 @@ class Call:
         self.scanner = Scanner()
         self.frag_event = array("q")
         self.frag_end = array("q")
-        self.frag_depth = array("l")
-        self.frag_flags = array("b")
+        #: depth << 3 | the scanner's flags, after each fragment
+        self.frag_shape = array("q")
         #: characters buffered so far (the last fragment's end)
         self.length = 0
 
@@ -72,8 +72,7 @@ class Call:
         self.length = offset
         self.frag_event.append(event)
         self.frag_end.append(offset)
-        self.frag_depth.append(depth)
-        self.frag_flags.append(flags)
+        self.frag_shape.append(depth << 3 | flags)
         self.last_event = event
 
     @property
@@ -106,16 +105,16 @@ class Call:
         if k == 0:
             return EMPTY_STATE
         end = self.frag_end[k - 1]
-        flags = self.frag_flags[k - 1]
+        shape = self.frag_shape[k - 1]
         bad = self.scanner.state().bad_offset
         valid = bad is None or bad >= end
         return ScanState(
             offset=end,
-            depth=self.frag_depth[k - 1],
-            in_string=bool(flags & IN_STRING),
-            in_escape=bool(flags & IN_ESCAPE),
+            depth=shape >> 3,
+            in_string=bool(shape & IN_STRING),
+            in_escape=bool(shape & IN_ESCAPE),
             valid=valid,
-            complete=bool(flags & COMPLETE) and valid,
+            complete=bool(shape & COMPLETE) and valid,
             bad_offset=None if valid else bad,
         )
 

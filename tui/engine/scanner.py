@@ -155,15 +155,17 @@ class Scanner:
         self._fragment_start = base
         self._offset = offset = base + len(text)
         state = self._state
+        start = 0
         if state == _STRING and not self._esc and not self._uni:
-            if _STR_RUN.match(text).end() == len(text):
+            start = _STR_RUN.match(text).end()
+            if start:
+                self._pending_high = None
+            if start == len(text):
                 # a piece of string content: the commonest fragment
-                if text:
-                    self._pending_high = None
                 return offset, len(self._stack), IN_STRING
         elif state == _DEAD:
             return offset, len(self._stack), 0
-        self._scan(text, base)
+        self._scan(text, base, start)
         return self._record()
 
     # -- the automaton ----------------------------------------------------
@@ -171,10 +173,9 @@ class Scanner:
         self._bad = at
         self._state = _DEAD
 
-    def _scan(self, text: str, base: int) -> None:  # noqa: C901 - one automaton
+    def _scan(self, text: str, base: int, i: int) -> None:  # noqa: C901 - one automaton
         # The state lives in a local while the loop runs (it changes at every
-        # token) and is stored back on every way out.
-        i = 0
+        # token) and is stored back on every way out. ``i``: where to start.
         n = len(text)
         stack = self._stack
         st = self._state
