@@ -179,3 +179,48 @@ def test_the_continuation_shortcut_gives_the_report_the_full_path_gives(chunks, 
         stream.close()
         reports.append(build_report(stream))
     assert reports[0] == reports[1]
+
+
+# -- scanning when asked is scanning on every append ----------------------------
+
+
+def _report(chunks: list[dict], eager: bool, limit: int = 16 << 20) -> dict:
+    stream = Stream(format="openai-chat", max_arg_bytes=limit)
+    for i, chunk in enumerate(chunks):
+        stream.feed(RawEvent(i, "data", json.dumps(chunk)))
+        if eager:  # what the app does while it shows every step of a live call
+            for call in stream.reassembler.calls:
+                call.scanner  # noqa: B018 - catches the scanner up
+    stream.close()
+    return build_report(stream)
+
+
+_SPLIT_PAIR = [
+    _delta({"index": 0, "id": "call_a", "function": {"name": "f", "arguments": '{"s":"\\ud8'}}),
+    _delta({"index": 0, "function": {"arguments": '3d\\ude80"}'}}),
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+]
+_ESCAPED_BACKSLASH = [  # looks like a split pair, but the backslash is escaped: text
+    _delta({"index": 0, "id": "call_a", "function": {"name": "f", "arguments": '{"s":"\\\\ud83d'}}),
+    _delta({"index": 0, "function": {"arguments": '\\ude80"}'}}),
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+]
+
+
+@given(st.lists(wire_chunks, max_size=16), st.sampled_from([12, 40, 16 << 20]))
+@example(_SPLIT_PAIR, 16 << 20)
+@example(_ESCAPED_BACKSLASH, 16 << 20)
+@example([_delta(_HEAD), _delta(_BARE)], 16 << 20)
+@settings(max_examples=300, deadline=None)
+def test_a_scanner_run_only_when_asked_gives_the_report_of_one_run_on_every_append(chunks, limit):
+    assert _report(chunks, eager=False, limit=limit) == _report(chunks, eager=True, limit=limit)
+
+
+def test_a_split_surrogate_pair_is_found_without_the_scanner_having_run():
+    doc = _report(_SPLIT_PAIR, eager=False)
+    (split,) = [d for d in doc["diagnostics"] if d["code"] == "args-surrogate-split"]
+    assert split["event"] == 1  # where the low half was completed
+    assert doc["calls"][0]["arguments"] == {"s": "🚀"}
+    doc = _report(_ESCAPED_BACKSLASH, eager=False)
+    assert [c["status"] for c in doc["calls"]] == ["ok"]
+    assert [d["code"] for d in doc["diagnostics"]] == ["no-done"]

@@ -17,8 +17,10 @@ import re
 
 import pytest
 
+from tui.framing.detect import read_stream
 from tui.load import load_stream
 from tui.report import build_report, dumps
+from tui.stream import Stream
 
 from .conftest import SAMPLES
 
@@ -84,3 +86,21 @@ def test_sample_does_what_its_header_says(path):
             assert raw.strip() == want["args_text"]
     raised = {d["code"] for d in doc["diagnostics"]} - {"sse-comment"}
     assert raised == codes - {"sse-comment"}
+
+
+def _eager_report(path) -> dict:
+    """The sample read as the app reads a live call: every call's scanner is
+    caught up after every event, instead of only when something asks."""
+    framed = read_stream(path.read_bytes())
+    stream = Stream(framing=framed.framing, keep_naive=True)
+    for ev in framed.events:
+        stream.feed(ev)
+        for call in stream.reassembler.calls:
+            call.scanner  # noqa: B018 - catches the scanner up
+    stream.close()
+    return build_report(stream, compare=True)
+
+
+@pytest.mark.parametrize("path", SSE, ids=lambda p: p.name)
+def test_sample_scanned_on_every_event_gives_its_golden_too(path):
+    assert _eager_report(path) == report_for(path)

@@ -36,7 +36,7 @@ def call_json(call: Call, position: int) -> dict[str, Any]:
         "fragments": call.fragments,
         "first_event": call.first_event,
         "last_event": call.last_event,
-        "scan": call.scanner.state().as_json(),
+        "scan": call.scan_state().as_json(),
     }
     if call.hosted:
         out["hosted"] = True

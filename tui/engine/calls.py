@@ -5,6 +5,14 @@ lengths: every fragment records the event it came in, the text length after
 it and the scanner's state after it, in compact arrays. Looking up a step is a
 binary search, never a replay. That is what makes stepping through a
 100k-event recording instant.
+
+The scanner follows the fragments when someone asks what it saw - the app
+showing a step, a keying rule that needs to know whether the arguments are
+complete, finalize when a strict parse fails - and then catches up fragment by
+fragment, so every per-fragment record is the same as if it had run on every
+append. A call nobody asks about (``check`` on a call whose text
+``json.loads`` accepts as one object or array) is never scanned: that parse
+already proves what the scanner would say at the end.
 """
 
 from __future__ import annotations
@@ -51,13 +59,20 @@ class Call:
     def __post_init__(self) -> None:
         self.pieces: list[str] = []
         self._joined: str | None = ""
-        self.scanner = Scanner()
+        self._scanner = Scanner()
+        #: fragments not yet read by the scanner, from position ``_next``
+        self._unscanned: list[str] = []
+        self._next = 0
+        #: the fragment in which the scanner saw a surrogate pair split (Q42)
+        self.surrogate_split_at: int | None = None
         self.frag_event = array("q")
         self.frag_end = array("q")
-        #: depth << 3 | the scanner's flags, after each fragment
+        #: depth << 3 | the scanner's flags, after each fragment scanned so far
         self.frag_shape = array("q")
         #: characters buffered so far (the last fragment's end)
         self.length = 0
+        #: finalize proved the whole text is one JSON object or array
+        self.whole_json = False
 
     # -- growing ------------------------------------------------------------
 
@@ -68,12 +83,42 @@ class Call:
     def append(self, event: int, text: str) -> None:
         self.pieces.append(text)
         self._joined = None
-        offset, depth, flags = self.scanner.feed(text)
-        self.length = offset
+        self._unscanned.append(text)
+        self.length += len(text)
         self.frag_event.append(event)
-        self.frag_end.append(offset)
-        self.frag_shape.append(depth << 3 | flags)
+        self.frag_end.append(self.length)
         self.last_event = event
+
+    @property
+    def scanner(self) -> Scanner:
+        """The scanner, caught up with every fragment."""
+        self._scan_to(len(self.frag_end))
+        return self._scanner
+
+    def _scan_to(self, k: int) -> None:
+        """Feed the scanner fragments until it has read the first ``k``."""
+        shapes = self.frag_shape
+        if len(shapes) >= k:
+            return
+        pending, at = self._unscanned, self._next
+        feed = self._scanner.feed
+        while len(shapes) < k:
+            _, depth, flags = feed(pending[at])
+            at += 1
+            shapes.append(depth << 3 | flags)
+            if self.surrogate_split_at is None and self._scanner.surrogate_split:
+                self.surrogate_split_at = len(shapes) - 1
+        if at == len(pending):
+            pending.clear()
+            at = 0
+        self._next = at
+
+    def scan_state(self) -> ScanState:
+        """The scanner's state after the last fragment."""
+        if self.whole_json and len(self.frag_shape) < len(self.frag_end):
+            # what scanning would end with after one whole object or array
+            return ScanState(self.length, 0, False, False, True, True, None)
+        return self.scanner.state()
 
     @property
     def text(self) -> str:
@@ -104,9 +149,12 @@ class Call:
         k = self.fragments_at(step)
         if k == 0:
             return EMPTY_STATE
+        self._scan_to(k)
         end = self.frag_end[k - 1]
         shape = self.frag_shape[k - 1]
-        bad = self.scanner.state().bad_offset
+        # the first impossible character is final once seen: it is either in
+        # the part scanned, or the prefix up to here is valid
+        bad = self._scanner.bad_offset
         valid = bad is None or bad >= end
         return ScanState(
             offset=end,

@@ -20,7 +20,8 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .scanner import ScanState
@@ -47,10 +48,16 @@ class Result:
     values: tuple[Any, ...] = ()
     #: the repaired value as JSON text, for a side-by-side view
     repaired_text: str | None = None
+    #: the untouched text parsed strictly as one JSON object or array, which
+    #: proves what the scanner would say after it (valid, complete, depth 0)
+    whole_value: bool = False
 
 
-def finalize(text: str, scan: ScanState, **kwargs: Any) -> Result:
-    """Decide a call's status and value: see :func:`_finalize` for the keywords."""
+def finalize(text: str, scan: Callable[[], ScanState], **kwargs: Any) -> Result:
+    """Decide a call's status and value: see :func:`_finalize` for the keywords.
+
+    ``scan`` gives the scanner's state after the whole text; it is asked only
+    when a strict parse fails (to tell a cut-off text from a broken one)."""
     try:
         return _finalize(text, scan, **kwargs)
     except RecursionError:
@@ -58,8 +65,9 @@ def finalize(text: str, scan: ScanState, **kwargs: Any) -> Result:
         # user's tool): say so, and still tell a cut-off text from a whole one
         if kwargs.get("aborted"):
             return Result("aborted", None, False)
-        if scan.valid and not scan.complete:
-            where = f"arguments end inside depth {scan.depth}, too deep to show a value"
+        state = scan()
+        if state.valid and not state.complete:
+            where = f"arguments end inside depth {state.depth}, too deep to show a value"
             return Result("truncated", None, False, (), (("args-truncated", where),))
         return Result(
             "invalid", None, False, (), (("args-invalid", "arguments nested too deeply to parse"),)
@@ -68,7 +76,7 @@ def finalize(text: str, scan: ScanState, **kwargs: Any) -> Result:
 
 def _finalize(
     text: str,
-    scan: ScanState,
+    scan_state: Callable[[], ScanState],
     *,
     obj: Any = None,
     obj_seen: bool = False,
@@ -96,12 +104,16 @@ def _finalize(
         repairs.append("joined a UTF-16 surrogate pair that arrived as two lone halves")
         findings.append(("args-surrogate-split", "a surrogate pair arrived as lone halves; joined"))
 
+    untouched = not repairs
     try:
         value = json.loads(text)
     except ValueError:
         pass
     else:
-        return _checked_value(value, repairs, findings, aborted)
+        result = _checked_value(value, repairs, findings, aborted)
+        if untouched and isinstance(value, (dict, list)):
+            result = replace(result, whole_value=True)
+        return result
 
     # trailing data after a first value (Q14 / Q14b)
     values = _split_values(text)
@@ -122,6 +134,7 @@ def _finalize(
             tuple(values),
         )
 
+    scan = scan_state()
     ends_open = scan.valid and not scan.complete
     if aborted or ends_open or (finish in (None, "length", "error") and not scan.valid):
         # the text stops inside a value: whatever a lenient parser builds is made up

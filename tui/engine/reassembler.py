@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,9 @@ from .fragments import (
 from .slots import SlotResolver
 
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
+
+#: a UTF-16 surrogate pair written as two escapes, high half then low half
+_PAIR_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
 def _utf8_len(text: str) -> int:
@@ -126,7 +130,10 @@ class Reassembler:
         """More argument text for the open call on ``(choice, index)`` and nothing
         else: the commonest fragment, appended without building ops, where
         ``apply`` would do exactly the same. False (nothing done) whenever a
-        rule could apply; then ``apply`` must be given the fragment."""
+        rule could apply; then ``apply`` must be given the fragment.
+
+        With no id and no name, no keying rule moves text off the call on its
+        index, not even a second value (Q14 is decided when finalizing)."""
         call = self._slots.by_index.get((choice, index))
         if (
             call is None
@@ -134,14 +141,9 @@ class Reassembler:
             or call.over_limit
             or not text
             or (call.length + len(text)) * 4 > self.max_arg_bytes  # near the limit
-            or (text.lstrip()[:1] in ("{", "[") and call.complete)  # a new value? (Q04)
         ):
             return False
         call.append(event, text)
-        if call.scanner.surrogate_split:
-            self.call_once(
-                call, "args-surrogate-split", "a surrogate pair escape was split; joined", event
-            )
         return True
 
     def close(self, event: int) -> None:
@@ -240,10 +242,6 @@ class Reassembler:
         if (call.length + len(text)) * 4 > self.max_arg_bytes and self._over(event, call, text):
             return
         call.append(event, text)
-        if call.scanner.surrogate_split:
-            self.call_once(
-                call, "args-surrogate-split", "a surrogate pair escape was split; joined", event
-            )
 
     def _over(self, event: int, call: Call, text: str) -> bool:
         """Near the limit, count UTF-8 bytes exactly; past it, keep the prefix
@@ -331,9 +329,10 @@ class Reassembler:
 
     def _finalize(self, call: Call, event: int, aborted: bool = False) -> None:
         finish = self._choice(call.choice).finish
+        self._surrogate_split(call)
         result: Result = finalize(
             call.text,
-            call.scanner.state(),
+            call.scan_state,
             obj=call.obj,
             obj_seen=call.obj_seen,
             over_limit=call.over_limit,
@@ -342,6 +341,33 @@ class Reassembler:
         )
         call.results.append((event, result))
         call.finalized = True
+        call.whole_json = result.whole_value
+
+    def _surrogate_split(self, call: Call) -> None:
+        """Q42: a surrogate pair escape cut between two fragments, said at the
+        event whose fragment completed it. A call already scanned knows where;
+        otherwise only a pair escape that straddles a fragment end can be one,
+        and only then is the scanner run to tell (it knows strings from the
+        rest, and a real escape from an escaped backslash)."""
+        if "args-surrogate-split" in call.raised:
+            return
+        if len(call.frag_shape) < len(call.frag_end):
+            ends = call.frag_end
+            for m in _PAIR_ESCAPE.finditer(call.text):
+                at = bisect_right(ends, m.start())  # the fragment the pair starts in
+                if at < len(ends) and ends[at] < m.end():
+                    call.scanner  # noqa: B018 - straddles a fragment end: scan to know
+                    break
+            else:
+                return
+        k = call.surrogate_split_at
+        if k is not None:
+            self.call_once(
+                call,
+                "args-surrogate-split",
+                "a surrogate pair escape was split; joined",
+                call.frag_event[k],
+            )
 
     def _end_checks(self, event: int) -> None:
         ids: dict[tuple[int, str], Call] = {}

@@ -126,6 +126,10 @@ class Scanner:
     def complete(self) -> bool:
         return self._complete and self._bad is None
 
+    @property
+    def bad_offset(self) -> int | None:
+        return self._bad
+
     def _record(self) -> tuple[int, int, int]:
         """(offset, depth, flags): what a call keeps after each fragment,
         without building a ScanState."""

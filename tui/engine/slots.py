@@ -85,7 +85,7 @@ class SlotResolver:
         if d.id is None and d.name is None and d.index is not None and d.args:
             # the common case, a bare continuation on a known slot: no rule applies
             call = self.by_index.get((d.choice, d.index))
-            if call is not None and not (call.complete and d.args.lstrip()[:1] in ("{", "[")):
+            if call is not None and not (d.args.lstrip()[:1] in ("{", "[") and call.complete):
                 return call
         owner = self.owner
         cid, name = clean(d.id), clean(d.name)
