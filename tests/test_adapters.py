@@ -829,7 +829,38 @@ def test_vertex_paths_out_of_document_order_are_restated_whole():
         gem(fc(partialArgs=[pa("$.x", stringValue="3")])),
     )
     finals = only(ops, ArgsFinal)
-    assert finals == [ArgsFinal(0, 0, '{"x":"3","y":"2"}')]
+    assert finals == [ArgsFinal(0, 0, '{"x":"3","y":"2"}', replaces=True)]
+
+
+def test_vertex_out_of_order_value_replaces_the_text_streamed_before_it():
+    # what the user gets: the value built path by path, not the abandoned prefix
+    # flagged as a second value
+    from tui.framing.events import RawEvent
+    from tui.report import build_report
+    from tui.stream import Stream
+
+    chunks = [
+        gem(fc(name="a", willContinue=True)),
+        gem(
+            fc(
+                partialArgs=[pa("$.x", stringValue="1"), pa("$.y", stringValue="2")],
+                willContinue=True,
+            )
+        ),
+        gem(fc(partialArgs=[pa("$.x", stringValue="3")])),
+        gem(finish="STOP"),
+    ]
+    stream = Stream(format="gemini")
+    for number, chunk in enumerate(chunks):
+        stream.feed(RawEvent(number, "data", json.dumps(chunk)))
+    stream.close()
+    (call,) = build_report(stream)["calls"]
+    assert call["status"] == "ok" and call["arguments"] == {"x": "3", "y": "2"}
+    assert call["arguments_raw"] == '{"x":"3","y":"2"}'
+    assert call["scan"]["complete"] is True
+    assert "document order" in call["notes"][0]
+    # Gemini sends no ids; nothing says "multiple values" or "truncated"
+    assert [d["code"] for d in build_report(stream)["diagnostics"]] == ["id-missing"]
 
 
 def test_vertex_empty_function_call_with_nothing_open_is_ignored():

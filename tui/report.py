@@ -29,7 +29,7 @@ def call_json(call: Call, position: int) -> dict[str, Any]:
         "index": call.index,
         "id": call.id,
         "name": call.name,
-        "arguments_raw": call.text,
+        "arguments_raw": call.final_text,
         "status": result.status if result else "open",
         "arguments": result.arguments if result else None,
         "repairs": list(result.repairs) if result else [],

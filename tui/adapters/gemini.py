@@ -173,4 +173,8 @@ class GeminiAdapter:
             return [ToolDelta(choice=number, index=state.index, args=tail)] if tail else []
         # the paths left document order: the text streamed so far cannot be
         # completed, so the value built by path is restated whole instead
-        return [ArgsFinal(number, state.index, builder.text(), id=state.ids.get(state.index))]
+        return [
+            ArgsFinal(
+                number, state.index, builder.text(), id=state.ids.get(state.index), replaces=True
+            )
+        ]

@@ -73,6 +73,9 @@ class Call:
         self.length = 0
         #: finalize proved the whole text is one JSON object or array
         self.whole_json = False
+        #: the arguments restated whole by the adapter, replacing the text
+        #: streamed so far (ArgsFinal.replaces), when that happened
+        self.restated: str | None = None
 
     # -- growing ------------------------------------------------------------
 
@@ -113,8 +116,18 @@ class Call:
             at = 0
         self._next = at
 
+    @property
+    def final_text(self) -> str:
+        """The arguments text the verdict is about: what streamed, unless the
+        adapter restated it whole."""
+        return self.text if self.restated is None else self.restated
+
     def scan_state(self) -> ScanState:
-        """The scanner's state after the last fragment."""
+        """The scanner's state after the last fragment (or the restated text)."""
+        if self.restated is not None:
+            scanner = Scanner()
+            scanner.feed(self.restated)
+            return scanner.state()
         if self.whole_json and len(self.frag_shape) < len(self.frag_end):
             # what scanning would end with after one whole object or array
             return ScanState(self.length, 0, False, False, True, True, None)

@@ -54,13 +54,18 @@ class ToolDelta:
 class ArgsFinal:
     """The complete argument text of a call as the format restates it at its end
     (Responses ``function_call_arguments.done``, Anthropic ``content_block_start``
-    input when no delta followed). The engine cross-checks it with the deltas."""
+    input when no delta followed). The engine cross-checks it with the deltas.
+
+    ``replaces``: the deltas before it were the adapter's own rendering of the
+    arguments, which it could not complete (Vertex ``partialArgs`` that left
+    document order); this text is the arguments, not a second opinion."""
 
     choice: int
     index: int | None
     text: str
     id: str | None = None
     item: str | None = None
+    replaces: bool = False
 
 
 @dataclass(slots=True)

@@ -284,6 +284,14 @@ class Reassembler:
         call = self._slots.find_final(op)
         if call is None:
             return
+        if op.replaces and call.fragments:
+            call.restated = op.text
+            call.last_event = max(call.last_event, event)
+            call.notes.append(
+                "the argument paths left document order: the value built path by path "
+                "replaces the text streamed so far"
+            )
+            return
         if call.fragments == 0 or not call.text:
             if op.text:
                 self._append(event, call, op.text)
@@ -331,7 +339,7 @@ class Reassembler:
         finish = self._choice(call.choice).finish
         self._surrogate_split(call)
         result: Result = finalize(
-            call.text,
+            call.final_text,
             call.scan_state,
             obj=call.obj,
             obj_seen=call.obj_seen,
