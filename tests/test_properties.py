@@ -211,6 +211,14 @@ _ESCAPED_BACKSLASH = [  # looks like a split pair, but the backslash is escaped:
 @example(_SPLIT_PAIR, 16 << 20)
 @example(_ESCAPED_BACKSLASH, 16 << 20)
 @example([_delta(_HEAD), _delta(_BARE)], 16 << 20)
+@example(  # whole at its finish, then a second value starts: decided again at the end
+    [
+        _delta({"index": 0, "id": "c", "function": {"name": "f", "arguments": '{"a":1}'}}),
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]},
+        _delta({"index": 0, "function": {"arguments": '{"a":'}}),
+    ],
+    16 << 20,
+)
 @settings(max_examples=300, deadline=None)
 def test_a_scanner_run_only_when_asked_gives_the_report_of_one_run_on_every_append(chunks, limit):
     assert _report(chunks, eager=False, limit=limit) == _report(chunks, eager=True, limit=limit)

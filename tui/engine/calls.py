@@ -91,6 +91,7 @@ class Call:
         self.frag_event.append(event)
         self.frag_end.append(self.length)
         self.last_event = event
+        self.whole_json = False  # the proof was about the text before this
 
     @property
     def scanner(self) -> Scanner:
