@@ -266,10 +266,54 @@ def test_any_chunking_reads_like_the_plain_stream(events: list[str], cuts: list[
         "x-session-token",
         "client-secret",
         "x-auth-whatever",
+        "x-amz-security-token",
+        "x-auth-token",
+        "X-Goog-Api-Key",
+        # a rate-limit header is forgiven "token" only, not a name that says key
+        "x-ratelimit-api-key",
     ],
 )
 def test_secret_header_is_redacted(name: str):
     assert redact_headers({name: SECRET}) == {name: "[redacted]"}
+
+
+def test_rate_limit_headers_of_openai_and_anthropic_are_kept_verbatim():
+    headers = {
+        "x-ratelimit-limit-requests": "500",
+        "x-ratelimit-limit-tokens": "30000",
+        "x-ratelimit-remaining-requests": "499",
+        "x-ratelimit-remaining-tokens": "29971",
+        "x-ratelimit-reset-requests": "120ms",
+        "x-ratelimit-reset-tokens": "58ms",
+        "anthropic-ratelimit-requests-limit": "50",
+        "anthropic-ratelimit-input-tokens-limit": "40000",
+        "anthropic-ratelimit-input-tokens-remaining": "39000",
+        "anthropic-ratelimit-output-tokens-limit": "8000",
+        "anthropic-ratelimit-output-tokens-reset": "2026-01-02T03:04:05Z",
+        "anthropic-ratelimit-tokens-remaining": "47000",
+        "anthropic-ratelimit-tokens-reset": "2026-01-02T03:04:05Z",
+        "X-RateLimit-Remaining-Tokens": "12",
+        "x-rate-limit-remaining-tokens": "7",
+    }
+    assert redact_headers(headers) == headers
+
+
+def test_credentials_beside_rate_limit_headers_are_still_redacted():
+    headers = {
+        "x-ratelimit-remaining-tokens": "29971",
+        "anthropic-ratelimit-tokens-remaining": "47000",
+        "authorization": f"Bearer {SECRET}",
+        "x-api-key": SECRET,
+        "anthropic-api-key": SECRET,
+        "x-amz-security-token": SECRET,
+        "x-session-token": SECRET,
+        "set-cookie": f"session={SECRET}",
+    }
+    rate_limits = ("x-ratelimit-remaining-tokens", "anthropic-ratelimit-tokens-remaining")
+    expected = {
+        name: value if name in rate_limits else "[redacted]" for name, value in headers.items()
+    }
+    assert redact_headers(headers) == expected
 
 
 def test_ordinary_headers_are_kept():

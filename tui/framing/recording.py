@@ -73,13 +73,24 @@ _SECRET_HEADERS = frozenset(
 # looks secret is redacted too. Over-redaction costs a little debugging
 # information; under-redaction leaks a key into a file people attach to issues.
 _SECRET_PARTS = ("key", "token", "secret", "auth", "password")
+# Except "token" in a rate-limit header (x-ratelimit-remaining-tokens,
+# anthropic-ratelimit-input-tokens-limit): those tokens are model tokens, the
+# values counts and reset times, and they are what someone debugging a 429 came
+# to see. Only "token" is forgiven there: a rate-limit header whose name also
+# says key, secret, auth or password is still redacted.
+_RATE_LIMIT_PARTS = ("ratelimit", "rate-limit")
+_RATE_LIMIT_SECRET_PARTS = tuple(part for part in _SECRET_PARTS if part != "token")
 # Azure SAS and signed URLs carry their credential in ``sig=``.
 _SECRET_PARAMS = frozenset({"sig"})
 
 
 def _is_secret(name: str) -> bool:
     lowered = name.strip().lower()
-    return lowered in _SECRET_HEADERS or any(part in lowered for part in _SECRET_PARTS)
+    if lowered in _SECRET_HEADERS:
+        return True
+    rate_limit = any(part in lowered for part in _RATE_LIMIT_PARTS)
+    parts = _RATE_LIMIT_SECRET_PARTS if rate_limit else _SECRET_PARTS
+    return any(part in lowered for part in parts)
 
 
 def redact_headers(headers: Headers | None) -> dict[str, str]:
