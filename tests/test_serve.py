@@ -179,6 +179,94 @@ def test_the_http_error_chaos_answers_in_the_shape_of_the_path(tmp_path):
     assert answer.json()["error"]["type"] == "overloaded_error"
 
 
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
+RESPONSES_SAMPLE = SAMPLES / "native_responses_function_calls.sse"
+NOT_STREAMED = 'fraglens serve replays recorded streams: the request must set "stream": true'
+
+
+def test_stream_false_gets_a_400_in_the_shape_of_each_endpoint(tmp_path):
+    chat = write(tmp_path, "chat.sse", OPENAI_SSE)
+    claude = write(tmp_path, "claude.sse", ANTHROPIC_SSE)
+    openai_shaped = {
+        "error": {
+            "message": NOT_STREAMED,
+            "type": "invalid_request_error",
+            "param": "stream",
+            "code": None,
+        }
+    }
+    expected = {
+        "/v1/chat/completions": openai_shaped,
+        "/v1/responses": openai_shaped,
+        "/v1/messages": {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": NOT_STREAMED},
+        },
+    }
+    logs: list[str] = []
+    with start_server([chat, claude, str(RESPONSES_SAMPLE)], pace=FAST, log=logs.append) as server:
+        with httpx.Client(base_url=server.url, trust_env=False) as client:
+            for path, body in expected.items():
+                answer = client.post(path, json={"model": "m", "stream": False})
+                assert answer.status_code == 400, path
+                assert answer.headers["content-type"] == "application/json"
+                assert answer.json() == body, path
+    assert sum('"stream": false' in line for line in logs) == 3
+
+
+def test_streamed_requests_and_requests_without_stream_are_still_replayed(tmp_path):
+    chat = write(tmp_path, "chat.sse", OPENAI_SSE)
+    claude = write(tmp_path, "claude.sse", ANTHROPIC_SSE)
+    with start_server([chat, claude, str(RESPONSES_SAMPLE)], pace=FAST) as server:
+        with httpx.Client(base_url=server.url, trust_env=False) as client:
+            streamed = client.post("/v1/chat/completions", json={"model": "m", "stream": True})
+            assert streamed.status_code == 200 and streamed.content == OPENAI_SSE
+            assert "text/event-stream" in streamed.headers["content-type"]
+            claude_answer = client.post("/v1/messages", json={"stream": True})
+            assert claude_answer.content == ANTHROPIC_SSE
+            responses = client.post("/v1/responses", json={"stream": True})
+            assert responses.content == RESPONSES_SAMPLE.read_bytes()
+            # no "stream" key, or no JSON at all: replayed as it always was
+            assert client.post("/v1/messages", json={"model": "m"}).content == ANTHROPIC_SSE
+            assert client.post("/v1/chat/completions", content=b"not json").content == OPENAI_SSE
+
+
+def test_stream_false_still_gets_a_recorded_json_answer_or_error(tmp_path):
+    answer_body = json.dumps({"object": "chat.completion", "choices": []}).encode()
+    answer = write(tmp_path, "answer.json", answer_body)
+    with start_server([answer], pace=FAST) as server:
+        got = httpx.post(
+            server.url + "/v1/chat/completions", json={"stream": False}, trust_env=False
+        )
+    assert got.status_code == 200 and got.content == answer_body
+    error = json.dumps({"error": {"message": "quota", "type": "insufficient_quota"}}).encode()
+    with start_server([_recording(tmp_path, error, [], status=429)], pace=FAST) as server:
+        got = httpx.post(
+            server.url + "/v1/chat/completions", json={"stream": False}, trust_env=False
+        )
+    assert got.status_code == 429 and got.content == error
+
+
+def test_the_openai_sdk_with_stream_false_gets_a_bad_request_that_says_what_to_set(tmp_path):
+    openai = pytest.importorskip("openai")
+    with start_server([write(tmp_path, "chat.sse", OPENAI_SSE)], pace=FAST) as server:
+        client = openai.OpenAI(
+            base_url=server.url + "/v1",
+            api_key="not-a-real-key",
+            http_client=httpx.Client(trust_env=False),
+            max_retries=0,
+        )
+        with pytest.raises(openai.BadRequestError) as refused:
+            # stream=False said out loud: left out, the SDK sends no "stream"
+            # key at all, and serve streams to a body without one
+            client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}], stream=False
+            )
+    assert refused.value.status_code == 400
+    assert refused.value.param == "stream"
+    assert '"stream": true' in refused.value.message
+
+
 def test_the_openai_sdk_streams_the_same_tool_calls_from_serve(tmp_path):
     openai = pytest.importorskip("openai")
     source = write(tmp_path, "chat.sse", OPENAI_SSE)

@@ -6,8 +6,11 @@ Every POST is answered by replaying one of the loaded captures as a real
 ``text/event-stream``: the capture whose wire format matches the path
 (``/chat/completions``, ``/messages``, ``/responses``), round-robin among
 them, or round-robin among all when none matches. ``GET /v1/models`` lists
-the recorded models. What to send and when comes from :mod:`tui.net.replay`;
-this module sleeps and writes.
+the recorded models. A request to one of those three endpoints whose JSON body
+says ``"stream": false`` gets HTTP 400 in its provider's error shape rather
+than an event stream its client would not parse; a body without ``stream``
+(curl, a quick test) is streamed to, as before. What to send and when comes
+from :mod:`tui.net.replay`; this module sleeps and writes.
 
 :func:`start_server` runs it in a background thread on a socket it binds
 itself (port 0: a free one), for tests and for tools that embed it.
@@ -61,8 +64,11 @@ _ERROR_TYPES = {
 }
 
 
-def error_body(status: int, format: str | None, message: str | None = None) -> dict[str, Any]:
-    """A JSON error body in the shape the provider of ``format`` uses."""
+def error_body(
+    status: int, format: str | None, message: str | None = None, *, param: str | None = None
+) -> dict[str, Any]:
+    """A JSON error body in the shape the provider of ``format`` uses; ``param`` names
+    the offending request field (OpenAI's shape has a place for it, Anthropic's none)."""
     try:
         phrase = HTTPStatus(status).phrase
     except ValueError:
@@ -76,7 +82,10 @@ def error_body(status: int, format: str | None, message: str | None = None) -> d
     anthropic_type, openai_type, code = _ERROR_TYPES.get(status, default)
     if format == "anthropic":
         return {"type": "error", "error": {"type": anthropic_type, "message": message}}
-    return {"error": {"message": message, "type": openai_type, "param": None, "code": code}}
+    return {"error": {"message": message, "type": openai_type, "param": param, "code": code}}
+
+
+_NOT_STREAMED = 'fraglens serve replays recorded streams: the request must set "stream": true'
 
 
 class ReplayApp:
@@ -139,7 +148,8 @@ class ReplayApp:
             body = error_body(405, format_for_path(path), f"{method} {path}: POST a request")
             await _send_json(send, 405, body)
             return
-        if not await _read_request(receive):
+        request = await _read_request(receive)
+        if request is None:
             await _send_json(send, 413, error_body(413, format_for_path(path)))
             return
         self.requests += 1
@@ -149,6 +159,13 @@ class ReplayApp:
             shape = format_for_path(path) or source.format
             self.log(f"POST {path} -> HTTP {status} (chaos), in the shape of {shape}")
             await _send_json(send, status, error_body(status, shape))
+            return
+        fmt = format_for_path(path)
+        if fmt is not None and _is_stream(source) and _asks_no_stream(request):
+            # an SDK's non-stream path would get SSE and fail somewhere deep in
+            # its JSON parsing: say plainly what to change instead
+            self.log(f'POST {path} -> HTTP 400: "stream": false, and {source.name} is a stream')
+            await _send_json(send, 400, error_body(400, fmt, _NOT_STREAMED, param="stream"))
             return
         await self._replay(source, path, receive, send)
 
@@ -221,18 +238,40 @@ class ReplayApp:
         }
 
 
-async def _read_request(receive: Any) -> bool:
-    """Read (and discard) the request body; False if it is absurdly large."""
+async def _read_request(receive: Any) -> bytes | None:
+    """Read the request body; None if it is absurdly large."""
+    parts: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            return True
-        size += len(message.get("body", b""))
+            return b"".join(parts)
+        part = message.get("body", b"")
+        size += len(part)
         if size > _MAX_REQUEST:
-            return False
+            return None
+        parts.append(part)
         if not message.get("more_body"):
-            return True
+            return b"".join(parts)
+
+
+def _asks_no_stream(body: bytes) -> bool:
+    """Whether the request body is a JSON object with ``"stream": false``.
+
+    Only an explicit false: a body without ``stream``, or one that is not JSON,
+    is replayed to as it always was (curl and the tests post ``{}``)."""
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(doc, dict) and doc.get("stream") is False
+
+
+def _is_stream(source: Source) -> bool:
+    """Whether replaying ``source`` sends an event stream (not a JSON body or an error)."""
+    return 200 <= source.status < 300 and source.content_type.lower().startswith(
+        "text/event-stream"
+    )
 
 
 async def _watch_disconnect(receive: Any, gone: asyncio.Event) -> None:
