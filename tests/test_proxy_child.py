@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from tui.net.proxy import bind
 from tui.net.proxy_child import ChildProxy
 from tui.net.proxy_flows import FlowState, FlowStore
 from tui.net.replay import Chaos
+from tui.net.serve import ServerHandle
 from tui.report import build_report
 
 from .conftest import ROOT
@@ -37,7 +39,8 @@ from .test_proxy import (
     refused_port,
     wait_flows,
 )
-from .test_proxy_serve import CHAT, events_in, serve, source_calls
+from .test_proxy_serve import CHAT, events_in, sample, serve, source_calls
+from .test_proxy_ui import HeldUpstream
 
 
 def child(up, store: FlowStore, record_dir: Path | None = None) -> ChildProxy:
@@ -129,6 +132,31 @@ def test_stopping_ends_the_child_and_whatever_it_had_in_flight():
     assert proc is not None and proc.returncode is not None
     (flow,) = store.flows
     assert flow.finished
+
+
+def test_sigterm_to_the_child_stops_it_as_sigint_does():
+    """systemd (and ``kill`` on every process) sends SIGTERM to the child too: it
+    stops as on SIGINT, ends what it had in flight, and exits 0."""
+    store = FlowStore()
+    upstream = HeldUpstream(sample(CHAT), held=events_in(CHAT) // 2)
+    with (
+        ServerHandle(upstream, bind("127.0.0.1", 0)).start() as up,
+        upstream.released_at_exit(),
+    ):
+        proxy = child(up, store).start()
+        try:
+            with httpx.stream(
+                "POST", proxy.url + "/v1/chat/completions", json={}, timeout=PATIENCE
+            ) as r:
+                next(r.iter_raw())
+                assert proxy.proc is not None
+                proxy.proc.send_signal(signal.SIGTERM)
+                code = proxy.proc.wait(PATIENCE)
+        finally:
+            proxy.stop()
+    assert code == 0
+    (flow,) = wait_flows(store, 1)
+    assert flow.state is not FlowState.DONE
 
 
 def test_no_key_ever_reaches_the_pipe():

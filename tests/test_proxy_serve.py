@@ -3,11 +3,13 @@
 ``serve`` replays bundled samples with its chaos options (random splits that
 cut UTF-8 characters, a dropped connection, an HTTP error, a stall), the proxy
 sits in front, and the official ``openai`` client (fake key) is the app. The
-last test runs ``fraglens proxy --headless`` as a real process.
+last tests run ``fraglens proxy --headless`` as a real process, stopped by Ctrl-C
+or by SIGTERM.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -24,11 +26,13 @@ from tui.load import load_stream
 from tui.net.proxy import ProxyApp, ProxyServer
 from tui.net.proxy_flows import FlowState, FlowStore
 from tui.net.replay import NO_CHAOS, Chaos, Pace
-from tui.net.serve import ServerHandle, start_server
+from tui.net.serve import ServerHandle, bind, start_server
+from tui.proxy_commands import StopOnSigterm, Terminated
 from tui.report import build_report
 
 from .conftest import ROOT, SAMPLES
 from .test_proxy import KEY, MESSAGES, PATIENCE, chunks_via, raw_via, wait_flows, wait_for
+from .test_proxy_ui import HeldUpstream
 
 CHAT = SAMPLES / "backend_gpt4o_parallel.sse"
 FAST = Pace("fixed", 0)
@@ -165,11 +169,17 @@ AS_FROM_A_TERMINAL = (
     "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
     "from tui.cli import main; raise SystemExit(main())"
 )
+# ... and as from that background job, whatever the test run inherited: SIGINT
+# ignored, no Ctrl-C handler. SIGTERM must stop the proxy all the same.
+AS_A_BACKGROUND_JOB = (
+    "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "from tui.cli import main; raise SystemExit(main())"
+)
 
 
-def run_proxy(*args: str) -> subprocess.Popen:
+def run_proxy(*args: str, script: str = AS_FROM_A_TERMINAL) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-c", AS_FROM_A_TERMINAL, "proxy", *args],
+        [sys.executable, "-c", script, "proxy", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -202,7 +212,8 @@ def headless(tmp_path) -> Iterator[tuple[subprocess.Popen, str, Path]]:
 def stop(proc: subprocess.Popen) -> None:
     """Never leave the proxy (and its forwarding child) running after a test."""
     if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
+        # SIGTERM stops it whatever SIGINT's disposition (AS_A_BACKGROUND_JOB)
+        proc.send_signal(signal.SIGTERM)
         try:
             proc.wait(PATIENCE)
         except subprocess.TimeoutExpired:
@@ -246,3 +257,134 @@ def test_a_port_in_use_is_one_line_and_exit_2():
         out, err = proc.communicate(timeout=PATIENCE)
     assert proc.returncode == 2
     assert "cannot listen on" in err and "Traceback" not in err
+
+
+# -- SIGTERM: what kill, systemd, docker stop and CI runners send -------------------------
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state first), or None."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text.rsplit(")", 1)[1].split()
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            fields = _stat(int(entry.name))
+            if fields is not None and int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def running(pid: int, born: str) -> bool:
+    """Is the process ``pid`` that started at ``born`` (clock ticks) still running? A
+    zombie is not running; a new process that reused the number is not it."""
+    fields = _stat(pid)
+    return fields is not None and fields[19] == born and fields[0] not in ("Z", "X")
+
+
+needs_proc = pytest.mark.skipif(
+    not Path("/proc/self/stat").exists(), reason="finding the forwarding child needs /proc"
+)
+
+
+def the_child(proc: subprocess.Popen) -> tuple[int, str]:
+    """The forwarding child of a proxy that has said where it listens (it is started by then)."""
+    (pid,) = children(proc.pid)
+    fields = _stat(pid)
+    assert fields is not None
+    return pid, fields[19]
+
+
+@needs_proc
+@pytest.mark.parametrize(
+    "mode, script",
+    [("--headless", AS_A_BACKGROUND_JOB), ("--json", AS_FROM_A_TERMINAL)],
+    ids=["headless-sigint-ignored", "json-from-a-terminal"],
+)
+def test_sigterm_stops_the_proxy_as_ctrl_c_does_and_reports_the_flow_in_flight(
+    tmp_path, mode, script
+):
+    # the upstream sends half the events, then holds the rest until the test is
+    # over: the flow is surely in flight when SIGTERM comes, however slow the machine
+    upstream = HeldUpstream(sample(CHAT), held=events_in(CHAT) // 2)
+    with (
+        ServerHandle(upstream, bind("127.0.0.1", 0)).start() as up,
+        upstream.released_at_exit(),
+    ):
+        proc = run_proxy(
+            "--upstream", up.url + "/v1", "--port", "0", mode, "--record-dir", str(tmp_path),
+            script=script,
+        )  # fmt: skip
+        try:
+            base = url_from(proc)
+            child, born = the_child(proc)
+            headers = {"authorization": f"Bearer {KEY}"}
+            body = {"model": "gpt-4o", "messages": MESSAGES, "stream": True}
+            with httpx.stream(
+                "POST", base + "/chat/completions", json=body, headers=headers, timeout=PATIENCE
+            ) as response:
+                assert next(response.iter_raw())  # the first half has come through
+                proc.send_signal(signal.SIGTERM)
+                out, err = proc.communicate(timeout=PATIENCE)
+            still_running = running(child, born)  # the moment the proxy has exited
+        finally:
+            stop(proc)
+    assert proc.returncode == 0, err
+    assert not still_running, "the forwarding child outlived the proxy"
+    assert "Traceback" not in err, err
+    assert KEY not in out + err
+    (recording,) = tmp_path.iterdir()
+    *_, last = recording.read_text().splitlines()
+    assert "end" in json.loads(last), "the recording was closed with its end"
+    if mode == "--json":
+        (doc,) = [json.loads(line) for line in out.splitlines()]
+        assert (doc["flow"], doc["method"], doc["path"]) == (1, "POST", "/v1/chat/completions")
+        assert doc["status"] == 200 and doc["state"] != "done"
+        assert doc["recording"] == str(recording)
+        assert [c["name"] for c in doc["check"]["calls"]][:1] == ["get_weather"]
+    else:
+        (line,) = [line for line in out.splitlines() if line.startswith("#")]
+        assert line.startswith("#1 ") and "POST /v1/chat/completions gpt-4o 200" in line
+        assert " [" in line, "a flow cut in flight is not reported as done"
+        assert "get_weather" in out  # its check summary: the call that had begun
+        assert f"recorded: {recording}" in out
+
+
+@needs_proc
+def test_sigterm_with_no_flow_exits_cleanly(tmp_path):
+    with serve(CHAT) as up:
+        proc = run_proxy(
+            "--upstream", up.url + "/v1", "--port", "0", "--headless",
+            "--record-dir", str(tmp_path), script=AS_A_BACKGROUND_JOB,
+        )  # fmt: skip
+        try:
+            url_from(proc)
+            child, born = the_child(proc)
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=PATIENCE)
+            still_running = running(child, born)
+        finally:
+            stop(proc)
+    assert proc.returncode == 0, err
+    assert not still_running, "the forwarding child outlived the proxy"
+    assert out == ""
+    assert "Traceback" not in err, err
+    assert not list(tmp_path.iterdir())
+
+
+def test_sigterm_raises_once_in_the_block_and_the_handler_is_restored_after():
+    before = signal.getsignal(signal.SIGTERM)
+    with StopOnSigterm() as sigterm:
+        with pytest.raises(Terminated):
+            signal.raise_signal(signal.SIGTERM)
+        assert sigterm.stopping
+        signal.raise_signal(signal.SIGTERM)  # a repeat during the stop: ignored
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert issubclass(Terminated, KeyboardInterrupt)  # handled wherever Ctrl-C is

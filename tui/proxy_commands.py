@@ -7,8 +7,12 @@ when the command runs.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from .cli import CliError, register
 
@@ -63,6 +67,52 @@ def exposure_warning(host: str) -> str | None:
     )
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C raises KeyboardInterrupt.
+
+    A KeyboardInterrupt, so that every layer that handles Ctrl-C (headless
+    mode's stop, ``cli.main``) handles ``kill``, systemd, ``docker stop`` and
+    CI runners the same way.
+    """
+
+
+class StopOnSigterm:
+    """While in the block, SIGTERM stops headless mode the way Ctrl-C does.
+
+    The handler is installed with ``signal.signal`` for SIGTERM alone: it does
+    not depend on SIGINT's disposition, so it works in a process started with
+    SIGINT ignored (a background job), where Python installs no Ctrl-C
+    handler. It raises :class:`Terminated` once; once the stop has begun
+    (``stopping``), a repeated SIGTERM is ignored, so that the stop, which is
+    bounded, finishes and prints what was in flight. The previous handler is
+    restored on the way out. Outside the main thread (where signals cannot be
+    handled) it does nothing.
+    """
+
+    def __init__(self) -> None:
+        self.stopping = False
+        self._previous: Any = None
+        self._installed = False
+
+    def _raise(self, signum: int, frame: FrameType | None) -> None:
+        if not self.stopping:
+            self.stopping = True
+            raise Terminated
+
+    def __enter__(self) -> StopOnSigterm:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, self._raise)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            # None: a handler installed from C, which Python cannot restore
+            previous = signal.SIG_DFL if self._previous is None else self._previous
+            signal.signal(signal.SIGTERM, previous)
+            self._installed = False
+
+
 def run(args: argparse.Namespace) -> int:
     from .net.proxy import bind, parse_upstream
     from .net.proxy_child import ChildProxy
@@ -103,21 +153,26 @@ def run(args: argparse.Namespace) -> int:
     from .net.proxy_headless import HeadlessPrinter
 
     HeadlessPrinter(store, as_json=args.json)
-    try:
-        # Ctrl-C from the moment the child is started, not only once wait()
-        # has begun: whatever it lands on, the child is stopped and flows printed
-        proxy.start()
-        print(
-            f"fraglens proxy: {proxy.url} -> {upstream}\n"
-            f"fraglens proxy: point your client's base URL at {base}",
-            file=sys.stderr,
-            flush=True,
-        )
-        code = proxy.wait()
-    except KeyboardInterrupt:
-        # what is in flight finishes (or is cut after a grace period) and is printed
-        proxy.stop()
-        return 0
+    with StopOnSigterm() as sigterm:
+        try:
+            # Ctrl-C or SIGTERM from the moment the child is started, not only once
+            # wait() has begun: whatever it lands on, the child is stopped and flows
+            # printed
+            proxy.start()
+            print(
+                f"fraglens proxy: {proxy.url} -> {upstream}\n"
+                f"fraglens proxy: point your client's base URL at {base}",
+                file=sys.stderr,
+                flush=True,
+            )
+            code = proxy.wait()
+            sigterm.stopping = True  # the child is gone: a SIGTERM now changes nothing
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (Terminated): the same stop
+            sigterm.stopping = True
+            # what is in flight finishes (or is cut after a grace period) and is
+            # printed; the child is waited for (killed if it will not stop)
+            proxy.stop()
+            return 0
     print(f"fraglens proxy: error: the forwarding process exited ({code})", file=sys.stderr)
     return 2
 

@@ -18,7 +18,8 @@ The lines, one JSON object each (headers already redacted by the child)::
     {"x": 1, "end": "eof", "error": null, "at": 13.0}
     {"log": "..."}                                      uvicorn's warnings
 
-The child stops when its stdin closes (the parent quit or died) or on SIGINT.
+The child stops when its stdin closes (the parent quit or died), or on SIGINT
+or SIGTERM (uvicorn's graceful shutdown, then exit 0, as on SIGINT).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import asyncio
 import base64
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -125,11 +127,19 @@ async def _child_main(fd: int, upstream: str) -> None:
         out.close()
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def child_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tui.net.proxy_child")
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--upstream", required=True)
     args = parser.parse_args(argv)
+    # uvicorn stops gracefully on SIGTERM as on SIGINT, then raises the signal
+    # again once its own handler is gone: here that is a KeyboardInterrupt too,
+    # so the pipe is closed and the exit is 0, not death by SIGTERM
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         asyncio.run(_child_main(args.fd, args.upstream))
     except KeyboardInterrupt:
