@@ -151,7 +151,8 @@ def app_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    _load_plugins()
+    if not (argv and argv[0] in SUBCOMMANDS):  # `check` is built in: no plugin to import
+        _load_plugins()
     if argv and (argv[0] in SUBCOMMANDS or argv[0] in ("-h", "--help", "--version")):
         args = build_parser().parse_args(argv)
     else:
