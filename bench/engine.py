@@ -134,17 +134,17 @@ def openai_sdk(data: bytes):
 def timed(fn, data: bytes, repeat: int = 5) -> tuple[float, object]:
     """The best of ``repeat`` runs, in CPU seconds of this process: on a shared
     machine wall time also counts other tenants' work."""
-    best, outs = rounds([fn], data, repeat)
+    best, outs = rounds([(fn, data)], repeat)
     return best[0], outs[0]
 
 
-def rounds(fns, data: bytes, repeat: int = 7) -> tuple[list[float], list[object]]:
-    """Each function once per round, ``repeat`` rounds, the best time of each:
-    interleaved, so that all of them see the same machine when it changes."""
-    best = [float("inf")] * len(fns)
-    outs: list[object] = [None] * len(fns)
+def rounds(runs, repeat: int = 7) -> tuple[list[float], list[object]]:
+    """Each ``(function, data)`` once per round, ``repeat`` rounds, the best time
+    of each: interleaved, so that all of them see the same machine when it changes."""
+    best = [float("inf")] * len(runs)
+    outs: list[object] = [None] * len(runs)
     for _ in range(repeat):
-        for i, fn in enumerate(fns):
+        for i, (fn, data) in enumerate(runs):
             outs[i] = None
             gc.collect()
             t = time.process_time()
@@ -198,12 +198,11 @@ def main() -> None:
         ("8 calls x 100 KB", 8, 100_000 // scale),
     ]
     rows = []
-    results = {}
     for label, calls, size in cases:
         data = make_stream(calls, size)
         events = data.count(b"\n\ndata:") + 1
         (t_floor, t_frag, t_scanned), (want, doc, scanned) = rounds(
-            [floor, fraglens, fraglens_scanned], data
+            [(floor, data), (fraglens, data), (fraglens_scanned, data)]
         )
         got = {c["index"]: c["arguments_raw"] for c in doc["calls"]}
         assert got == want, "fraglens disagrees with the floor"
@@ -221,7 +220,6 @@ def main() -> None:
             except ImportError:
                 t_sdk = None
         peak = peak_memory(data)
-        results[label] = (t_floor, t_frag)
         rows.append((label, len(data), events, t_floor, t_frag, t_scanned, t_cli, t_sdk, peak))
     print(f"{'stream':<18}{'input':>7}{'events':>8}{'floor':>8}{'fraglens':>9}{'x floor':>8}"
           f"{'scanned':>9}{'x floor':>8}{'CLI':>7}{'x floor':>8}{'openai SDK':>11}"
@@ -234,7 +232,12 @@ def main() -> None:
             f"{tsc:>8.2f}s{tsc / tf:>7.2f}x{tc:>6.2f}s{tc / tf:>7.2f}x{sdk:>11}{ratio:>9}"
             f"{peak / size:>8.1f}x"
         )
-    small, big = results["1 call, 0.1 MB"], results["1 call, 1 MB"]
+    # growth: both sizes in the same rounds, so a slow spell hits both
+    small, big = make_stream(1, 100_000 // scale), make_stream(1, 1_000_000 // scale)
+    (fs, fb, gs, gb), _ = rounds(
+        [(floor, small), (floor, big), (fraglens, small), (fraglens, big)], repeat=9
+    )
+    small, big = (fs, gs), (fb, gb)
     print(f"growth 0.1 MB -> 1 MB (10x input): floor {big[0] / small[0]:.1f}x, "
           f"fraglens {big[1] / small[1]:.1f}x")
 
