@@ -816,18 +816,21 @@ def test_vertex_a_new_name_closes_the_previous_streamed_call():
     assert [(c["name"], c["args"]) for c in calls_of(ops)] == [("a", '{"id":"A"}'), ("b", "")]
 
 
+# a value for $.x, then $.y, then $.x again: the paths leave document order
+OUT_OF_ORDER = [
+    gem(fc(name="a", willContinue=True)),
+    gem(
+        fc(
+            partialArgs=[pa("$.x", stringValue="1"), pa("$.y", stringValue="2")],
+            willContinue=True,
+        )
+    ),
+    gem(fc(partialArgs=[pa("$.x", stringValue="3")])),
+]
+
+
 def test_vertex_paths_out_of_document_order_are_restated_whole():
-    ops = feed(
-        GeminiAdapter(),
-        gem(fc(name="a", willContinue=True)),
-        gem(
-            fc(
-                partialArgs=[pa("$.x", stringValue="1"), pa("$.y", stringValue="2")],
-                willContinue=True,
-            )
-        ),
-        gem(fc(partialArgs=[pa("$.x", stringValue="3")])),
-    )
+    ops = feed(GeminiAdapter(), *OUT_OF_ORDER)
     finals = only(ops, ArgsFinal)
     assert finals == [ArgsFinal(0, 0, '{"x":"3","y":"2"}', replaces=True)]
 
@@ -839,17 +842,7 @@ def test_vertex_out_of_order_value_replaces_the_text_streamed_before_it():
     from tui.report import build_report
     from tui.stream import Stream
 
-    chunks = [
-        gem(fc(name="a", willContinue=True)),
-        gem(
-            fc(
-                partialArgs=[pa("$.x", stringValue="1"), pa("$.y", stringValue="2")],
-                willContinue=True,
-            )
-        ),
-        gem(fc(partialArgs=[pa("$.x", stringValue="3")])),
-        gem(finish="STOP"),
-    ]
+    chunks = [*OUT_OF_ORDER, gem(finish="STOP")]
     stream = Stream(format="gemini")
     for number, chunk in enumerate(chunks):
         stream.feed(RawEvent(number, "data", json.dumps(chunk)))
