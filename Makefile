@@ -24,6 +24,8 @@ screenshots: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/tui.py
+	$(BIN)/python bench/live.py
+	$(BIN)/python bench/proxy.py
 
 conformance: $(STAMP)
 	$(BIN)/python ../shared/tools/conformance.py --cmd "$(BIN)/fraglens check --json" -v

@@ -1,6 +1,6 @@
 """Live-call benchmark: fraglens serve -> fraglens live on loopback, end to end.
 
-    .venv/bin/python bench/live.py            # the figures in notes/live.md
+    .venv/bin/python bench/live.py            # the figures in the README
     .venv/bin/python bench/live.py --quick    # smaller, for a smoke run
 
 One generated Chat Completions stream (one call, N argument fragments) is

@@ -8,12 +8,18 @@ clicks back as messages (messages up). Nothing here reassembles anything.
 A stream may grow while shown (live calls, the proxy): post ``StreamGrew`` to
 the app, or call ``refresh_stream()``, and set ``live_status`` for the status
 line.
+
+SIGTERM (``kill``, systemd) and SIGHUP (the terminal closed) end the app the
+way its quit key does, terminal restored, and leave the shell's exit status
+(128 + the signal's number) in ``signal_status``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import signal
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -45,6 +51,11 @@ SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 STEADY_RATE = 8.0
 #: a recorded pause longer than this (seconds, at speed 1) is shortened to it
 LONGEST_PAUSE = 2.0
+#: signals that end the app as its quit key does: ``kill``, systemd, a pane
+#: manager (SIGTERM); the terminal window closed (SIGHUP). SIGINT is left as it was.
+QUIT_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 class StreamGrew(Message):
@@ -75,6 +86,11 @@ class FraglensApp(App[int]):
         self.boundaries = False
         self.speed = 1.0
         self._timer: Timer | None = None
+        #: 128 + the signal's number once SIGTERM or SIGHUP ended the app, else None:
+        #: what the process should exit with (143, 129: the shell's convention)
+        self.signal_status: int | None = None
+        #: the handlers in place before the app caught ``QUIT_SIGNALS``, by signal
+        self._previous_handlers: dict[int, Any] = {}
         self._take(stream, source, step)
 
     def _take(self, stream: Stream, source: str, step: int | None) -> None:
@@ -125,6 +141,39 @@ class FraglensApp(App[int]):
     def on_mount(self) -> None:
         self.query_one(StreamList).focus()
         self._show()
+
+    # -- SIGTERM and SIGHUP: the quit key's way out ------------------------------
+    def on_load(self) -> None:
+        """Catch ``QUIT_SIGNALS`` on the app's own event loop, from before the
+        terminal is put in application mode: Textual leaves them at their
+        default, which kills the process with the terminal still in raw mode, on
+        the alternate screen, reporting the mouse."""
+        loop = asyncio.get_running_loop()
+        for sig in QUIT_SIGNALS:
+            previous = signal.getsignal(sig)
+            try:
+                loop.add_signal_handler(sig, self._quit_on_signal, sig)
+            except (ValueError, RuntimeError, NotImplementedError):
+                continue  # not the main thread, or no such signals here: as before
+            self._previous_handlers[sig] = previous
+
+    def _quit_on_signal(self, sig: int) -> None:
+        """What the quit key does (Textual then stops live calls and restores the
+        terminal), with 128 + the signal's number as the exit status. A second
+        signal while the app is already ending changes nothing."""
+        if self.signal_status is None:
+            self.signal_status = 128 + sig
+            self.exit(return_code=self.signal_status)
+
+    def on_unmount(self) -> None:
+        """The terminal is restored by now: give the signals back to whoever had
+        them (``remove_signal_handler`` alone would leave the default)."""
+        loop = asyncio.get_running_loop()
+        for sig, previous in self._previous_handlers.items():
+            loop.remove_signal_handler(sig)
+            # None: a handler installed from C, which Python cannot put back
+            signal.signal(sig, signal.SIG_DFL if previous is None else previous)
+        self._previous_handlers.clear()
 
     # -- what everything shows ----------------------------------------------
     @property

@@ -37,8 +37,10 @@ def run_app(args: argparse.Namespace) -> int:
     # keep the garbage collector from walking them on every collection (the
     # pauses it caused were the slowest steps in bench/tui.py).
     gc.freeze()
-    FraglensApp(stream, source=source).run()
-    return 0
+    app = FraglensApp(stream, source=source)
+    app.run()
+    # SIGTERM or SIGHUP ended it (terminal restored, as on `q`): 143 or 129
+    return app.signal_status or 0
 
 
 def _reopen_stdin() -> None:

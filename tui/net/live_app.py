@@ -98,10 +98,13 @@ def run_live_app(args: argparse.Namespace, call: LiveCall) -> int:
         call = call.again(record=_numbered(args.record, attempt))
         app = make_live_app(call)
     status = call.status
+    code = 0
     if status.phase is Phase.FAILED:
         print(f"fraglens: error: {status.message}", file=sys.stderr)
-        return 2
-    return 0
+        code = 2
+    # SIGTERM or SIGHUP quit the app as `q` does (the call cancelled, its recording
+    # ended): the shell's status for the signal, 143 or 129, comes first
+    return app.signal_status or code
 
 
 def _numbered(record: str | None, attempt: int) -> str | None:

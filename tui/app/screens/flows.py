@@ -469,7 +469,10 @@ def run_flows_app(
         intro += f" Every flow is recorded in {server.record_dir}."
     server.start()
     try:
-        ProxyFlowsApp(store, intro=intro, save_dir=server.record_dir, log_lines=log_lines).run()
+        app = ProxyFlowsApp(store, intro=intro, save_dir=server.record_dir, log_lines=log_lines)
+        app.run()
     finally:
         server.stop()
-    return 0
+    # SIGTERM or SIGHUP quit the app as `q` does (the proxy stopped, its recordings
+    # closed, just above), with the shell's status for the signal: 143 or 129
+    return app.signal_status or 0
