@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.driver import Driver
 from textual.message import Message
 from textual.reactive import reactive
 from textual.timer import Timer
@@ -143,14 +144,33 @@ class FraglensApp(App[int]):
         self._show()
 
     # -- SIGTERM and SIGHUP: the quit key's way out ------------------------------
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's Linux driver, made to drop its output once the terminal is
+        gone (``terminal.py``), so that SIGHUP from a closed window can end the
+        app; any other driver as it is."""
+        driver = super().get_driver_class()
+        try:
+            from textual.drivers.linux_driver import LinuxDriver
+        except ImportError:  # no termios (Windows)
+            return driver
+        if driver is not LinuxDriver:
+            return driver
+        from .terminal import TerminalDriver
+
+        return TerminalDriver
+
     def on_load(self) -> None:
         """Catch ``QUIT_SIGNALS`` on the app's own event loop, from before the
         terminal is put in application mode: Textual leaves them at their
         default, which kills the process with the terminal still in raw mode, on
         the alternate screen, reporting the mouse."""
+        if self._previous_handlers:
+            return  # caught already (a subclass calling super().on_load())
         loop = asyncio.get_running_loop()
         for sig in QUIT_SIGNALS:
             previous = signal.getsignal(sig)
+            if previous is signal.SIG_IGN:
+                continue  # ignored on purpose (nohup, a trap ''): it stays ignored
             try:
                 loop.add_signal_handler(sig, self._quit_on_signal, sig)
             except (ValueError, RuntimeError, NotImplementedError):
@@ -158,9 +178,10 @@ class FraglensApp(App[int]):
             self._previous_handlers[sig] = previous
 
     def _quit_on_signal(self, sig: int) -> None:
-        """What the quit key does (Textual then stops live calls and restores the
-        terminal), with 128 + the signal's number as the exit status. A second
-        signal while the app is already ending changes nothing."""
+        """What the quit key does: Textual cancels the app's workers (a live call,
+        which ends its recording) and restores the terminal, and whoever ran the
+        app stops what it started (the proxy); the exit status is 128 + the
+        signal's number. A second signal while the app is ending changes nothing."""
         if self.signal_status is None:
             self.signal_status = 128 + sig
             self.exit(return_code=self.signal_status)
