@@ -190,7 +190,7 @@ def _report(chunks: list[dict], eager: bool, limit: int = 16 << 20) -> dict:
         stream.feed(RawEvent(i, "data", json.dumps(chunk)))
         if eager:  # what the app does while it shows every step of a live call
             for call in stream.reassembler.calls:
-                call.scanner  # noqa: B018 - catches the scanner up
+                call.catch_up()  # catches the scanner up
     stream.close()
     return build_report(stream)
 

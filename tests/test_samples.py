@@ -96,7 +96,7 @@ def _eager_report(path) -> dict:
     for ev in framed.events:
         stream.feed(ev)
         for call in stream.reassembler.calls:
-            call.scanner  # noqa: B018 - catches the scanner up
+            call.catch_up()  # catches the scanner up
     stream.close()
     return build_report(stream, compare=True)
 

@@ -71,8 +71,9 @@ class Call:
         self.frag_shape = array("q")
         #: characters buffered so far (the last fragment's end)
         self.length = 0
-        #: finalize proved the whole text is one JSON object or array
-        self.whole_json = False
+        #: how many fragments there were when finalize proved the text one whole
+        #: JSON object or array (the proof holds while no fragment follows)
+        self.proved_whole_at: int | None = None
         #: the arguments restated whole by the adapter, replacing the text
         #: streamed so far (ArgsFinal.replaces), when that happened
         self.restated: str | None = None
@@ -91,11 +92,14 @@ class Call:
         self.frag_event.append(event)
         self.frag_end.append(self.length)
         self.last_event = event
-        self.whole_json = False  # the proof was about the text before this
 
     @property
     def scanner(self) -> Scanner:
         """The scanner, caught up with every fragment."""
+        return self.catch_up()
+
+    def catch_up(self) -> Scanner:
+        """Run the scanner over every fragment it has not read yet."""
         self._scan_to(len(self.frag_end))
         return self._scanner
 
@@ -129,7 +133,7 @@ class Call:
             scanner = Scanner()
             scanner.feed(self.restated)
             return scanner.state()
-        if self.whole_json and len(self.frag_shape) < len(self.frag_end):
+        if self.proved_whole_at == len(self.frag_end) > len(self.frag_shape):
             # what scanning would end with after one whole object or array
             return ScanState(self.length, 0, False, False, True, True, None)
         return self.scanner.state()

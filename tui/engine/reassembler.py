@@ -135,15 +135,9 @@ class Reassembler:
         With no id and no name, no keying rule moves text off the call on its
         index, not even a second value (Q14 is decided when finalizing)."""
         call = self._slots.by_index.get((choice, index))
-        if (
-            call is None
-            or call.finalized
-            or call.over_limit
-            or not text
-            or (call.length + len(text)) * 4 > self.max_arg_bytes  # near the limit
-        ):
+        if call is None or call.finalized or call.over_limit or not text:
             return False
-        call.append(event, text)
+        self._append(event, call, text)  # the size limit, as on the full path
         return True
 
     def close(self, event: int) -> None:
@@ -349,7 +343,7 @@ class Reassembler:
         )
         call.results.append((event, result))
         call.finalized = True
-        call.whole_json = result.whole_value
+        call.proved_whole_at = call.fragments if result.whole_value else None
 
     def _surrogate_split(self, call: Call) -> None:
         """Q42: a surrogate pair escape cut between two fragments, said at the
@@ -364,7 +358,7 @@ class Reassembler:
             for m in _PAIR_ESCAPE.finditer(call.text):
                 at = bisect_right(ends, m.start())  # the fragment the pair starts in
                 if at < len(ends) and ends[at] < m.end():
-                    call.scanner  # noqa: B018 - straddles a fragment end: scan to know
+                    call.catch_up()  # straddles a fragment end: the scanner knows
                     break
             else:
                 return
