@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from chunks import chat_chunk  # noqa: E402  (bench/ is on sys.path: the script's folder)
+
 from tui.net.live import LiveCall, Phase  # noqa: E402
 from tui.net.replay import source_from_bytes  # noqa: E402
 from tui.net.request import build_spec  # noqa: E402
@@ -35,14 +36,7 @@ from tui.net.request import build_spec  # noqa: E402
 
 def make_stream(fragments: int) -> bytes:
     def chunk(delta: dict, finish: str | None = None) -> str:
-        body = {
-            "id": "c",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-        return "data: " + json.dumps(body, separators=(",", ":")) + "\n\n"
+        return chat_chunk(delta, finish, model="m")
 
     parts = [
         chunk(

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import random
 import statistics
 import sys
@@ -25,23 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from chunks import chat_chunk as chunk  # noqa: E402  (the script's folder is on sys.path)
+
 from tui.app.app import FraglensApp  # noqa: E402
 from tui.app.widgets.stream_list import StreamList  # noqa: E402
 from tui.load import frame, stream_from_framed  # noqa: E402
 
 SIZE = (120, 36)
 PIECE = 10  # characters of arguments per fragment
-
-
-def chunk(delta: dict, finish: str | None = None) -> str:
-    body = {
-        "id": "chatcmpl-bench",
-        "object": "chat.completion.chunk",
-        "created": 1760000000,
-        "model": "gpt-4o-2024-08-06",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-    return "data: " + json.dumps(body, separators=(",", ":")) + "\n\n"
 
 
 def recording(events: int, calls: int) -> bytes:
