@@ -6,12 +6,19 @@ from __future__ import annotations
 import json
 
 
-def chat_chunk(delta: dict, finish: str | None = None, model: str = "gpt-4o-2024-08-06") -> str:
+def chat_chunk(
+    delta: dict,
+    finish: str | None = None,
+    *,
+    id: str = "chatcmpl-bench",
+    created: int = 1760000000,
+    model: str = "gpt-4o-2024-08-06",
+) -> str:
     """One ``data:`` event of a ``chat.completion.chunk`` with one choice."""
     body = {
-        "id": "chatcmpl-bench",
+        "id": id,
         "object": "chat.completion.chunk",
-        "created": 1760000000,
+        "created": created,
         "model": model,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }

@@ -36,7 +36,7 @@ from tui.net.request import build_spec  # noqa: E402
 
 def make_stream(fragments: int) -> bytes:
     def chunk(delta: dict, finish: str | None = None) -> str:
-        return chat_chunk(delta, finish, model="m")
+        return chat_chunk(delta, finish, id="c", created=0, model="m")  # the README's 9.4 MiB
 
     parts = [
         chunk(
