@@ -19,7 +19,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 screenshots: $(STAMP)
-	$(BIN)/python -m tui.screenshots screenshots
+	$(BIN)/python scripts/screenshots.py screenshots
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
@@ -31,7 +31,7 @@ conformance: $(STAMP)
 	$(BIN)/python ../shared/tools/conformance.py --cmd "$(BIN)/fraglens check --json" -v
 
 lint: $(STAMP)
-	$(BIN)/ruff check tui tests bench
+	$(BIN)/ruff check tui tests bench scripts
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -45,8 +45,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tui.load import stream_from_bytes  # noqa: E402
-from tui.report import build_report  # noqa: E402
+from fraglens.load import stream_from_bytes  # noqa: E402
+from fraglens.report import build_report  # noqa: E402
 
 
 def make_stream(calls: int, arg_bytes: int, frag: int = 10) -> bytes:
@@ -170,7 +170,7 @@ def _children_cpu() -> float:
 
 def cli_seconds(data: bytes, repeat: int = 3) -> float:
     exe = ROOT / ".venv" / "bin" / "fraglens"
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tui"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "fraglens"]
     with tempfile.NamedTemporaryFile(suffix=".sse", delete=False) as f:
         f.write(data)
     try:

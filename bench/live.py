@@ -29,9 +29,9 @@ sys.path.insert(0, str(ROOT))
 
 from chunks import chat_chunk  # noqa: E402  (bench/ is on sys.path: the script's folder)
 
-from tui.net.live import LiveCall, Phase  # noqa: E402
-from tui.net.replay import source_from_bytes  # noqa: E402
-from tui.net.request import build_spec  # noqa: E402
+from fraglens.net.live import LiveCall, Phase  # noqa: E402
+from fraglens.net.replay import source_from_bytes  # noqa: E402
+from fraglens.net.request import build_spec  # noqa: E402
 
 
 def make_stream(fragments: int) -> bytes:
@@ -106,7 +106,7 @@ def serve(capture: Path, chaos: list[str]) -> Iterator[str]:
     command = [
         sys.executable,
         "-m",
-        "tui",
+        "fraglens",
         "serve",
         str(capture),
         "--port",

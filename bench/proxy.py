@@ -87,10 +87,10 @@ def run_proxy_with_app(port: int, upstream: str, same_process: bool) -> None:
     the newest flow opened in the panes while it streams, as a user watching
     would. ``same_process``: forwarding on a thread of this process instead, the
     design the child replaced."""
-    from tui.app.screens.flows import ProxyFlowsApp
-    from tui.net.proxy import ProxyApp, ProxyServer, bind
-    from tui.net.proxy_child import ChildProxy
-    from tui.net.proxy_flows import FlowStore
+    from fraglens.app.screens.flows import ProxyFlowsApp
+    from fraglens.net.proxy import ProxyApp, ProxyServer, bind
+    from fraglens.net.proxy_child import ChildProxy
+    from fraglens.net.proxy_flows import FlowStore
 
     store = FlowStore()
     sock = bind("127.0.0.1", port)
@@ -191,7 +191,7 @@ def measure(
             if app == "same":
                 args.append("--same-process")
         else:
-            args = [python, "-m", "tui", "proxy", "--upstream", target,
+            args = [python, "-m", "fraglens", "proxy", "--upstream", target,
                     "--port", str(px_port), "--headless"]  # fmt: skip
         if record:
             args += ["--record-dir", tmp]

@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chunks import chat_chunk as chunk  # noqa: E402  (the script's folder is on sys.path)
 
-from tui.app.app import FraglensApp  # noqa: E402
-from tui.app.widgets.stream_list import StreamList  # noqa: E402
-from tui.load import frame, stream_from_framed  # noqa: E402
+from fraglens.app.app import FraglensApp  # noqa: E402
+from fraglens.app.widgets.stream_list import StreamList  # noqa: E402
+from fraglens.load import frame, stream_from_framed  # noqa: E402
 
 SIZE = (120, 36)
 PIECE = 10  # characters of arguments per fragment

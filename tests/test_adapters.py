@@ -18,16 +18,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tui.adapters import ADAPTERS, Detection, detect, make_adapter, sniff
-from tui.adapters.anthropic import AnthropicAdapter
-from tui.adapters.cohere import CohereAdapter
-from tui.adapters.dashscope import DashScopeAdapter
-from tui.adapters.gemini import GeminiAdapter
-from tui.adapters.openai_chat import OpenAIChatAdapter
-from tui.adapters.partial_args import PartialArgs, parse_path
-from tui.adapters.responses import ResponsesAdapter
-from tui.engine.diagnostics import CODES
-from tui.engine.fragments import (
+from fraglens.adapters import ADAPTERS, Detection, detect, make_adapter, sniff
+from fraglens.adapters.anthropic import AnthropicAdapter
+from fraglens.adapters.cohere import CohereAdapter
+from fraglens.adapters.dashscope import DashScopeAdapter
+from fraglens.adapters.gemini import GeminiAdapter
+from fraglens.adapters.openai_chat import OpenAIChatAdapter
+from fraglens.adapters.partial_args import PartialArgs, parse_path
+from fraglens.adapters.responses import ResponsesAdapter
+from fraglens.engine.diagnostics import CODES
+from fraglens.engine.fragments import (
     NO_OBJECT,
     ArgsFinal,
     Finish,
@@ -838,9 +838,9 @@ def test_vertex_paths_out_of_document_order_are_restated_whole():
 def test_vertex_out_of_order_value_replaces_the_text_streamed_before_it():
     # what the user gets: the value built path by path, not the abandoned prefix
     # flagged as a second value
-    from tui.framing.events import RawEvent
-    from tui.report import build_report
-    from tui.stream import Stream
+    from fraglens.framing.events import RawEvent
+    from fraglens.report import build_report
+    from fraglens.stream import Stream
 
     chunks = [*OUT_OF_ORDER, gem(finish="STOP")]
     stream = Stream(format="gemini")

@@ -10,22 +10,22 @@ import pytest
 from rich.console import Console
 from textual.binding import Binding
 
-from tui.app import clipboard
-from tui.app.app import SPEEDS, FraglensApp, StreamGrew
-from tui.app.commands import FraglensCommands
-from tui.app.keys import BINDINGS, palette_title
-from tui.app.main import run_app
-from tui.app.screens.help import HelpScreen
-from tui.app.screens.jump import JumpScreen
-from tui.app.screens.raw_event import RawEventScreen
-from tui.app.widgets.buffers import AssistantText, BuffersPane, CallCard
-from tui.app.widgets.chunk_line import ChunkLine, compact, mark, window
-from tui.app.widgets.key_bar import KeyBar
-from tui.app.widgets.parse import CallResult, DiagnosticsView, ParsePane
-from tui.app.widgets.stream_list import StreamList
-from tui.framing.events import RawEvent
-from tui.load import load_stream
-from tui.stream import Stream
+from fraglens.app import clipboard
+from fraglens.app.app import SPEEDS, FraglensApp, StreamGrew
+from fraglens.app.commands import FraglensCommands
+from fraglens.app.keys import BINDINGS, palette_title
+from fraglens.app.main import run_app
+from fraglens.app.screens.help import HelpScreen
+from fraglens.app.screens.jump import JumpScreen
+from fraglens.app.screens.raw_event import RawEventScreen
+from fraglens.app.widgets.buffers import AssistantText, BuffersPane, CallCard
+from fraglens.app.widgets.chunk_line import ChunkLine, compact, mark, window
+from fraglens.app.widgets.key_bar import KeyBar
+from fraglens.app.widgets.parse import CallResult, DiagnosticsView, ParsePane
+from fraglens.app.widgets.stream_list import StreamList
+from fraglens.framing.events import RawEvent
+from fraglens.load import load_stream
+from fraglens.stream import Stream
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SEED = SAMPLES / "seed_interleaved_two_calls.sse"
@@ -645,7 +645,7 @@ async def test_a_recording_with_times_plays_at_its_pace():
 
 
 def test_the_bundled_demo_is_the_sample_it_was_copied_from():
-    bundled = Path(__file__).resolve().parent.parent / "tui" / "demo" / "demo.sse"
+    bundled = Path(__file__).resolve().parent.parent / "tui" / "fraglens" / "demo" / "demo.sse"
     assert bundled.read_bytes() == (SAMPLES / "demo.sse").read_bytes()
 
 

@@ -26,8 +26,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tui.load import load_stream
-from tui.net.serve import ServerHandle, bind
+from fraglens.load import load_stream
+from fraglens.net.serve import ServerHandle, bind
 
 from .conftest import PATIENCE, ROOT, SAMPLES
 from .test_proxy import KEY, MESSAGES
@@ -36,11 +36,11 @@ from .test_proxy_ui import HeldUpstream
 
 termios = pytest.importorskip("termios", reason="no pseudo-terminals on this platform")
 fcntl = pytest.importorskip("fcntl", reason="no pseudo-terminals on this platform")
-pytest.importorskip("tui.app.app")
+pytest.importorskip("fraglens.app.app")
 if not hasattr(os, "openpty") or not hasattr(termios, "TIOCSCTTY"):
     pytest.skip("no pseudo-terminals on this platform", allow_module_level=True)
 
-from tui.app.app import FraglensApp  # noqa: E402
+from fraglens.app.app import FraglensApp  # noqa: E402
 
 ROWS, COLS = 36, 160
 SEED = SAMPLES / "seed_interleaved_two_calls.sse"
@@ -62,7 +62,7 @@ for sig in (signal.SIGTERM, signal.SIGHUP):
     signal.signal(sig, signal.SIG_DFL)
 if os.environ.get("FRAGLENS_TEST_STDERR"):
     sys.stderr = open(os.environ["FRAGLENS_TEST_STDERR"], "w", buffering=1)
-from tui.cli import main
+from fraglens.cli import main
 raise SystemExit(main())
 """
 

@@ -6,8 +6,8 @@ the change is wanted, update with ``pytest --snapshot-update``.
 
 from __future__ import annotations
 
-from tui.app.app import FraglensApp
-from tui.load import load_stream
+from fraglens.app.app import FraglensApp
+from fraglens.load import load_stream
 
 WIDE = (120, 36)
 NARROW = (80, 24)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tui.cli import main
+from fraglens.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,7 +29,7 @@ TRUNCATED = GOOD.replace('"1}"', '"1"').replace('"tool_calls"}]}', '"length"}]}'
 
 def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tui", *args],
+        [sys.executable, "-m", "fraglens", *args],
         input=stdin,
         capture_output=True,
         text=True,
@@ -73,7 +73,7 @@ def test_json_is_one_line_in_a_pipe_and_indented_on_a_terminal(tmp_path):
     pty = pytest.importorskip("pty")
     leader, follower = pty.openpty()
     try:
-        proc = subprocess.run([sys.executable, "-m", "tui", "check", "--json", path],
+        proc = subprocess.run([sys.executable, "-m", "fraglens", "check", "--json", path],
                               stdout=follower, cwd=ROOT, timeout=120, check=False)
         os.close(follower)
         out = b""

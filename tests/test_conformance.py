@@ -12,7 +12,7 @@ def test_every_real_stream_is_read_and_every_oracle_matches():
     shared = shared_or_skip()
     tool = shared / "tools" / "conformance.py"
     proc = subprocess.run(
-        [sys.executable, str(tool), "--cmd", f"{sys.executable} -m tui check --json"],
+        [sys.executable, str(tool), "--cmd", f"{sys.executable} -m fraglens check --json"],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from tui.load import load_stream
-from tui.report import build_report
+from fraglens.load import load_stream
+from fraglens.report import build_report
 
 from .conftest import SAMPLES
 

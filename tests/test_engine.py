@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tui.engine.fragments import ArgsFinal, Finish, StreamError, TextDelta, ToolDelta
-from tui.engine.reassembler import Reassembler
+from fraglens.engine.fragments import ArgsFinal, Finish, StreamError, TextDelta, ToolDelta
+from fraglens.engine.reassembler import Reassembler
 
 
 def run(*events, finish="tool_calls", max_arg_bytes=None) -> Reassembler:

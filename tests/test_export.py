@@ -5,11 +5,11 @@ from __future__ import annotations
 import base64
 import json
 
-from tui.cli import main
-from tui.framing.recording import parse_recording
-from tui.net.live import LiveCall
-from tui.net.request import build_spec
-from tui.net.serve import start_server
+from fraglens.cli import main
+from fraglens.framing.recording import parse_recording
+from fraglens.net.live import LiveCall
+from fraglens.net.request import build_spec
+from fraglens.net.serve import start_server
 
 from .test_live_streams import FAKE_KEY, OPENAI_SSE, calls_of, write
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.framing import Framed, FramingError, RawEvent, SSEDecoder, read_stream
+from fraglens.framing import Framed, FramingError, RawEvent, SSEDecoder, read_stream
 
 from .conftest import shared_or_skip
 

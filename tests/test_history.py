@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.history import (
+from fraglens.history import (
     EXIT_UNREADABLE,
     PROBLEM_CODES,
     SHAPES,

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from tui.cli import main
-from tui.history import check_conversation
+from fraglens.cli import main
+from fraglens.history import check_conversation
 
 from .conftest import SAMPLES
 from .test_cli import GOOD, write

@@ -15,14 +15,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tui.cli import main
-from tui.framing.recording import parse_recording
-from tui.net.cost import Prices
-from tui.net.live import LiveCall, Phase, describe_error
-from tui.net.replay import NO_CHAOS, Chaos, Pace, load_source, plan
-from tui.net.request import LIVE_FORMATS, build_spec
-from tui.net.serve import ServerHandle, bind, start_server
-from tui.report import build_report
+from fraglens.cli import main
+from fraglens.framing.recording import parse_recording
+from fraglens.net.cost import Prices
+from fraglens.net.live import LiveCall, Phase, describe_error
+from fraglens.net.replay import NO_CHAOS, Chaos, Pace, load_source, plan
+from fraglens.net.request import LIVE_FORMATS, build_spec
+from fraglens.net.serve import ServerHandle, bind, start_server
+from fraglens.report import build_report
 
 from .conftest import PATIENCE
 from .test_live_streams import (
@@ -583,7 +583,7 @@ def test_no_key_in_the_environment_sends_none_and_says_so():
 
 
 def test_the_scrubber_catches_a_key_cut_across_reads():
-    from tui.net.live import _Scrubber
+    from fraglens.net.live import _Scrubber
 
     scrub = _Scrubber(FAKE_KEY)
     text = f"data: echo {FAKE_KEY} twice {FAKE_KEY}\n\n".encode()

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from tui.net.live import LiveCall, Phase
-from tui.net.replay import Chaos, Pace
-from tui.net.request import build_spec
-from tui.net.serve import start_server
+from fraglens.net.live import LiveCall, Phase
+from fraglens.net.replay import Chaos, Pace
+from fraglens.net.request import build_spec
+from fraglens.net.serve import start_server
 
 from .test_live_streams import FAKE_KEY, OPENAI_ARGS, OPENAI_ARGS_2, OPENAI_SSE, write
 
-pytest.importorskip("tui.app.app")
+pytest.importorskip("fraglens.app.app")
 
-from tui.net.live_app import AGAIN, make_live_app  # noqa: E402
+from fraglens.net.live_app import AGAIN, make_live_app  # noqa: E402
 
 SIZE = (120, 36)
 #: Pilot pauses to wait for the call before giving up (no clock involved): at

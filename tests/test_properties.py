@@ -13,12 +13,12 @@ import json
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tui.adapters import ADAPTERS
-from tui.framing.detect import FramingError, read_stream
-from tui.framing.events import RawEvent
-from tui.load import stream_from_framed
-from tui.report import build_report
-from tui.stream import Stream
+from fraglens.adapters import ADAPTERS
+from fraglens.framing.detect import FramingError, read_stream
+from fraglens.framing.events import RawEvent
+from fraglens.load import stream_from_framed
+from fraglens.report import build_report
+from fraglens.stream import Stream
 
 text = st.text(
     alphabet=st.sampled_from(list('ab "\\/\n\t{}[]:,') + ["深", "圳", "é", "🚀", "\u2028"]),

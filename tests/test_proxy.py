@@ -28,11 +28,11 @@ import openai
 import pytest
 import uvicorn
 
-from tui.framing.detect import read_stream
-from tui.load import load_stream, stream_from_framed
-from tui.net.proxy import ProxyApp, ProxyServer, bind
-from tui.net.proxy_flows import Flow, FlowState, FlowStore
-from tui.report import build_report
+from fraglens.framing.detect import read_stream
+from fraglens.load import load_stream, stream_from_framed
+from fraglens.net.proxy import ProxyApp, ProxyServer, bind
+from fraglens.net.proxy_flows import Flow, FlowState, FlowStore
+from fraglens.report import build_report
 
 from .conftest import PATIENCE, SAMPLES
 

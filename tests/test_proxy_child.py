@@ -21,12 +21,12 @@ import httpx
 import openai
 import pytest
 
-from tui.net.proxy import bind
-from tui.net.proxy_child import ChildProxy
-from tui.net.proxy_flows import FlowState, FlowStore
-from tui.net.replay import Chaos
-from tui.net.serve import ServerHandle
-from tui.report import build_report
+from fraglens.net.proxy import bind
+from fraglens.net.proxy_child import ChildProxy
+from fraglens.net.proxy_flows import FlowState, FlowStore
+from fraglens.net.replay import Chaos
+from fraglens.net.serve import ServerHandle
+from fraglens.report import build_report
 
 from .conftest import ROOT
 from .test_proxy import (
@@ -164,7 +164,7 @@ def test_no_key_ever_reaches_the_pipe():
     with serve(CHAT) as up:
         sock = bind("127.0.0.1", 0)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tui.net.proxy_child", "--fd", str(sock.fileno()),
+            [sys.executable, "-m", "fraglens.net.proxy_child", "--fd", str(sock.fileno()),
              "--upstream", up.url + "/v1"],
             pass_fds=(sock.fileno(),), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),

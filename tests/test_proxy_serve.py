@@ -22,13 +22,13 @@ import httpx
 import openai
 import pytest
 
-from tui.load import load_stream
-from tui.net.proxy import ProxyApp, ProxyServer
-from tui.net.proxy_flows import FlowState, FlowStore
-from tui.net.replay import NO_CHAOS, Chaos, Pace
-from tui.net.serve import ServerHandle, bind, start_server
-from tui.proxy_commands import StopOnSigterm, Terminated
-from tui.report import build_report
+from fraglens.load import load_stream
+from fraglens.net.proxy import ProxyApp, ProxyServer
+from fraglens.net.proxy_flows import FlowState, FlowStore
+from fraglens.net.replay import NO_CHAOS, Chaos, Pace
+from fraglens.net.serve import ServerHandle, bind, start_server
+from fraglens.proxy_commands import StopOnSigterm, Terminated
+from fraglens.report import build_report
 
 from .conftest import ROOT, SAMPLES
 from .test_proxy import KEY, MESSAGES, PATIENCE, chunks_via, raw_via, wait_flows, wait_for
@@ -159,7 +159,7 @@ def test_recordings_of_flows_replay_through_serve(store, tmp_path):
 # -- the command, as a real process ------------------------------------------------------
 
 
-# ``python -m tui``, with Ctrl-C as a terminal delivers it. A process started
+# ``python -m fraglens``, with Ctrl-C as a terminal delivers it. A process started
 # from a background job (``make test &`` in a script, a parallel run) inherits
 # SIGINT *ignored*, and Python then installs no KeyboardInterrupt handler: the
 # SIGINT below would be dropped and the proxy would serve on forever. The test
@@ -167,13 +167,13 @@ def test_recordings_of_flows_replay_through_serve(store, tmp_path):
 # process would, whatever the disposition the test run itself inherited.
 AS_FROM_A_TERMINAL = (
     "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "from tui.cli import main; raise SystemExit(main())"
+    "from fraglens.cli import main; raise SystemExit(main())"
 )
 # ... and as from that background job, whatever the test run inherited: SIGINT
 # ignored, no Ctrl-C handler. SIGTERM must stop the proxy all the same.
 AS_A_BACKGROUND_JOB = (
     "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-    "from tui.cli import main; raise SystemExit(main())"
+    "from fraglens.cli import main; raise SystemExit(main())"
 )
 
 

@@ -13,14 +13,14 @@ from contextlib import contextmanager
 import openai
 import pytest
 
-from tui.app.screens.flows import FlowsScreen, ProxyFlowsApp
-from tui.load import load_stream
-from tui.net.proxy import ProxyApp, ProxyServer
-from tui.net.proxy_flows import Flow, FlowState, FlowStore
-from tui.net.proxy_tee import BodyTee
-from tui.net.replay import load_source
-from tui.net.serve import ServerHandle, bind
-from tui.report import build_report
+from fraglens.app.screens.flows import FlowsScreen, ProxyFlowsApp
+from fraglens.load import load_stream
+from fraglens.net.proxy import ProxyApp, ProxyServer
+from fraglens.net.proxy_flows import Flow, FlowState, FlowStore
+from fraglens.net.proxy_tee import BodyTee
+from fraglens.net.replay import load_source
+from fraglens.net.serve import ServerHandle, bind
+from fraglens.report import build_report
 
 from .conftest import SAMPLES
 from .test_proxy import KEY, MESSAGES, PARALLEL, PATIENCE

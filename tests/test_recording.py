@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.framing import FramingError, read_stream
-from tui.framing.har import default_entry, har_entry_to_recording, list_streams
-from tui.framing.recording import (
+from fraglens.framing import FramingError, read_stream
+from fraglens.framing.har import default_entry, har_entry_to_recording, list_streams
+from fraglens.framing.recording import (
     RECORDING_VERSION,
     RecordingWriter,
     parse_recording,

@@ -17,10 +17,10 @@ import re
 
 import pytest
 
-from tui.framing.detect import read_stream
-from tui.load import load_stream
-from tui.report import build_report, dumps
-from tui.stream import Stream
+from fraglens.framing.detect import read_stream
+from fraglens.load import load_stream
+from fraglens.report import build_report, dumps
+from fraglens.stream import Stream
 
 from .conftest import SAMPLES
 

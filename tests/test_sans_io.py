@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent / "tui"
+ROOT = Path(__file__).resolve().parent.parent / "tui" / "fraglens"
 CORE = sorted(
     [*ROOT.joinpath("engine").glob("*.py"), *ROOT.joinpath("framing").glob("*.py"),
      *ROOT.joinpath("adapters").glob("*.py"), ROOT / "stream.py", ROOT / "report.py"]

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.engine.calls import Call
-from tui.engine.scanner import Scanner
+from fraglens.engine.calls import Call
+from fraglens.engine.scanner import Scanner
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)

@@ -11,10 +11,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tui.cli import main
-from tui.framing.recording import RecordingWriter
-from tui.net.replay import Chaos, Pace, load_source, plan
-from tui.net.serve import error_body, start_server
+from fraglens.cli import main
+from fraglens.framing.recording import RecordingWriter
+from fraglens.net.replay import Chaos, Pace, load_source, plan
+from fraglens.net.serve import error_body, start_server
 
 from .conftest import PATIENCE
 from .test_live_streams import ANTHROPIC_SSE, OPENAI_ARGS, OPENAI_ARGS_2, OPENAI_SSE, write
@@ -132,7 +132,7 @@ def test_provider_error_bodies_have_the_providers_shape():
 
 
 def load_source_bytes(data: bytes):
-    from tui.net.replay import source_from_bytes
+    from fraglens.net.replay import source_from_bytes
 
     return source_from_bytes(data, "inline")
 
@@ -294,7 +294,7 @@ def test_fraglens_serve_as_a_process_prints_its_url_and_answers(tmp_path):
         [
             sys.executable,
             "-m",
-            "tui",
+            "fraglens",
             "serve",
             source,
             "--port",

@@ -1,6 +1,6 @@
 """Flows as fraglens recordings: live into ``--record-dir``, or saved on demand.
 
-Either way the file is an ordinary recording (``tui/framing/recording.py``):
+Either way the file is an ordinary recording (``fraglens/framing/recording.py``):
 ``check``, the app and ``serve`` read it like any other. The body recorded is
 the one the app decoded (content-encoding undone), each network read with its
 time; headers and URLs were redacted when the flow stored them, and the

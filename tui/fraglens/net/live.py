@@ -1,7 +1,7 @@
 """One live request: send it, read the stream as it arrives, record it, say how it went.
 
 :class:`LiveCall` is the async worker behind ``fraglens live`` and the app's
-live mode. It feeds every event into ``call.stream`` (a :class:`tui.stream.Stream`)
+live mode. It feeds every event into ``call.stream`` (a :class:`fraglens.stream.Stream`)
 the moment the event is complete, writes each network read to the recording
 (flushed per line) before anything else looks at it, and reports progress
 as frozen :class:`LiveStatus` values. Whatever happens — a refused connection,

@@ -1,7 +1,7 @@
 """The Flows screen of ``fraglens proxy``: every exchange as it happens, and the
 three panes for the one you open.
 
-The proxy runs on its own thread (``tui/net/proxy.py``) and owns the flows;
+The proxy runs on its own thread (``fraglens/net/proxy.py``) and owns the flows;
 this side only reads them, under the store's lock, at the screen's pace: a
 timer compares ``FlowStore.version`` and updates the rows that changed. The
 flow list is mitmproxy's: newest at the bottom, the cursor follows the newest

@@ -1,7 +1,7 @@
 """Forwarding in a process of its own; flows, the engine and the app in this one.
 
 ``fraglens proxy`` binds the listening socket itself, then starts this module
-as a child process on that socket (``python -m tui.net.proxy_child``). The
+as a child process on that socket (``python -m fraglens.net.proxy_child``). The
 child runs ``ProxyApp`` on uvicorn and nothing else: it forwards, and writes
 what happened to its stdout as JSON lines (:class:`PipeSink`), never blocking
 on them (asyncio buffers a pipe the parent reads late). The parent reads them
@@ -132,7 +132,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def child_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tui.net.proxy_child")
+    parser = argparse.ArgumentParser(prog="python -m fraglens.net.proxy_child")
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--upstream", required=True)
     args = parser.parse_args(argv)
@@ -187,7 +187,7 @@ class ChildProxy:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tui.net.proxy_child", "--fd", str(fd),
+            [sys.executable, "-m", "fraglens.net.proxy_child", "--fd", str(fd),
              "--upstream", str(self.upstream)],
             pass_fds=(fd,),
             stdin=subprocess.PIPE,

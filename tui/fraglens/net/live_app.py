@@ -1,6 +1,6 @@
 """``fraglens live`` in the app: the call streams into the three panes as it arrives.
 
-The app (``tui.app``) shows a Stream that may grow; this module runs the
+The app (``fraglens.app``) shows a Stream that may grow; this module runs the
 :class:`LiveCall` in a Textual worker on the app's own event loop, so the call
 feeds ``call.stream`` between two repaints and never from another thread. Each
 event posts ``StreamGrew``, a message that coalesces: a backend sending

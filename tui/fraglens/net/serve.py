@@ -10,7 +10,7 @@ the recorded models. A request to one of those three endpoints whose JSON body
 says ``"stream": false`` gets HTTP 400 in its provider's error shape rather
 than an event stream its client would not parse; a body without ``stream``
 (curl, a quick test) is streamed to, as before. What to send and when comes
-from :mod:`tui.net.replay`; this module sleeps and writes.
+from :mod:`fraglens.net.replay`; this module sleeps and writes.
 
 :func:`start_server` runs it in a background thread on a socket it binds
 itself (port 0: a free one), for tests and for tools that embed it.

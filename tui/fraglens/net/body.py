@@ -2,7 +2,7 @@
 
 ``fraglens live`` promises that its report equals ``fraglens check`` on the
 recording it wrote. So the body is framed here by the same rule
-``tui.framing.detect`` applies to a recording's body: a body whose first
+``fraglens.framing.detect`` applies to a recording's body: a body whose first
 character is not ``{`` or ``[`` and that has an SSE ``data:`` line is SSE, fed
 to :class:`SSEDecoder` read by read, with the same receive times; anything
 else (a JSON error body, a 200 that is not a stream, an HTML page from a
@@ -28,7 +28,7 @@ __all__ = ["LiveBody"]
 
 _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = b" \t\r\n"
-# the rule of tui/framing/detect.py: a data: field at the start of the body or of a line
+# the rule of fraglens/framing/detect.py: a data: field at the start of the body or of a line
 _BODY_STARTS_DATA = re.compile(rb"(?:\xef\xbb\xbf)?data:")
 _LINE_DATA = re.compile(rb"[\r\n]data:")
 

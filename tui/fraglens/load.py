@@ -39,7 +39,7 @@ def read_bytes(path: str) -> bytes:
 
 def demo_bytes() -> bytes:
     """The bundled demo recording the app opens with no argument."""
-    return resources.files("tui.demo").joinpath("demo.sse").read_bytes()
+    return resources.files("fraglens.demo").joinpath("demo.sse").read_bytes()
 
 
 def frame(data: bytes, name: str = "input") -> Framed:

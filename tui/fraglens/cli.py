@@ -114,10 +114,10 @@ def register(name: str, help: str, build: Callable, run: Callable) -> None:
 
 def _load_plugins() -> None:
     for module in (
-        "tui.net.commands",
-        "tui.history.commands",
-        "tui.recording_commands",
-        "tui.proxy_commands",
+        "fraglens.net.commands",
+        "fraglens.history.commands",
+        "fraglens.recording_commands",
+        "fraglens.proxy_commands",
     ):
         try:
             __import__(module)

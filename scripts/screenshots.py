@@ -1,6 +1,6 @@
 """Regenerate the README screenshots from the real app: ``make screenshots``.
 
-    python -m tui.screenshots screenshots
+    python scripts/screenshots.py screenshots
 
 Each shot opens a bundled recording headless at a fixed terminal size, drives
 the app with the keys a user would press, and saves an SVG. The same keys give
@@ -14,8 +14,8 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
-from .app.app import FraglensApp
-from .load import load_stream
+from fraglens.app.app import FraglensApp
+from fraglens.load import load_stream
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SIZE = (120, 36)
@@ -104,7 +104,7 @@ async def take_all(out: Path, names: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tui.screenshots", description=__doc__)
+    parser = argparse.ArgumentParser(prog="scripts/screenshots.py", description=__doc__)
     parser.add_argument("out", type=Path, help="directory for the SVG files")
     parser.add_argument("names", nargs="*", help=f"only these: {', '.join(s.name for s in SHOTS)}")
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
-"""``fraglens proxy``: the command line of proxy mode (``tui/net/proxy.py``).
+"""``fraglens proxy``: the command line of proxy mode (``fraglens/net/proxy.py``).
 
-Registered with :func:`tui.cli.register`; the app and the server load only
+Registered with :func:`fraglens.cli.register`; the app and the server load only
 when the command runs.
 """
 

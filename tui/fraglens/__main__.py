@@ -1,4 +1,4 @@
-"""``python -m tui`` is ``fraglens``."""
+"""``python -m fraglens`` is ``fraglens``."""
 
 from .cli import main
 
