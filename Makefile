@@ -2,36 +2,50 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+APP := $(VENV)/.installed-app
+TEST := $(VENV)/.installed-test
 
-.PHONY: demo test screenshots bench conformance lint clean
+.PHONY: demo test lint screenshots bench conformance diagnostics-doc clean
 
-$(STAMP): pyproject.toml
+# the app alone: what a user gets from `pip install .`
+$(APP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	touch $(APP)
+
+# the app and the test extras (pytest, mypy, ruff, the openai SDK...)
+$(TEST): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
-	touch $(STAMP)
+	touch $(APP) $(TEST)
 
-demo: $(STAMP)
+demo: $(APP)
 	$(BIN)/fraglens
 
-test: $(STAMP)
+test: lint
 	$(BIN)/python -m pytest -q
 
-screenshots: $(STAMP)
+# plain mypy on the whole package, --strict on the sans-I/O core; ruff runs in the suite
+lint: $(TEST)
+	$(BIN)/mypy
+	$(BIN)/mypy --strict -p fraglens.engine -p fraglens.framing -p fraglens.adapters -m fraglens.redact
+
+screenshots: $(TEST)
 	$(BIN)/python scripts/screenshots.py screenshots
 
-bench: $(STAMP)
+diagnostics-doc: $(APP)
+	$(BIN)/python scripts/diagnostics_doc.py > docs/diagnostics.md
+
+bench: $(TEST)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/tui.py
 	$(BIN)/python bench/live.py
 	$(BIN)/python bench/proxy.py
 
-conformance: $(STAMP)
+conformance: $(APP)
 	$(BIN)/python ../shared/tools/conformance.py --cmd "$(BIN)/fraglens check --json" -v
 
-lint: $(STAMP)
-	$(BIN)/ruff check tui tests bench scripts
-
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info tui/*.egg-info

@@ -88,9 +88,9 @@ def run_proxy_with_app(port: int, upstream: str, same_process: bool) -> None:
     would. ``same_process``: forwarding on a thread of this process instead, the
     design the child replaced."""
     from fraglens.app.screens.flows import ProxyFlowsApp
-    from fraglens.net.proxy import ProxyApp, ProxyServer, bind
-    from fraglens.net.proxy_child import ChildProxy
-    from fraglens.net.proxy_flows import FlowStore
+    from fraglens.net.proxy.child import ChildProxy
+    from fraglens.net.proxy.flows import FlowStore
+    from fraglens.net.proxy.server import ProxyApp, ProxyServer, bind
 
     store = FlowStore()
     sock = bind("127.0.0.1", port)
@@ -197,7 +197,7 @@ def measure(
             args += ["--record-dir", tmp]
         proxy = subprocess.Popen(
             args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            env=dict(os.environ, PYTHONPATH=str(ROOT / "tui")),
         )  # fmt: skip
         try:
             wait_port(up_port, upstream)

@@ -14,7 +14,6 @@ from fraglens.app import clipboard
 from fraglens.app.app import SPEEDS, FraglensApp, StreamGrew
 from fraglens.app.commands import FraglensCommands
 from fraglens.app.keys import BINDINGS, palette_title
-from fraglens.app.main import run_app
 from fraglens.app.screens.help import HelpScreen
 from fraglens.app.screens.jump import JumpScreen
 from fraglens.app.screens.raw_event import RawEventScreen
@@ -23,6 +22,7 @@ from fraglens.app.widgets.chunk_line import ChunkLine, compact, mark, window
 from fraglens.app.widgets.key_bar import KeyBar
 from fraglens.app.widgets.parse import CallResult, DiagnosticsView, ParsePane
 from fraglens.app.widgets.stream_list import StreamList
+from fraglens.cli.debugger import run as run_app
 from fraglens.framing.events import RawEvent
 from fraglens.load import load_stream
 from fraglens.stream import Stream

@@ -78,7 +78,7 @@ class PtyApp:
             for k, v in os.environ.items()
             if k not in ("COLUMNS", "LINES", "NO_COLOR") and not k.startswith("TEXTUAL")
         }
-        env.update(TERM="xterm-256color", PYTHONPATH=str(ROOT), OPENAI_API_KEY=KEY)
+        env.update(TERM="xterm-256color", PYTHONPATH=str(ROOT / "tui"), OPENAI_API_KEY=KEY)
         if stderr_to is not None:
             env["FRAGLENS_TEST_STDERR"] = str(stderr_to)
         self.master, follower = os.openpty()

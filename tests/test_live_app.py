@@ -13,7 +13,7 @@ from .test_live_streams import FAKE_KEY, OPENAI_ARGS, OPENAI_ARGS_2, OPENAI_SSE,
 
 pytest.importorskip("fraglens.app.app")
 
-from fraglens.net.live_app import AGAIN, make_live_app  # noqa: E402
+from fraglens.app.live import AGAIN, make_live_app  # noqa: E402
 
 SIZE = (120, 36)
 #: Pilot pauses to wait for the call before giving up (no clock involved): at

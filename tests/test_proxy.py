@@ -30,8 +30,8 @@ import uvicorn
 
 from fraglens.framing.detect import read_stream
 from fraglens.load import load_stream, stream_from_framed
-from fraglens.net.proxy import ProxyApp, ProxyServer, bind
-from fraglens.net.proxy_flows import Flow, FlowState, FlowStore
+from fraglens.net.proxy.flows import Flow, FlowState, FlowStore
+from fraglens.net.proxy.server import ProxyApp, ProxyServer, bind
 from fraglens.report import build_report
 
 from .conftest import PATIENCE, SAMPLES

@@ -21,9 +21,9 @@ import httpx
 import openai
 import pytest
 
-from fraglens.net.proxy import bind
-from fraglens.net.proxy_child import ChildProxy
-from fraglens.net.proxy_flows import FlowState, FlowStore
+from fraglens.net.proxy.child import ChildProxy
+from fraglens.net.proxy.flows import FlowState, FlowStore
+from fraglens.net.proxy.server import bind
 from fraglens.net.replay import Chaos
 from fraglens.net.serve import ServerHandle
 from fraglens.report import build_report
@@ -164,10 +164,10 @@ def test_no_key_ever_reaches_the_pipe():
     with serve(CHAT) as up:
         sock = bind("127.0.0.1", 0)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "fraglens.net.proxy_child", "--fd", str(sock.fileno()),
+            [sys.executable, "-m", "fraglens.net.proxy.child", "--fd", str(sock.fileno()),
              "--upstream", up.url + "/v1"],
             pass_fds=(sock.fileno(),), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            stderr=subprocess.PIPE, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT / "tui")),
         )  # fmt: skip
         base = f"http://127.0.0.1:{sock.getsockname()[1]}"
         url = f"{base}/v1/chat/completions?key={KEY}"

@@ -13,16 +13,16 @@ import pytest
 
 from fraglens.framing.detect import read_stream
 from fraglens.load import load_stream, stream_from_framed
-from fraglens.net.proxy import (
+from fraglens.net.proxy.flows import Flow, FlowState, FlowStore, decoded_format, worst_status
+from fraglens.net.proxy.headless import HeadlessPrinter, flow_line
+from fraglens.net.proxy.record import recording_name, save_flow
+from fraglens.net.proxy.server import (
     forwarded_request_headers,
     forwarded_response_headers,
     is_loopback,
     join_upstream,
 )
-from fraglens.net.proxy_flows import Flow, FlowState, FlowStore, decoded_format, worst_status
-from fraglens.net.proxy_headless import HeadlessPrinter, flow_line
-from fraglens.net.proxy_record import recording_name, save_flow
-from fraglens.net.proxy_tee import BodyTee
+from fraglens.net.proxy.tee import BodyTee
 from fraglens.report import build_report
 
 from .test_proxy import COMPLETION, KEY, PARALLEL
@@ -129,7 +129,7 @@ def test_hop_by_hop_headers_and_host_are_not_forwarded():
      ("0.0.0.0", False), ("::", False), ("192.168.1.4", False), ("example.com", False)],
 )  # fmt: skip
 def test_only_loopback_hosts_pass_without_a_warning(host, loopback):
-    from fraglens.proxy_commands import exposure_warning
+    from fraglens.cli.proxy import exposure_warning
 
     assert is_loopback(host) is loopback
     assert (exposure_warning(host) is None) is loopback

@@ -22,12 +22,12 @@ import httpx
 import openai
 import pytest
 
+from fraglens.cli.proxy import StopOnSigterm, Terminated
 from fraglens.load import load_stream
-from fraglens.net.proxy import ProxyApp, ProxyServer
-from fraglens.net.proxy_flows import FlowState, FlowStore
+from fraglens.net.proxy.flows import FlowState, FlowStore
+from fraglens.net.proxy.server import ProxyApp, ProxyServer
 from fraglens.net.replay import NO_CHAOS, Chaos, Pace
 from fraglens.net.serve import ServerHandle, bind, start_server
-from fraglens.proxy_commands import StopOnSigterm, Terminated
 from fraglens.report import build_report
 
 from .conftest import ROOT, SAMPLES
@@ -184,7 +184,7 @@ def run_proxy(*args: str, script: str = AS_FROM_A_TERMINAL) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1", COLUMNS="120"),
+        env=dict(os.environ, PYTHONPATH=str(ROOT / "tui"), NO_COLOR="1", COLUMNS="120"),
     )
 
 

@@ -15,9 +15,9 @@ import pytest
 
 from fraglens.app.screens.flows import FlowsScreen, ProxyFlowsApp
 from fraglens.load import load_stream
-from fraglens.net.proxy import ProxyApp, ProxyServer
-from fraglens.net.proxy_flows import Flow, FlowState, FlowStore
-from fraglens.net.proxy_tee import BodyTee
+from fraglens.net.proxy.flows import Flow, FlowState, FlowStore
+from fraglens.net.proxy.server import ProxyApp, ProxyServer
+from fraglens.net.proxy.tee import BodyTee
 from fraglens.net.replay import load_source
 from fraglens.net.serve import ServerHandle, bind
 from fraglens.report import build_report

@@ -20,7 +20,8 @@ FORMATS = ("openai-chat", "anthropic", "openai-responses", "gemini", "cohere", "
 #: how many undecided events to hold back while the format is still unknown
 _DETECT_WINDOW = 16
 
-_scan_once = json.JSONDecoder().scan_once
+# the C scanner json.loads itself uses; set in JSONDecoder.__init__, so typeshed omits it
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _loads(text: str) -> Any:

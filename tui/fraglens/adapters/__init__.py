@@ -157,9 +157,9 @@ def _by_shape(payload: dict[str, Any]) -> Detection | None:
 def sniff(payload: Any, event: str | None = None) -> Detection | None:
     """What one chunk tells about the wire format, with how sure it is; None if nothing."""
     if isinstance(payload, list):
-        found = [sniff(item) for item in payload[:8] if isinstance(item, dict)]
-        certain = [d for d in found if d is not None and d.confidence == "certain"]
-        return certain[0] if certain else next((d for d in found if d is not None), None)
+        items = [sniff(item) for item in payload[:8] if isinstance(item, dict)]
+        certain = [d for d in items if d is not None and d.confidence == "certain"]
+        return certain[0] if certain else next((d for d in items if d is not None), None)
     if isinstance(payload, dict):
         kind = payload.get("type")
         found = _by_type(kind, payload) if isinstance(kind, str) else None

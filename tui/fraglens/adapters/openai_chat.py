@@ -165,7 +165,7 @@ class OpenAIChatAdapter:
         elif "prompt_filter_results" in payload and not ops and not finishes:
             ops.append(Notice("annotation-chunk", "prompt filter results with no delta"))
         ops.extend(finishes)
-        if has_usage:
+        if isinstance(usage, dict):
             ops.append(Usage(dict(usage)))
         ops.extend(errors)
         return ops

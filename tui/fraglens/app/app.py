@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.driver import Driver
 from textual.message import Message
@@ -71,7 +71,7 @@ class FraglensApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "fraglens"
     COMMANDS = App.COMMANDS | {FraglensCommands}
-    BINDINGS: ClassVar = BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = [*BINDINGS]
     #: binding ids on the key line, in order (a subclass may add its own)
     KEY_BAR: ClassVar[tuple[str, ...]] = KEY_BAR
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
@@ -130,7 +130,7 @@ class FraglensApp(App[int]):
         with Horizontal(id="panes"):
             yield from self._panes()
         yield StatusBar(self._status(), id="status")
-        yield KeyBar(self.BINDINGS, self.KEY_BAR, id="keys")
+        yield KeyBar([b for b in self.BINDINGS if isinstance(b, Binding)], self.KEY_BAR, id="keys")
 
     def _panes(self) -> list[Widget]:
         return [

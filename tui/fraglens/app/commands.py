@@ -37,9 +37,10 @@ class FraglensCommands(Provider):
                 f"choice {call.choice}, events {call.first_event}–{call.last_event}",
                 (partial(app.select_call, call.seq)),
             )
-        found = [d for d in index.stream.reassembler.diagnostics() if d.event is not None]
-        for d in found[:PALETTE_DIAGNOSTICS]:
-            yield f"find: {d.code} at event {d.event}", d.message, partial(app.goto, d.event)
+        diagnostics = index.stream.reassembler.diagnostics()
+        found = [(d, d.event) for d in diagnostics if d.event is not None]
+        for d, event in found[:PALETTE_DIAGNOSTICS]:
+            yield f"find: {d.code} at event {event}", d.message, partial(app.goto, event)
 
     async def discover(self) -> Hits:
         for title, help_text, callback in self._commands():

@@ -178,7 +178,7 @@ class StepIndex:
 
     def text_added_at(self, step: int) -> list[str]:
         """The text and reasoning pieces event ``step`` carried."""
-        found = []
+        found: list[str] = []
         for choice in sorted(self.stream.reassembler.choices):
             for channel in ("reasoning", "content"):
                 pieces = self._pieces(choice, channel)

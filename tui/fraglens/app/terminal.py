@@ -54,4 +54,6 @@ class TerminalDriver(LinuxDriver):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._file = TerminalOutput(self._file)
+        if self._file is not None:
+            # the driver types _file as the text stream it opened; ours wraps it
+            self._file = TerminalOutput(self._file)  # type: ignore[assignment]

@@ -197,7 +197,7 @@ def _json_container(s: str) -> Any:
 def _split_values(text: str) -> list[Any] | None:
     """All whitespace-separated JSON values of ``text``, or None if it isn't
     such a sequence."""
-    values = []
+    values: list[Any] = []
     i, n = 0, len(text)
     while True:
         while i < n and text[i] in " \t\r\n":

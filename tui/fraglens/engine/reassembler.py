@@ -149,10 +149,14 @@ class Reassembler:
         self._end_checks(event)
 
     # -- diagnostics -----------------------------------------------------------
-    def diag(self, code: str, message: str, event: int | None = None, call: Call | None = None):
+    def diag(
+        self, code: str, message: str, event: int | None = None, call: Call | None = None
+    ) -> None:
         self._diagnostics.append(make(code, message, event, call.seq if call else None))
 
-    def note_once(self, key: str, code: str, message: str, event: int | None, call=None) -> None:
+    def note_once(
+        self, key: str, code: str, message: str, event: int | None, call: Call | None = None
+    ) -> None:
         if key not in self._once:
             self._once.add(key)
             self.diag(code, message, event, call)

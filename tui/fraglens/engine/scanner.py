@@ -33,6 +33,8 @@ _LITERAL = 7
 _NUMBER = 8
 _DEAD = 9  # invalid: nothing more is scanned
 
+# Each of these patterns matches the empty string, so ``match`` never returns
+# None: the ``type: ignore[union-attr]`` below says so without a check per call.
 _STR_RUN = re.compile(r'[^"\\\x00-\x1f]*')
 _WS_RUN = re.compile(r"[ \t\n\r]*")
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -161,7 +163,7 @@ class Scanner:
         state = self._state
         start = 0
         if state == _STRING and not self._esc and not self._uni:
-            start = _STR_RUN.match(text).end()
+            start = _STR_RUN.match(text).end()  # type: ignore[union-attr]
             if start:
                 self._pending_high = None
             if start == len(text):
@@ -191,7 +193,7 @@ class Scanner:
                     if self._state == _DEAD:
                         return
                     continue
-                j = _STR_RUN.match(text, i).end()
+                j = _STR_RUN.match(text, i).end()  # type: ignore[union-attr]
                 if j > i:
                     self._pending_high = None  # text between the halves: no pair
                     i = j
@@ -214,9 +216,9 @@ class Scanner:
                     return
                 continue
             if st == _NUMBER:
-                j = _NUM_CHARS.match(text, i).end()
+                j = _NUM_CHARS.match(text, i).end()  # type: ignore[union-attr]
                 self._num += text[i:j]
-                good = _NUM_PREFIX.match(self._num).end()
+                good = _NUM_PREFIX.match(self._num).end()  # type: ignore[union-attr]
                 if good < len(self._num):
                     self._fail(self._num_start + good)
                     return
@@ -248,7 +250,7 @@ class Scanner:
             # structural states: skip whitespace first
             c = text[i]
             if c in " \t\n\r":
-                i = _WS_RUN.match(text, i).end()
+                i = _WS_RUN.match(text, i).end()  # type: ignore[union-attr]
                 if i >= n:
                     break
                 c = text[i]

@@ -164,7 +164,9 @@ class SlotResolver:
                 return self._new(event, d, None, None, None)
         return None
 
-    def _new(self, event: int, d: ToolDelta, cid: str | None, name: str | None, index: int | None):
+    def _new(
+        self, event: int, d: ToolDelta, cid: str | None, name: str | None, index: int | None
+    ) -> Call:
         owner = self.owner
         call = owner.new_call(event, d.choice, index)
         if index is not None:
@@ -189,7 +191,9 @@ class SlotResolver:
             call.name_history.append((event, name))
         return call
 
-    def _collision(self, event: int, d: ToolDelta, cid, name, index: int, why: str) -> Call:
+    def _collision(
+        self, event: int, d: ToolDelta, cid: str | None, name: str | None, index: int, why: str
+    ) -> Call:
         old = self.by_index[(d.choice, index)]
         self.owner.diag(
             "index-collision",
@@ -199,7 +203,9 @@ class SlotResolver:
         )
         return self._new(event, d, cid, name, index)
 
-    def _update(self, event: int, call: Call, cid, name, d: ToolDelta) -> Call:
+    def _update(
+        self, event: int, call: Call, cid: str | None, name: str | None, d: ToolDelta
+    ) -> Call:
         owner = self.owner
         if d.item is not None:
             self.by_item.setdefault((d.choice, d.item), call)

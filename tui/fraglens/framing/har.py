@@ -14,8 +14,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..redact import redact_url
 from .events import FramingError
-from .recording import RecordingWriter, redact_url
+from .recording import RecordingWriter
 
 __all__ = ["default_entry", "har_entry_to_recording", "list_streams"]
 

@@ -193,7 +193,7 @@ def _sse_source(
 ) -> Source:
     # an event's write runs up to where the next event starts: the blank lines
     # after a comment, and whatever follows the last event, go with it
-    ends = []
+    ends: list[int] = []
     for following in events[1:]:
         end = following.span[0] if following.span else len(body)
         ends.append(max(end, ends[-1] if ends else 0))

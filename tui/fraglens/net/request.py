@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..framing.recording import REDACTED, redact_headers, redact_url
+from ..redact import REDACTED, redact_headers, redact_url
 
 __all__ = [
     "ENDPOINTS",
@@ -148,7 +148,8 @@ def _tool_parts(tool: Any) -> tuple[str, str | None, Any] | None:
     """(name, description, JSON schema) from a tool in any of the three shapes."""
     if not isinstance(tool, Mapping):
         return None
-    inner = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+    function = tool.get("function")
+    inner: Mapping[str, Any] = function if isinstance(function, Mapping) else tool
     name = inner.get("name")
     if not isinstance(name, str):
         return None

@@ -1,7 +1,7 @@
 """The Flows screen of ``fraglens proxy``: every exchange as it happens, and the
 three panes for the one you open.
 
-The proxy runs on its own thread (``fraglens/net/proxy.py``) and owns the flows;
+The proxy runs on its own thread (``fraglens/net/proxy/``) and owns the flows;
 this side only reads them, under the store's lock, at the screen's pace: a
 timer compares ``FlowStore.version`` and updates the rows that changed. The
 flow list is mitmproxy's: newest at the bottom, the cursor follows the newest
@@ -27,8 +27,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from ...net.proxy_flows import Flow, FlowRow, FlowState, FlowStore
-from ...net.proxy_record import recording_name, save_flow
+from ...net.proxy.flows import Flow, FlowRow, FlowState, FlowStore
+from ...net.proxy.record import recording_name, save_flow
 from ...report_text import STATUS_STYLE
 from ...stream import Stream
 from ..app import FraglensApp

@@ -276,10 +276,10 @@ class BuffersPane(Titled, VerticalScroll):
         self.query_one(AssistantText).show(step)
         self.query_one("#buffers-empty").display = shown == 0
         self.set_titles(subtitle=f"{shown} call{'s' if shown != 1 else ''}")
-        card = self.cards.get(selected) if selected is not None else None
-        if card is not None and card.display and selected != self._scrolled_to:
+        chosen = self.cards.get(selected) if selected is not None else None
+        if chosen is not None and chosen.display and selected != self._scrolled_to:
             # after the layout that places a card that may have just appeared
-            self.call_after_refresh(self.scroll_to_widget, card, animate=False)
+            self.call_after_refresh(self.scroll_to_widget, chosen, animate=False)
         self._scrolled_to = selected
 
     def on_resize(self) -> None:

@@ -9,7 +9,7 @@ with the raw and repaired text side by side, and the raw text as received.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.highlighter import JSONHighlighter
@@ -17,6 +17,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual import events
+from textual.binding import BindingType
 from textual.color import Color
 from textual.containers import VerticalScroll
 from textual.widget import Widget
@@ -261,7 +262,7 @@ class DiagnosticsView(ComponentStyles, Titled, Prerendered):
 class ParsePane(Titled, VerticalScroll):
     """The verdicts, then the diagnostics."""
 
-    BINDINGS = PANE_BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = [*PANE_BINDINGS]
 
     def __init__(self, index: StepIndex, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -286,9 +287,9 @@ class ParsePane(Titled, VerticalScroll):
                 status = widget.result.status if widget.result else "streaming"
                 counts[status] = counts.get(status, 0) + 1
         self.query_one(DiagnosticsView).show(step)
-        widget = self.results.get(selected) if selected is not None else None
-        if widget is not None and widget.display and selected != self._scrolled_to:
-            self.call_after_refresh(self.scroll_to_widget, widget, animate=False)
+        chosen = self.results.get(selected) if selected is not None else None
+        if chosen is not None and chosen.display and selected != self._scrolled_to:
+            self.call_after_refresh(self.scroll_to_widget, chosen, animate=False)
         self._scrolled_to = selected
         self.set_titles(
             subtitle=" · ".join(f"{n} {s}" for s, n in counts.items()) or "no calls yet"

@@ -1,7 +1,7 @@
 """Forwarding in a process of its own; flows, the engine and the app in this one.
 
 ``fraglens proxy`` binds the listening socket itself, then starts this module
-as a child process on that socket (``python -m fraglens.net.proxy_child``). The
+as a child process on that socket (``python -m fraglens.net.proxy.child``). The
 child runs ``ProxyApp`` on uvicorn and nothing else: it forwards, and writes
 what happened to its stdout as JSON lines (:class:`PipeSink`), never blocking
 on them (asyncio buffers a pipe the parent reads late). The parent reads them
@@ -38,8 +38,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from .proxy_flows import FlowStore
-from .proxy_sink import Opened, StoreSink
+from .flows import FlowStore
+from .sink import Opened, StoreSink
 
 __all__ = ["ChildProxy", "PipeSink"]
 
@@ -75,7 +75,7 @@ class PipeSink:
     def response(
         self, id: int, status: int, headers: list[tuple[str, str]], encoding: str | None, at: float
     ) -> None:
-        from ..framing.recording import redact_headers
+        from ...redact import redact_headers
 
         shown = list(redact_headers(headers).items())
         self._line(
@@ -93,7 +93,7 @@ class PipeSink:
 
 
 async def _child_main(fd: int, upstream: str) -> None:
-    from .proxy import ProxyApp, ProxyServer
+    from .server import ProxyApp, ProxyServer
 
     loop = asyncio.get_running_loop()
     pipe = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
@@ -132,7 +132,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def child_main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fraglens.net.proxy_child")
+    parser = argparse.ArgumentParser(prog="python -m fraglens.net.proxy.child")
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--upstream", required=True)
     args = parser.parse_args(argv)
@@ -167,7 +167,7 @@ class ChildProxy:
         record_dir: Path | None = None,
         log: Any = None,
     ) -> None:
-        from .proxy import parse_upstream, url_of
+        from .server import parse_upstream, url_of
 
         self.upstream = parse_upstream(upstream)
         self.sock = sock
@@ -187,7 +187,7 @@ class ChildProxy:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "fraglens.net.proxy_child", "--fd", str(fd),
+            [sys.executable, "-m", "fraglens.net.proxy.child", "--fd", str(fd),
              "--upstream", str(self.upstream)],
             pass_fds=(fd,),
             stdin=subprocess.PIPE,

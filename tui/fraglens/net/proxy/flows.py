@@ -1,8 +1,8 @@
 """The flows the proxy has seen: one ``Flow`` per exchange, kept in a ``FlowStore``.
 
-A ``StoreSink`` (``proxy_sink.py``) creates and feeds flows from the facts the
+A ``StoreSink`` (``sink.py``) creates and feeds flows from the facts the
 forwarding side reports: on the thread that reads the forwarding process's
-pipe (``proxy_child.py``, what ``fraglens proxy`` runs), or on the proxy's own
+pipe (``child.py``, what ``fraglens proxy`` runs), or on the proxy's own
 event loop when it runs in process (tests, tools). Views (the Flows screen,
 the headless printer) read them. The store's lock is the one rule that keeps
 both sides honest: the sink holds it while it changes a flow, a view holds it
@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ..engine.diagnostics import SEVERITY_RANK
-from ..framing.events import RawEvent
-from ..framing.recording import RecordingWriter
-from ..stream import Stream
+from ...engine.diagnostics import SEVERITY_RANK
+from ...framing.events import RawEvent
+from ...framing.recording import RecordingWriter
+from ...stream import Stream
 
 __all__ = ["Flow", "FlowRow", "FlowState", "FlowStore", "decoded_format", "worst_status"]
 

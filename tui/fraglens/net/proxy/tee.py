@@ -17,10 +17,10 @@ import re
 import zlib
 from typing import Protocol
 
-from ..framing.detect import read_stream
-from ..framing.events import FramingError, RawEvent
-from ..framing.sse import SSEDecoder
-from .proxy_flows import Flow
+from ...framing.detect import read_stream
+from ...framing.events import FramingError, RawEvent
+from ...framing.sse import SSEDecoder
+from .flows import Flow
 
 __all__ = ["BodyTee"]
 

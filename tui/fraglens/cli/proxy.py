@@ -1,7 +1,6 @@
-"""``fraglens proxy``: the command line of proxy mode (``fraglens/net/proxy.py``).
+"""``fraglens proxy``: the command line of proxy mode (``fraglens.net.proxy``).
 
-Registered with :func:`fraglens.cli.register`; the app and the server load only
-when the command runs.
+The app and the server load only when the command runs.
 """
 
 from __future__ import annotations
@@ -14,13 +13,16 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from .cli import CliError, register
+from .common import CliError
 
 DEFAULT_PORT = 8788
-HELP = "a reverse proxy for your own app: watch every tool call it receives, live"
+EXAMPLES = """\
+examples:
+  fraglens proxy --upstream https://api.openai.com/v1      then OPENAI_BASE_URL=http://127.0.0.1:8788/v1
+  fraglens proxy --upstream http://127.0.0.1:8765/v1 --headless --record-dir flows/"""
 
 
-def build_parser(p: argparse.ArgumentParser) -> None:
+def build(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--upstream",
         required=True,
@@ -57,7 +59,7 @@ def build_parser(p: argparse.ArgumentParser) -> None:
 
 
 def exposure_warning(host: str) -> str | None:
-    from .net.proxy import is_loopback
+    from ..net.proxy.server import is_loopback
 
     if is_loopback(host):
         return None
@@ -114,9 +116,9 @@ class StopOnSigterm:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .net.proxy import bind, parse_upstream
-    from .net.proxy_child import ChildProxy
-    from .net.proxy_flows import FlowStore
+    from ..net.proxy.child import ChildProxy
+    from ..net.proxy.flows import FlowStore
+    from ..net.proxy.server import bind, parse_upstream
 
     try:
         upstream = parse_upstream(args.upstream)
@@ -144,13 +146,13 @@ def run(args: argparse.Namespace) -> int:
     base = proxy.url + upstream.path.rstrip("/")
     if not headless:
         try:
-            from .app.screens.flows import run_flows_app
+            from ..app.screens.flows import run_flows_app
         except ImportError:
             print("fraglens proxy: the app is not available; running headless", file=sys.stderr)
             headless = True
         else:
             return run_flows_app(proxy, store, base_url=base, log_lines=lines)
-    from .net.proxy_headless import HeadlessPrinter
+    from ..net.proxy.headless import HeadlessPrinter
 
     HeadlessPrinter(store, as_json=args.json)
     with StopOnSigterm() as sigterm:
@@ -175,6 +177,3 @@ def run(args: argparse.Namespace) -> int:
             return 0
     print(f"fraglens proxy: error: the forwarding process exited ({code})", file=sys.stderr)
     return 2
-
-
-register("proxy", HELP, build_parser, run)

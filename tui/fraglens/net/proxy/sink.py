@@ -4,7 +4,7 @@ The forwarding side (``ProxyApp``) states facts about each exchange and
 nothing else: it opened, the response headers came, body bytes went through,
 it ended and how. A :class:`FlowSink` receives them. :class:`StoreSink` turns
 them into ``Flow``s in a ``FlowStore`` (the tee into a ``Stream``, the live
-recording, the flow's state); ``proxy_child.py`` carries the same facts over
+recording, the flow's state); ``child.py`` carries the same facts over
 a pipe from a forwarding process, so that the engine and the app never share
 a process, or a GIL, with the bytes the user's app is waiting for.
 
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..framing.recording import redact_headers, redact_url
-from .proxy_flows import Flow, FlowState, FlowStore, decoded_format
-from .proxy_record import LiveRecording
-from .proxy_tee import BodyTee
+from ...redact import redact_headers, redact_url
+from .flows import Flow, FlowState, FlowStore, decoded_format
+from .record import LiveRecording
+from .tee import BodyTee
 
 __all__ = ["ENDINGS", "FlowSink", "Opened", "StoreSink"]
 

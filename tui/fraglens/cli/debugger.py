@@ -1,4 +1,4 @@
-"""``fraglens [PATH]``: load the stream, then run the app."""
+"""``fraglens [PATH]``: load the capture, then open it in the app."""
 
 from __future__ import annotations
 
@@ -7,20 +7,36 @@ import gc
 import os
 import sys
 
-from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..load import LoadError, load_stream
+from .common import EXIT_CODES, add_stream_options
+
+EXAMPLES = """\
+examples:
+  fraglens                      the bundled demo
+  fraglens capture.sse          any capture `fraglens check` reads
+  curl -sN ... | fraglens -     a stream on stdin (keys come from the terminal)"""
 
 
-def run_app(args: argparse.Namespace) -> int:
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fraglens",
+        description="Open a capture in the debugger. `fraglens --help` lists the commands.",
+        epilog=f"{EXAMPLES}\n\n{EXIT_CODES}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("path", nargs="?", help="a capture (default: the bundled demo)")
+    add_stream_options(p)
+    p.set_defaults(run=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
     """Open ``args.path`` (None: the bundled demo) in the debugger. A stream
     that cannot be read exits 2 with a one-line reason, never a traceback."""
-    path = getattr(args, "path", None)
+    path = args.path
     try:
-        stream, _ = load_stream(
-            path or ":demo:",
-            format=getattr(args, "format", None),
-            max_arg_bytes=getattr(args, "max_arg_bytes", DEFAULT_MAX_ARG_BYTES),
-        )
+        stream, _ = load_stream(path or ":demo:", format=args.format,
+                                max_arg_bytes=args.max_arg_bytes)
     except LoadError as exc:
         print(f"fraglens: error: {exc}", file=sys.stderr)
         return 2
@@ -31,7 +47,7 @@ def run_app(args: argparse.Namespace) -> int:
     if path == "-":
         # the stream came on stdin: the keyboard is the terminal, not the pipe
         _reopen_stdin()
-    from .app import FraglensApp  # Textual loads only once there is something to show
+    from ..app.app import FraglensApp  # Textual loads only once there is something to show
 
     # A big recording is a few hundred thousand objects that live until exit:
     # keep the garbage collector from walking them on every collection (the

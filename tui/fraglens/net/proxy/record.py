@@ -15,8 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
-from ..framing.recording import RecordingWriter
-from .proxy_flows import Flow, FlowState
+from ...framing.recording import RecordingWriter
+from .flows import Flow, FlowState
 
 __all__ = ["LiveRecording", "end_reason", "recording_name", "save_flow"]
 

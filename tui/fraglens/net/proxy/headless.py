@@ -15,9 +15,9 @@ from typing import IO, Any
 
 from rich.console import Console
 
-from ..report import build_report
-from ..report_text import print_report
-from .proxy_flows import Flow, FlowRow, FlowStore
+from ...report import build_report
+from ...report_text import print_report
+from .flows import Flow, FlowRow, FlowStore
 
 __all__ = ["HeadlessPrinter", "flow_line"]
 

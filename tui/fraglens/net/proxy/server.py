@@ -8,9 +8,9 @@ moment it arrives, still compressed if it was (``aiter_raw``). Only
 hop-by-hop headers are dropped, and Host names the upstream.
 
 The forwarding side knows nothing of flows: after a read has been passed on,
-it reports the fact to a sink (``proxy_sink.py``), which tees it into a
+it reports the fact to a sink (``sink.py``), which tees it into a
 ``Stream``; the client never waits for the engine. ``fraglens proxy`` runs this
-module in a child process of its own (``proxy_child.py``) so that the engine
+module in a child process of its own (``child.py``) so that the engine
 and the app never share its GIL; in process, a ``StoreSink`` does the same.
 
 What the client sees when things go wrong is what a direct connection would
@@ -43,9 +43,9 @@ from typing import Any
 import httpx
 import uvicorn
 
-from ..framing.recording import redact_headers, redact_url
-from .proxy_flows import FlowStore
-from .proxy_sink import FlowSink, Opened, StoreSink
+from ...redact import redact_headers, redact_url
+from .flows import FlowStore
+from .sink import FlowSink, Opened, StoreSink
 
 __all__ = ["ProxyApp", "ProxyServer", "bind", "is_loopback", "join_upstream", "parse_upstream"]
 
@@ -174,7 +174,7 @@ class ProxyApp:
     """The ASGI application: forward, pass back, and report each exchange to a sink.
 
     The sink is a :class:`StoreSink` over ``store`` (flows in this process)
-    unless another is given (``proxy_child.py``: over a pipe).
+    unless another is given (``child.py``: over a pipe).
     """
 
     def __init__(

@@ -1,4 +1,4 @@
-"""`fraglens history build|check`: the history library on the command line."""
+"""``fraglens history build|check``: the history library on the command line."""
 
 from __future__ import annotations
 
@@ -6,10 +6,7 @@ import argparse
 import json
 import sys
 
-from ..cli import CliError, _add_stream_options, register
-from ..load import load_stream, read_bytes
-from ..report import build_report
-from . import (
+from ..history import (
     SHAPES,
     HistoryError,
     build_history,
@@ -19,9 +16,17 @@ from . import (
     load_conversation,
     problems_json,
 )
+from ..load import load_stream, read_bytes
+from ..report import build_report
+from .common import CliError, add_stream_options
+
+EXAMPLES = """\
+examples:
+  fraglens history build capture.sse > messages.json
+  fraglens history check request.json"""
 
 
-def _parser(p: argparse.ArgumentParser) -> None:
+def build(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="history_command", metavar="build|check", required=True)
     b = sub.add_parser("build", help="the messages that go back to the model for a stream's calls")
     b.add_argument("path", help="any capture fraglens check reads; - for stdin")
@@ -30,13 +35,13 @@ def _parser(p: argparse.ArgumentParser) -> None:
     b.add_argument("--include-broken", action="store_true",
                    help="also include calls whose status is not ok/empty (marked in the notes)")
     b.add_argument("--choice", type=int, default=0, help="which choice (default 0)")
-    _add_stream_options(b)
+    add_stream_options(b)
     c = sub.add_parser("check", help="validate a conversation before sending it")
     c.add_argument("path", help="a messages array or a request body (JSON); - for stdin")
     c.add_argument("--json", action="store_true", help="problems as JSON")
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.history_command == "build":
         stream, _ = load_stream(args.path, format=args.format, max_arg_bytes=args.max_arg_bytes)
         try:
@@ -61,7 +66,3 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(format_problems(problems) if problems else "no problems")
     return exit_code(problems)
-
-
-register("history", "build tool-call history from a stream, or check a conversation",
-         _parser, _run)

@@ -1,0 +1,123 @@
+"""The ``fraglens`` command line: one table of subcommands, each loaded when used.
+
+Every subcommand is a module of this package with ``EXAMPLES``,
+``build(parser)`` and ``run(args) -> int``. Only the module of the command
+being run is imported, so ``fraglens check`` never loads httpx, uvicorn or
+Textual. ``fraglens PATH`` (no subcommand) opens the app (``debugger.py``).
+
+Exit codes everywhere: 0 all good, 1 read but something is wrong, 2 could not
+read / bad usage, always with a one-line reason on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from .. import __version__
+from ..load import LoadError
+from .common import EXIT_CODES, CliError
+
+__all__ = ["COMMANDS", "CliError", "build_parser", "main"]
+
+#: name -> (module in this package, one-line help). The help is here so that
+#: ``fraglens --help`` lists every command without importing any of them.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("check", "the calls and diagnostics of a capture, headless"),
+    "explain": ("explain", "what a diagnostic code means and what to do about it"),
+    "live": ("live", "send a request, watch the tool calls assemble as they stream, record it"),
+    "serve": (
+        "serve",
+        "replay captures from a local OpenAI/Anthropic/Responses-compatible server, with chaos",
+    ),
+    "proxy": ("proxy", "a reverse proxy for your own app: watch every tool call it receives, live"),
+    "history": ("history", "build tool-call history from a stream, or check a conversation"),
+    "export": ("export", "write a recording's body back out as plain SSE"),
+    "import-har": ("import_har", "list a HAR export's responses and turn one into a recording"),
+}
+
+DESCRIPTION = """\
+A terminal debugger for streamed LLM tool calls.
+`fraglens PATH` opens a capture in the app; `fraglens` alone opens the demo."""
+
+TOP_EXAMPLES = """\
+examples:
+  fraglens capture.sse                 step through a capture in the app
+  fraglens check --json capture.sse    the verdict, for scripts and CI
+  fraglens explain args-truncated      what a diagnostic means
+
+""" + EXIT_CODES
+
+
+def command_module(name: str) -> ModuleType:
+    return importlib.import_module(f"{__name__}.{COMMANDS[name][0]}")
+
+
+def _epilog(module: ModuleType) -> str:
+    examples = getattr(module, "EXAMPLES", "")
+    return f"{examples}\n\n{EXIT_CODES}" if examples else EXIT_CODES
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``only``, the other commands are listed but
+    not built (their modules are not imported)."""
+    parser = argparse.ArgumentParser(
+        prog="fraglens",
+        description=DESCRIPTION,
+        epilog=TOP_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"fraglens {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=help_text)
+            continue
+        module = command_module(name)
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=_epilog(module),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.build(p)
+        p.set_defaults(run=module.run)
+    return parser
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    if argv and argv[0] == "help":  # `fraglens help [COMMAND]`, as git and pip have it
+        topic = argv[1:2]
+        if topic and topic[0] in COMMANDS:
+            return build_parser(only=topic[0]).parse_args([topic[0], "--help"])
+        return build_parser().parse_args(["--help"])
+    if argv and argv[0] in COMMANDS:
+        return build_parser(only=argv[0]).parse_args(argv)
+    if argv and argv[0] in ("-h", "--help", "--version"):
+        return build_parser().parse_args(argv)
+    from . import debugger
+
+    return debugger.parser().parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parse(argv)
+        return int(args.run(args))
+    except (CliError, LoadError) as exc:
+        print(f"fraglens: error: {exc}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        # JSON nested thousands deep: Python's json module gives up, and so do we,
+        # in one line (the commands that read streams report it as a finding)
+        print("fraglens: error: the input is nested too deeply to read", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,44 @@
+"""``fraglens check``: the verdict on a capture, for people and for scripts."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..load import load_stream
+from ..report import build_report, exit_code
+from .common import CliError, add_stream_options, write_json
+
+EXAMPLES = """\
+examples:
+  fraglens check capture.sse
+  curl -sN ... | fraglens check --json - | jq '.calls[].status'"""
+
+
+def build(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", help="a capture: SSE, NDJSON, JSON, HAR or a recording; - for stdin")
+    p.add_argument("--json", action="store_true", help="print the JSON report (the contract)")
+    p.add_argument(
+        "--compare", action="store_true", help="add what naive by-id / by-arrival grouping gives"
+    )
+    add_stream_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    stream, _ = load_stream(
+        args.path, format=args.format, max_arg_bytes=args.max_arg_bytes, keep_naive=args.compare
+    )
+    if not stream.events:
+        raise CliError(f"{args.path}: no events in the stream")
+    doc = build_report(stream, compare=args.compare)
+    if args.json:
+        write_json(doc)
+    else:
+        from ..report_text import print_report
+
+        print_report(doc, "stdin" if args.path == "-" else args.path)
+        if args.compare and "naive" in doc:
+            for how in ("by_id", "by_arrival"):
+                keys = doc["naive"][how]
+                sizes = " / ".join(str(k["chars"]) for k in keys)
+                print(f"naive {how}: {len(keys)} key(s), {sizes} chars of arguments")
+    return exit_code(doc)

@@ -1,0 +1,79 @@
+"""``fraglens export``: a recording's body back out as the plain capture ``curl -N`` saves.
+
+The framing package does the reading; this module only writes and says what it did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..framing.detect import read_stream
+from ..framing.events import FramingError
+from ..framing.har import default_entry, har_entry_to_recording
+from ..framing.recording import parse_recording
+from ..load import read_bytes
+from .common import CliError
+
+__all__ = ["body_of", "build", "run", "write_output"]
+
+EXAMPLES = """\
+examples:
+  fraglens export --sse rec.jsonl > capture.sse"""
+
+
+def write_output(data: bytes, out: str | None) -> None:
+    if out is None or out == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    try:
+        Path(out).write_bytes(data)
+    except OSError as exc:
+        raise CliError(f"-o {out}: {exc.strerror or exc}") from None
+
+
+# -- export --------------------------------------------------------------------------------
+
+
+def build(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", metavar="RECORDING", help="a recording, a HAR, or any capture")
+    p.add_argument(
+        "--sse",
+        action="store_true",
+        help="write the response body as plain SSE text (the default and only format)",
+    )
+    p.add_argument("-o", "--output", metavar="OUT", help="where to write (default: stdout)")
+
+
+def body_of(data: bytes, name: str) -> tuple[bytes, str | None]:
+    """The response body of a capture, and what it is when not SSE."""
+    try:
+        framed = read_stream(data)
+    except FramingError as exc:
+        raise CliError(f"{name}: {exc}") from None
+    if framed.framing == "recording":
+        body = parse_recording(data).body
+    elif framed.framing == "har":
+        har = json.loads(data)
+        body = parse_recording(har_entry_to_recording(har, default_entry(har))).body
+    else:
+        body = data
+    inner = framed.meta.get("body_framing") if framed.framing in ("recording", "har") else None
+    kind = inner if framed.framing in ("recording", "har") else framed.framing
+    return body, None if kind == "sse" else kind
+
+
+def run(args: argparse.Namespace) -> int:
+    body, other = body_of(read_bytes(args.path), args.path)
+    if not body:
+        raise CliError(f"{args.path}: the recording holds no response body")
+    if other is not None:
+        print(
+            f"fraglens: note: {args.path}: the body is {other}, not SSE: written as received",
+            file=sys.stderr,
+        )
+    write_output(body, args.output)
+    return 0

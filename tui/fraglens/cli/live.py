@@ -1,0 +1,214 @@
+"""``fraglens live``: arguments in, exit codes out.
+
+``live`` exits like ``check`` (0 all good, 1 the stream has a problem) when the
+call went through, and 2 with a one-line reason when it did not (refused,
+timed out, HTTP error, cut off, not a stream) — after printing the report of
+whatever arrived, so a script sees both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..net.cost import Prices
+from ..net.request import (
+    DEFAULT_TIMEOUT,
+    LIVE_FORMATS,
+    RequestError,
+    RequestSpec,
+    build_spec,
+)
+from .common import CliError, non_negative, positive, read_json, write_json
+
+if TYPE_CHECKING:  # httpx and asyncio load only when a call is made, not for `check`
+    from ..net.live import LiveCall, LiveStatus
+
+__all__ = ["build", "call_from_args", "run", "run_app", "run_headless", "spec_from_args"]
+
+EXAMPLES = """\
+examples:
+  OPENAI_API_KEY=... fraglens live --url https://api.openai.com/v1 --model gpt-4o \\
+      --prompt "Weather in Paris and Tokyo?" --tools tools.json --record rec.jsonl
+  fraglens live --url http://127.0.0.1:8765/v1 --json     # against fraglens serve"""
+
+
+# -- live -------------------------------------------------------------------------------
+
+
+def build(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--url", required=True, help="a base URL (https://host/v1) or a full endpoint")
+    what = p.add_argument_group("what to send")
+    what.add_argument("--request", metavar="FILE.json", help="the JSON body to send")
+    what.add_argument("--model", metavar="M", help="the model (overrides the request file's)")
+    what.add_argument("--prompt", metavar="TEXT", help="one user message")
+    what.add_argument(
+        "--tools", metavar="FILE.json", help="tools, in OpenAI, Anthropic or Responses shape"
+    )
+    p.add_argument(
+        "--format",
+        choices=LIVE_FORMATS,
+        help="the API spoken (default: from the URL's path, else openai-chat)",
+    )
+    p.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="the environment variable holding the key "
+        "(default: OPENAI_API_KEY, or ANTHROPIC_API_KEY for anthropic)",
+    )
+    p.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        default=[],
+        metavar="'Name: value'",
+        help="an extra request header (repeatable)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"seconds to wait for a connection or between two reads (default {DEFAULT_TIMEOUT:g})",
+    )
+    p.add_argument("--record", metavar="FILE", help="write a recording as the events arrive")
+    price = p.add_argument_group("cost")
+    price.add_argument(
+        "--price-in", type=non_negative, metavar="X", help="per million input tokens"
+    )
+    price.add_argument(
+        "--price-out", type=non_negative, metavar="Y", help="per million output tokens"
+    )
+    price.add_argument(
+        "--markup", type=positive, default=1.0, metavar="M", help="multiplies the cost (1.3)"
+    )
+    out = p.add_mutually_exclusive_group()
+    out.add_argument(
+        "--headless", action="store_true", help="print the check report instead of the app"
+    )
+    out.add_argument("--json", action="store_true", help="print the check --json report")
+
+
+def spec_from_args(args: argparse.Namespace) -> RequestSpec:
+    body = None
+    if args.request:
+        body = read_json(args.request, "--request")
+        if not isinstance(body, dict):
+            raise CliError(f"--request {args.request}: the body must be a JSON object")
+    tools = None
+    if args.tools:
+        tools = read_json(args.tools, "--tools")
+        if isinstance(tools, dict) and isinstance(tools.get("tools"), list):
+            tools = tools["tools"]
+        if not isinstance(tools, list):
+            raise CliError(f"--tools {args.tools}: expected a JSON list of tools")
+    try:
+        spec, note = build_spec(
+            args.url,
+            format=args.format,
+            body=body,
+            model=args.model,
+            prompt=args.prompt,
+            tools=tools,
+            headers=args.header,
+            key_env=args.api_key_env,
+        )
+    except RequestError as exc:
+        raise CliError(str(exc)) from None
+    if note:
+        print(f"fraglens: note: {note}", file=sys.stderr)
+    return spec
+
+
+def prices_from_args(args: argparse.Namespace) -> Prices | None:
+    if args.price_in is None and args.price_out is None:
+        return None
+    return Prices(args.price_in or 0.0, args.price_out or 0.0, args.markup)
+
+
+def call_from_args(args: argparse.Namespace) -> LiveCall:
+    from ..net.live import LiveCall
+
+    spec = spec_from_args(args)
+    if args.record:
+        try:
+            open(args.record, "wb").close()
+        except OSError as exc:
+            raise CliError(f"--record {args.record}: {exc.strerror or exc}") from None
+    return LiveCall(spec, record=args.record, timeout=args.timeout, prices=prices_from_args(args))
+
+
+def run(args: argparse.Namespace) -> int:
+    call = call_from_args(args)
+    if not (args.headless or args.json):
+        return run_app(args, call)
+    return run_headless(args, call)
+
+
+def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
+    """Make the call, print the report of what arrived, and say how it went."""
+    import asyncio
+
+    from ..report import build_report
+
+    try:
+        status = asyncio.run(call.run())
+    except KeyboardInterrupt:
+        status = call.status
+    stream = call.stream
+    doc = build_report(stream) if stream.events else None
+    if doc is not None:
+        if args.json:
+            write_json(doc)  # exactly as check --json writes it
+        else:
+            from ..report_text import print_report
+
+            print_report(doc, call.spec.for_record()["url"])
+        sys.stdout.flush()
+    print(f"fraglens: live: {status.line(message=False)}", file=sys.stderr)
+    if args.record:
+        print(f"fraglens: recorded to {args.record}", file=sys.stderr)
+    return finish_code(status, doc)
+
+
+def finish_code(status: LiveStatus, doc: dict[str, Any] | None) -> int:
+    from ..net.live import Phase
+    from ..report import exit_code
+
+    if status.phase is Phase.DONE and doc is not None:
+        return exit_code(doc)
+    if status.phase is Phase.DONE:
+        print("fraglens: error: the stream ended with no events", file=sys.stderr)
+        return 2
+    print(f"fraglens: error: {status.message or status.phase.value}", file=sys.stderr)
+    return 130 if status.phase is Phase.CANCELLED else 2
+
+
+def run_app(args: argparse.Namespace, call: LiveCall) -> int:
+    from ..app.live import AGAIN, make_live_app
+    from ..net.live import Phase
+
+    app = make_live_app(call)
+    attempt = 1
+    while app.run() == AGAIN:
+        attempt += 1
+        call = call.again(record=_numbered(args.record, attempt))
+        app = make_live_app(call)
+    status = call.status
+    code = 0
+    if status.phase is Phase.FAILED:
+        print(f"fraglens: error: {status.message}", file=sys.stderr)
+        code = 2
+    # SIGTERM or SIGHUP quit the app as `q` does (the call cancelled, its recording
+    # ended): the shell's status for the signal, 143 or 129, comes first
+    return app.signal_status or code
+
+
+def _numbered(record: str | None, attempt: int) -> str | None:
+    """rec.jsonl, then rec-2.jsonl, rec-3.jsonl...: a re-send never overwrites a recording."""
+    if record is None:
+        return None
+    path = Path(record)
+    return str(path.with_name(f"{path.stem}-{attempt}{path.suffix}"))
