@@ -1,0 +1,94 @@
+"""A capture read a slice at a time gives the stream a whole read gives.
+
+The app shows a capture while it loads (``fraglens.loading``); what it ends up
+showing must be exactly what ``check`` reports, whatever the slice size cuts
+through (an event, a line end, a UTF-8 character).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fraglens import loading
+from fraglens.load import LoadError, stream_from_bytes
+from fraglens.loading import Loading, incremental_sse
+from fraglens.report import build_report
+
+from .conftest import SAMPLES, shared_or_skip
+
+
+def _captures() -> list[Path]:
+    return sorted(
+        p for p in SAMPLES.iterdir() if p.suffix != ".json" and not p.name.startswith((".", "README")))
+
+
+def _read_in_slices(data: bytes) -> tuple[Loading, list[int]]:
+    job = Loading(data, "capture")
+    seen = []
+    while not job.done:
+        job.advance()
+        seen.append(len(job.stream.events))
+    return job, seen
+
+
+def _same_report(data: bytes, job: Loading) -> None:
+    whole, _ = stream_from_bytes(data)
+    assert json.dumps(build_report(job.stream), sort_keys=True) == json.dumps(
+        build_report(whole), sort_keys=True
+    )
+    assert [(e.kind, e.data, e.span) for e in job.stream.events] == [
+        (e.kind, e.data, e.span) for e in whole.events
+    ]
+
+
+@pytest.mark.parametrize("path", _captures(), ids=lambda p: p.name)
+def test_sample_read_in_slices_reports_as_read_whole(path, monkeypatch):
+    # 61 bytes / 3 events a slice: cuts fall everywhere, CRLF pairs included
+    monkeypatch.setattr(loading, "SLICE_BYTES", 61)
+    monkeypatch.setattr(loading, "SLICE_EVENTS", 3)
+    data = path.read_bytes()
+    job, seen = _read_in_slices(data)
+    _same_report(data, job)
+    assert seen == sorted(seen)
+    assert job.fraction == 1.0
+
+
+def test_real_streams_read_in_slices_report_as_read_whole(monkeypatch):
+    shared = shared_or_skip()
+    monkeypatch.setattr(loading, "SLICE_BYTES", 997)
+    for path in sorted((shared / "real_streams").rglob("*.sse")):
+        data = path.read_bytes()
+        job, _ = _read_in_slices(data)
+        _same_report(data, job)
+
+
+def test_sse_is_usable_between_slices(monkeypatch):
+    """Events and calls are there before the end; the stream closes only at the end."""
+    monkeypatch.setattr(loading, "SLICE_BYTES", 200)
+    data = (SAMPLES / "backend_fireworks_id_name_resent.sse").read_bytes()
+    assert incremental_sse(data)
+    job = Loading(data)
+    while not job.stream.events:
+        job.advance()
+    assert not job.stream.closed
+    assert 0 < job.fraction < 1
+    while not job.done:
+        job.advance()
+    assert job.stream.closed
+    assert job.advance() == 0
+
+
+def test_json_captures_take_the_whole_path():
+    assert not incremental_sse(b'{"choices": []}')
+    assert not incremental_sse(b'[{"a": 1}]\n')
+    assert not incremental_sse(b"\xef\xbb\xbf  {}")
+    assert incremental_sse(b"\xef\xbb\xbf: hi\n\ndata: {}\n\n")
+    assert incremental_sse(b"event: x\ndata: {}\n\n")
+
+
+def test_not_a_stream_fails_at_once():
+    with pytest.raises(LoadError, match="capture: not a stream"):
+        Loading(b"hello there", "capture")

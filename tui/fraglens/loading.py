@@ -1,0 +1,131 @@
+"""Reading a capture a slice at a time, so that the app can show it while it loads.
+
+``load.stream_from_bytes`` reads a whole capture before anything is shown: on a
+200 MB recording that is seconds of blank screen. A ``Loading`` reads the same
+bytes into the same ``Stream`` in slices the caller asks for (``advance``),
+and the stream's events, calls and diagnostics are usable between two slices,
+as they are while a live call streams in. Sans-I/O and sans-clock: the caller
+hands in the bytes and decides how long a slice may take.
+
+SSE, the framing of nearly every large capture, is decoded incrementally (the
+decoder yields the same events for any split of the input). Any other framing
+(a recording, a HAR export, NDJSON, a JSON body) is framed whole when the
+``Loading`` is made, and its events are then fed a slice at a time.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
+from .framing.events import RawEvent
+from .framing.sse import SSEDecoder
+from .load import frame
+from .stream import Stream
+
+#: bytes of SSE decoded per slice: about 1,000 events of a typical stream
+SLICE_BYTES = 256 * 1024
+#: events fed per slice when the capture was framed whole
+SLICE_EVENTS = 1000
+
+_CONTENT = re.compile(rb"[^ \t\r\n]")
+_SSE_DATA_LINE = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|[\r\n])data:")
+_BOM = b"\xef\xbb\xbf"
+
+
+def incremental_sse(data: bytes) -> bool:
+    """True when ``read_stream`` would read ``data`` as SSE for sure: it does
+    not open as JSON (a recording, a HAR, a body, NDJSON) and has a ``data:``
+    line. Anything else takes the whole-capture path, which decides the rest."""
+    skip = len(_BOM) if data.startswith(_BOM) else 0
+    found = _CONTENT.search(data, skip)
+    if found is None or data[found.start() : found.start() + 1] in (b"{", b"["):
+        return False
+    return _SSE_DATA_LINE.search(data) is not None
+
+
+class Loading:
+    """A capture being read into ``stream``. Call :meth:`advance` until
+    :attr:`done`. ``LoadError`` (from ``load.frame``) is raised here when the
+    bytes are no stream at all; an SSE capture cannot fail that way."""
+
+    def __init__(
+        self,
+        data: bytes,
+        name: str = "input",
+        format: str | None = None,
+        max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
+    ) -> None:
+        self.data = data
+        self.name = name
+        self._max_arg_bytes = max_arg_bytes
+        self._decoder: SSEDecoder | None = None
+        self._events: list[RawEvent] | None = None
+        #: bytes read (SSE) or events fed (other framings) so far
+        self._pos = 0
+        self.done = False
+        if incremental_sse(data):
+            self._decoder = SSEDecoder()
+            self.stream = self._new_stream(format, "sse", True)
+        else:
+            framed = frame(data, name)
+            sse_body = (framed.meta.get("body_framing") or framed.framing) == "sse"
+            fmt = format or framed.meta.get("format")
+            self.stream = self._new_stream(fmt, framed.framing, sse_body)
+            self._events = framed.events
+
+    def _new_stream(self, format: str | None, framing: str, sse_body: bool | None) -> Stream:
+        return Stream(
+            format=format,
+            framing=framing,
+            max_arg_bytes=self._max_arg_bytes,
+            sse_body=sse_body,
+        )
+
+    @property
+    def fraction(self) -> float:
+        """How much of the capture has been read, from 0 to 1."""
+        if self.done:
+            return 1.0
+        if self._decoder is not None:
+            return self._pos / max(1, len(self.data))
+        assert self._events is not None
+        return self._pos / max(1, len(self._events))
+
+    def advance(self) -> int:
+        """Read one slice; returns the number of events it added."""
+        if self.done:
+            return 0
+        before = len(self.stream.events)
+        if self._decoder is not None:
+            self._advance_sse(self._decoder)
+        else:
+            self._advance_framed(self._events)
+        return len(self.stream.events) - before
+
+    def _advance_sse(self, decoder: SSEDecoder) -> None:
+        end = min(len(self.data), self._pos + SLICE_BYTES)
+        feed = self.stream.feed
+        for ev in decoder.feed(self.data[self._pos : end]):
+            feed(ev)
+        self._pos = end
+        if end == len(self.data):
+            for ev in decoder.close():
+                feed(ev)
+            self._finish()
+
+    def _advance_framed(self, events: list[RawEvent] | None) -> None:
+        assert events is not None
+        end = min(len(events), self._pos + SLICE_EVENTS)
+        feed = self.stream.feed
+        for ev in events[self._pos : end]:
+            feed(ev)
+        self._pos = end
+        if end == len(events):
+            self._finish()
+
+    def _finish(self) -> None:
+        self.stream.close()
+        self.done = True
+        self._events = None
+        self._decoder = None
