@@ -22,7 +22,10 @@ from .conftest import SAMPLES, shared_or_skip
 
 def _captures() -> list[Path]:
     return sorted(
-        p for p in SAMPLES.iterdir() if p.suffix != ".json" and not p.name.startswith((".", "README")))
+        p
+        for p in SAMPLES.iterdir()
+        if p.suffix != ".json" and not p.name.startswith((".", "README"))
+    )
 
 
 def _read_in_slices(data: bytes) -> tuple[Loading, list[int]]:

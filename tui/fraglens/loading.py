@@ -92,6 +92,12 @@ class Loading:
         assert self._events is not None
         return self._pos / max(1, len(self._events))
 
+    @property
+    def known_empty(self) -> bool:
+        """The capture was framed whole and holds no event (SSE always has one:
+        it was recognized by a ``data:`` line)."""
+        return self._decoder is None and not self.stream.events and not self._events
+
     def advance(self) -> int:
         """Read one slice; returns the number of events it added."""
         if self.done:

@@ -17,7 +17,9 @@ way its quit key does, terminal restored, and leave the shell's exit status
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,6 +33,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Header
 
+from ..loading import Loading
 from ..stream import Stream
 from . import clipboard
 from .commands import FraglensCommands
@@ -39,7 +42,7 @@ from .screens.help import HelpScreen
 from .screens.history import HistoryScreen
 from .screens.jump import JumpScreen
 from .screens.raw_event import RawEventScreen
-from .steps import StepIndex
+from .steps import StepIndex, verdict_summary
 from .widgets.buffers import BuffersPane, CallCard
 from .widgets.key_bar import KeyBar
 from .widgets.parse import ParsePane
@@ -57,6 +60,10 @@ LONGEST_PAUSE = 2.0
 QUIT_SIGNALS: tuple[signal.Signals, ...] = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
+#: seconds of loading between two looks at the keyboard and the screen
+LOAD_SLICE = 0.05
+#: fragments the scanner reads per slice once the capture is loaded
+SCAN_SLICE = 20_000
 
 
 class StreamGrew(Message):
@@ -79,11 +86,23 @@ class FraglensApp(App[int]):
     #: one line from the live-calls / proxy features, shown in the status line
     live_status: reactive[str] = reactive("", init=False)
 
-    def __init__(self, stream: Stream, source: str = "", step: int | None = None) -> None:
+    def __init__(
+        self,
+        stream: Stream | None = None,
+        source: str = "",
+        step: int | None = None,
+        loading: Loading | None = None,
+    ) -> None:
         """``step``: where to open; by default just before the first data event,
         past the comments a capture may open with, so that ``n`` shows the first
-        chunk."""
+        chunk. ``loading``: a capture still being read (its ``stream`` is shown
+        and grows while the app reads the rest in the background)."""
         super().__init__()
+        #: the capture being read, until it is whole and every call scanned
+        self.loading = loading
+        if loading is not None:
+            stream = loading.stream
+        assert stream is not None, "a stream or a loading capture"
         self.boundaries = False
         self.speed = 1.0
         self._timer: Timer | None = None
@@ -100,9 +119,10 @@ class FraglensApp(App[int]):
         self.index = StepIndex(stream)
         self.source = source or "stream"
         self.sub_title = self.source
+        #: the user has not moved yet: a loading capture opens before its first chunk
+        self._opening = step is None
         if step is None:
-            first = next((e.number for e in stream.events if e.kind != "comment"), 0)
-            step = first - 1
+            step = self._first_step()
         self.step = max(0, min(step, self.index.last))
         #: the call the user picked; None = the one being written at the step
         self.pinned: int | None = None
@@ -111,6 +131,12 @@ class FraglensApp(App[int]):
         self.playing = False
         self.new_events = 0
         self._seen = self.index.last
+        self._summary_text: str | None = None
+
+    def _first_step(self) -> int:
+        """Just before the first data event (the opening step)."""
+        first = next((e.number for e in self.stream.events if e.kind != "comment"), 0)
+        return max(0, first - 1)
 
     async def show_stream(self, stream: Stream, source: str, step: int | None = None) -> None:
         """Show another stream in the same app (the proxy opens flow after flow):
@@ -142,6 +168,36 @@ class FraglensApp(App[int]):
     def on_mount(self) -> None:
         self.query_one(StreamList).focus()
         self._show()
+        if self.loading is not None:
+            self.run_worker(self._load(self.loading), name="load", exclusive=True)
+
+    # -- a capture read in the background ------------------------------------
+    async def _load(self, loading: Loading) -> None:
+        """Read the capture a slice at a time on the app's own loop, showing what
+        came after each slice (steppable while the rest loads); then let the
+        scanner catch up with every call, so that no key pays for it later.
+        The garbage collector is paused while loading, as ``load`` does for a
+        whole read: the new objects form no cycles."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            while not loading.done:
+                deadline = time.perf_counter() + LOAD_SLICE
+                loading.advance()
+                while not loading.done and time.perf_counter() < deadline:
+                    loading.advance()
+                self.refresh_stream()
+                await asyncio.sleep(0)
+        finally:
+            if collecting:
+                gc.enable()
+        gc.freeze()  # what was loaded lives until exit: never walked again
+        for call in list(self.index.calls):
+            for k in range(SCAN_SLICE, call.fragments + SCAN_SLICE, SCAN_SLICE):
+                call.scan_at(call.frag_event[min(k, call.fragments) - 1])
+                await asyncio.sleep(0)
+        self.loading = None
+        self.refresh_stream()
 
     # -- SIGTERM and SIGHUP: the quit key's way out ------------------------------
     def get_driver_class(self) -> type[Driver]:
@@ -211,6 +267,7 @@ class FraglensApp(App[int]):
         last = self.index.last
         if last < 0:
             return
+        self._opening = False
         self.step = max(0, min(step, last))
         if self.step >= self._seen:
             self.new_events = 0
@@ -238,20 +295,32 @@ class FraglensApp(App[int]):
         if follow is not None:
             follow_text = f"#{self.index.position[follow.seq]} {follow.name or '(no name)'}"
         return Status(
-            source=self.source,
+            source=Path(self.source).name or self.source,
             step=self.step,
             last=self.index.last,
             time=time,
             format=stream.format,
             framing=stream.framing,
-            end=stream.end if stream.closed else "streaming",
+            end=stream.end if stream.closed else (
+                "loading" if self.loading is not None else "streaming"),
             playing=self.playing,
             speed=self.speed,
             paced=self.index.timed,
             follow=follow_text,
             live=self.live_status,
             new_events=self.new_events,
+            loading=self.loading.fraction if self.loading is not None else None,
+            summary=self._summary(),
         )
+
+    def _summary(self) -> str:
+        """"3 calls: 2 ok · 1 repaired · 1 warning": the verdicts of the whole
+        stream, shown from the first step on once the stream is read."""
+        if not self.stream.closed:
+            return ""
+        if self._summary_text is None:
+            self._summary_text = verdict_summary(self.index)
+        return self._summary_text
 
     def watch_live_status(self) -> None:
         self.query_one(StatusBar).show(self._status())
@@ -261,16 +330,20 @@ class FraglensApp(App[int]):
         """Re-read the stream after new events were fed to it. At the last
         event the view follows the new ones (a tail); elsewhere it stays put
         and the status line counts what is new."""
-        at_end = self.step >= self._seen
+        loading = self.loading is not None
+        at_end = self.step >= self._seen and not loading
         self.index.refresh()
         grown = self.index.last - self._seen
         self._seen = self.index.last
         self.query_one(StreamList).sync()
         if at_end and not self.playing:
             self.goto(self.index.last)
-        else:
+            return
+        if self._opening:
+            self.step = self._first_step()
+        elif not loading:
             self.new_events += max(0, grown)
-            self._show()
+        self._show()
 
     def on_stream_grew(self, message: StreamGrew) -> None:
         self.refresh_stream()

@@ -205,3 +205,24 @@ class StepIndex:
 
 def _event(piece: tuple[int, str]) -> int:
     return piece[0]
+
+
+def verdict_summary(index: StepIndex) -> str:
+    """The whole stream's verdicts in one line: "3 calls: 2 ok · 1 repaired ·
+    1 warning" (warnings and errors are the diagnostics of those severities)."""
+    counts: dict[str, int] = {}
+    for call in index.calls:
+        status = call.result.status if call.result is not None else "open"
+        counts[status] = counts.get(status, 0) + 1
+    severities: dict[str, int] = {}
+    for d in index.stream.reassembler.diagnostics():
+        if d.severity != "info":
+            severities[d.severity] = severities.get(d.severity, 0) + 1
+    n = len(index.calls)
+    head = f"{n} call{'' if n == 1 else 's'}"
+    parts = [f"{k} {status}" for status, k in counts.items()]
+    parts += [
+        f"{k} {sev}{'' if k == 1 else 's'}"
+        for sev, k in sorted(severities.items(), key=lambda x: x[0] != "error")
+    ]
+    return head + (": " + " · ".join(parts) if parts else "")

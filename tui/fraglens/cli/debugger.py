@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 
-from ..load import LoadError, load_stream
+from ..load import LoadError, demo_bytes, read_bytes
+from ..loading import Loading
 from .common import EXIT_CODES, add_stream_options
 
 EXAMPLES = """\
@@ -32,31 +32,50 @@ def parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Open ``args.path`` (None: the bundled demo) in the debugger. A stream
-    that cannot be read exits 2 with a one-line reason, never a traceback."""
+    that cannot be read exits 2 with a one-line reason, never a traceback.
+    Without a terminal to draw on (``fraglens FILE > out``, a pipe, cron) it
+    prints the ``fraglens check`` report instead, as ``git log`` prints
+    without a pager."""
     path = args.path
+    source = "demo" if not path else ("stdin" if path == "-" else path)
     try:
-        stream, _ = load_stream(path or ":demo:", format=args.format,
-                                max_arg_bytes=args.max_arg_bytes)
+        data = demo_bytes() if not path else read_bytes(path)
+        # an SSE capture is read while it is shown; any other framing is framed here
+        loading = Loading(data, source, format=args.format, max_arg_bytes=args.max_arg_bytes)
     except LoadError as exc:
         print(f"fraglens: error: {exc}", file=sys.stderr)
         return 2
-    source = "demo" if not path else ("stdin" if path == "-" else path)
-    if not stream.events:
+    if loading.known_empty:
         print(f"fraglens: error: {source}: no events in the stream", file=sys.stderr)
         return 2
     if path == "-":
         # the stream came on stdin: the keyboard is the terminal, not the pipe
         _reopen_stdin()
+    if not (sys.stdout.isatty() and sys.stdin.isatty()):
+        return _print_report(loading, source)
     from ..app.app import FraglensApp  # Textual loads only once there is something to show
 
-    # A big recording is a few hundred thousand objects that live until exit:
-    # keep the garbage collector from walking them on every collection (the
-    # pauses it caused were the slowest steps in bench/tui.py).
-    gc.freeze()
-    app = FraglensApp(stream, source=source)
+    app = FraglensApp(loading=loading, source=source)
     app.run()
     # SIGTERM or SIGHUP ended it (terminal restored, as on `q`): 143 or 129
     return app.signal_status or 0
+
+
+def _print_report(loading: Loading, source: str) -> int:
+    """No terminal to show the app on: the check report, and a line saying so."""
+    print(
+        "fraglens: not a terminal, so not opening the debugger: this is the "
+        "`fraglens check` report (run `fraglens check --help` for its options)",
+        file=sys.stderr,
+    )
+    while not loading.done:
+        loading.advance()
+    from ..report import build_report, exit_code
+    from ..report_text import print_report
+
+    doc = build_report(loading.stream)
+    print_report(doc, source)
+    return exit_code(doc)
 
 
 def _reopen_stdin() -> None:

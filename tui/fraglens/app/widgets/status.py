@@ -28,6 +28,20 @@ class Status:
     follow: str | None = None
     live: str = ""
     new_events: int = 0
+    #: how much of the capture is read (0 to 1) while it loads, else None
+    loading: float | None = None
+    #: the whole stream's verdicts in a few words, once it is read
+    summary: str = ""
+
+
+#: cells of the loading bar
+BAR = 10
+
+
+def loading_bar(fraction: float) -> str:
+    """``▰▰▰▱▱▱▱▱▱▱ 30%``: readable without colour."""
+    filled = min(BAR, int(fraction * BAR))
+    return "▰" * filled + "▱" * (BAR - filled) + f" {int(fraction * 100)}%"
 
 
 class StatusBar(ComponentStyles, Widget):
@@ -48,6 +62,8 @@ class StatusBar(ComponentStyles, Widget):
         s = self.status
         key = self._style("key")
         out = Text(no_wrap=True, overflow="ellipsis", end="")
+        if s.loading is not None:
+            out.append(f" loading {loading_bar(s.loading)} ", self._style("live"))
         out.append(f" event {s.step}/{s.last}", key)
         if s.time is not None:
             out.append(f" at {s.time:.3f}s")
@@ -62,6 +78,8 @@ class StatusBar(ComponentStyles, Widget):
             out.append(f"  {s.new_events:,} new (end to catch up)", self._style("live"))
         if s.live:
             out.append(f"  {s.live}", self._style("live"))
+        if s.summary:
+            out.append(f"  {s.summary}", key)
         described = " · ".join(
             x for x in (s.format, s.framing, f"end: {s.end}" if s.end else "") if x
         )

@@ -88,6 +88,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(2048)
         self._base: Style | None = None
         self._values: LRUCache[int, tuple[Any, bool]] = LRUCache(4096)
+        self._labels_seen = 0
+        self._label_width = 0
         self.border_title = "Stream"
 
     # -- the app talks down ------------------------------------------------
@@ -99,7 +101,11 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         stream = self.index.stream
         self.virtual_size = Size(0, len(stream.events))
         self._digits = len(str(max(len(stream.events) - 1, 0)))
-        self._label_width = min(14, max((len(short_label(x)) for x in stream.labels), default=5))
+        # labels only grow: measure the new ones (a loading capture syncs often)
+        labels = stream.labels
+        widest = max((len(short_label(x)) for x in labels[self._labels_seen :]), default=0)
+        self._labels_seen = len(labels)
+        self._label_width = min(14, max(self._label_width, widest))
         calls = len(self.index.calls)
         self._call_width = 0 if not calls else len(str(calls - 1)) + 1
         self._cache.clear()

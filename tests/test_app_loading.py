@@ -1,0 +1,107 @@
+"""A capture opens progressively: shown and steppable while the rest loads.
+
+And without a terminal, ``fraglens FILE`` prints the check report instead of
+drawing the app into a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fraglens import loading as loading_module
+from fraglens.app import app as app_module
+from fraglens.app.app import FraglensApp
+from fraglens.app.widgets.status import StatusBar, loading_bar
+from fraglens.cli.check import run as run_check
+from fraglens.cli.debugger import run as run_debugger
+from fraglens.load import load_stream
+from fraglens.loading import Loading
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
+SEED = SAMPLES / "seed_interleaved_two_calls.sse"
+SIZE = (120, 36)
+
+
+def _slow_loading(monkeypatch) -> Loading:
+    """The seed read 40 bytes a slice, one slice between two looks at the screen."""
+    monkeypatch.setattr(loading_module, "SLICE_BYTES", 40)
+    monkeypatch.setattr(app_module, "LOAD_SLICE", 0.0)
+    return Loading(SEED.read_bytes(), "seed")
+
+
+async def test_a_capture_is_shown_and_steppable_while_it_loads(monkeypatch):
+    job = _slow_loading(monkeypatch)
+    whole, _ = load_stream(str(SEED))
+    app = FraglensApp(loading=job, source=str(SEED))
+    seen: list[tuple[int, bool, str]] = []
+    refresh = app.refresh_stream
+
+    def watched() -> None:
+        refresh()
+        status = app.query_one(StatusBar)
+        seen.append((len(app.stream.events), job.done, str(status.render())))
+
+    monkeypatch.setattr(app, "refresh_stream", watched)
+    async with app.run_test(size=SIZE) as pilot:
+        while app.loading is not None:
+            await pilot.pause()
+        # some screens showed part of the stream, saying it was loading
+        partial = [s for s in seen if not s[1] and 0 < s[0] < len(whole.events)]
+        assert partial
+        assert all(" loading " in text for _, done, text in seen if not done)
+        assert all("end: loading" in text for _, done, text in seen if not done)
+        # the whole stream in the end, the same as a whole read, every call scanned
+        assert len(app.stream.events) == len(whole.events)
+        assert app.stream.closed
+        assert all(len(c.frag_shape) == c.fragments for c in app.index.calls)
+        # opened just before the first chunk, as a whole read opens
+        first = next(e.number for e in whole.events if e.kind != "comment")
+        assert app.step == first - 1
+        text = str(app.query_one(StatusBar).render())
+        assert " loading " not in text
+        assert "2 calls: 2 ok" in text
+        # the status line names the file, not its whole path
+        assert "seed_interleaved_two_calls.sse" in text and str(SAMPLES) not in text
+
+
+async def test_a_step_taken_while_loading_is_kept(monkeypatch):
+    job = _slow_loading(monkeypatch)
+    app = FraglensApp(loading=job, source="seed")
+    refresh = app.refresh_stream
+    moved: list[int] = []
+
+    def user_steps() -> None:
+        refresh()
+        if not moved and len(app.stream.events) > 9 and not job.done:
+            app.goto(9)  # what a key does between two slices
+            moved.append(len(app.stream.events))
+
+    monkeypatch.setattr(app, "refresh_stream", user_steps)
+    async with app.run_test(size=SIZE) as pilot:
+        while app.loading is not None:
+            await pilot.pause()
+        assert moved
+        assert app.step == 9  # neither sent back to the opening nor to the end
+
+
+def test_loading_bar_reads_without_colour():
+    assert loading_bar(0.0) == "▱▱▱▱▱▱▱▱▱▱ 0%"
+    assert loading_bar(0.42) == "▰▰▰▰▱▱▱▱▱▱ 42%"
+    assert loading_bar(1.0) == "▰▰▰▰▰▰▰▰▰▰ 100%"
+
+
+def _args(path: str) -> argparse.Namespace:
+    return argparse.Namespace(
+        path=path, format=None, max_arg_bytes=10 * 1024 * 1024, json=False, compare=False
+    )
+
+
+def test_without_a_terminal_the_check_report_is_printed(capsys):
+    """pytest's stdout is no terminal: what `fraglens FILE > out` sees."""
+    repaired = SAMPLES / "quirk_args_repaired.sse"
+    code = run_debugger(_args(str(repaired)))
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "fraglens check" in err
+    assert run_check(_args(str(repaired))) == code == 1  # a repaired call: exit 1, as check
+    assert out == capsys.readouterr().out
