@@ -1,132 +1,165 @@
-"""How fast the debugger opens and steps on a 100k-event recording.
+"""How the debugger opens and steps at real sizes: 100k and 1M events.
 
-Builds the SSE text of a few interleaved calls in memory (~100k events), loads
-it, opens the app headless at 120x36 and times, for each kind of move, the
-whole path a key press takes after dispatch: the app's action, the message
-processing it triggers, the layout and the rendering of every changed line of
-the screen (Textual's headless driver renders frames, it only does not write
-them). Prints the median and the 95th percentile. Target: under 50 ms median.
+The capture is the one that makes people reach for a debugger: an agent
+writing a file through one tool call, its arguments (a string of code lines)
+arriving 10 characters a chunk, so 100k events carry a 1 MB value and 1M
+events a 10 MB one. Each size is written to a temporary file and opened by a
+fresh process, as ``fraglens FILE`` opens it (read, then loaded in the
+background while shown), headless at 120x36. That process prints:
 
-    python bench/tui.py [--events N] [--calls K]
+- first screen: from reading the file to the first frame that shows events;
+- loaded: until every event is read and every call scanned;
+- each key, from its action to the end of its frame (every message it posts
+  handled, the layout, every changed line rendered: Textual's headless
+  driver renders frames, it only does not write them): ``end``, ``home``,
+  ``:N`` (a random event), ``n`` and a burst of 200 ``n`` in a row;
+- peak memory (the process's maximum resident set), against the input's size.
+
+    python bench/tui.py [--sizes 100000,1000000]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
+import os
 import random
+import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from functools import partial
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
 from chunks import chat_chunk as chunk  # noqa: E402  (the script's folder is on sys.path)
 
-from fraglens.app.app import FraglensApp  # noqa: E402
-from fraglens.app.widgets.stream_list import StreamList  # noqa: E402
-from fraglens.load import frame, stream_from_framed  # noqa: E402
-
 SIZE = (120, 36)
 PIECE = 10  # characters of arguments per fragment
+TARGETS = {100_000: (1.0, None, 0.1), 1_000_000: (2.0, 8.0, 0.3)}
 
 
-def recording(events: int, calls: int) -> bytes:
-    """``calls`` calls opened up front, then their argument fragments round robin."""
-    fragments = events - calls - 2  # the headers, the finish chunk, [DONE]
-    per_call = fragments // calls
-    texts = []
-    for c in range(calls):
-        items = ",".join(f'"item-{c}-{i:06d}"' for i in range(per_call * PIECE // 16 + 2))
-        text = '{"items":[' + items + "]}"
-        pieces = [text[i : i + PIECE] for i in range(0, len(text), PIECE)]
-        # the last piece carries the rest so that every call's text stays whole
-        texts.append(pieces[: per_call - 1] + ["".join(pieces[per_call - 1 :])])
-    out = []
-    for c in range(calls):
-        tool = {"index": c, "id": f"call_{c}", "type": "function"}
-        tool["function"] = {"name": f"tool_{c}", "arguments": ""}
-        out.append(chunk({"tool_calls": [tool]}))
-    for i in range(per_call):
-        for c in range(calls):
-            fragment = {"index": c, "function": {"arguments": texts[c][i]}}
-            out.append(chunk({"tool_calls": [fragment]}))
+def recording(events: int) -> bytes:
+    """One ``write_file`` call whose ``content`` (code lines) comes ``PIECE``
+    characters a chunk: ``events`` events in all."""
+    fragments = events - 3  # the call's opening chunk, the finish chunk, [DONE]
+    lines, size, i = [], 0, 0
+    while size < fragments * PIECE:
+        line = f"    result_{i} = compute(values[{i}], scale=2)  # step {i}"
+        lines.append(line)
+        size += len(line) + 2
+        i += 1
+    args = '{"path":"src/generated.py","content":' + _json_str("\n".join(lines)) + "}"
+    pieces = [args[k : k + PIECE] for k in range(0, len(args), PIECE)]
+    pieces = pieces[: fragments - 1] + ["".join(pieces[fragments - 1 :])]
+    tool = {"index": 0, "id": "call_0", "type": "function"}
+    tool["function"] = {"name": "write_file", "arguments": ""}
+    out = [chunk({"tool_calls": [tool]})]
+    out.extend(chunk({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in pieces)
     out.append(chunk({}, "tool_calls"))
     out.append("data: [DONE]\n\n")
     return "".join(out).encode()
 
 
-async def frame_after(pilot, move) -> tuple[float, float]:
-    """Seconds from ``move()`` until the screen has been laid out and rendered:
-    wall clock, and this process's CPU time (steadier on a shared machine)."""
+def _json_str(text: str) -> str:
+    import json
+
+    return json.dumps(text)
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def frame_after(pilot, move) -> float:
+    """Seconds from ``move()`` until the screen has been laid out and rendered."""
     app = pilot.app
-    start, cpu = time.perf_counter(), time.process_time()
+    start = time.perf_counter()
     move()
     await pilot._wait_for_screen()  # every message the move posted is handled
     app.screen._on_timer_update()  # what the screen's refresh timer does: layout + render
-    return time.perf_counter() - start, time.process_time() - cpu
+    return time.perf_counter() - start
 
 
-def summary(name: str, timings: list[tuple[float, float]]) -> str:
-    def stats(seconds: list[float]) -> str:
-        ms = sorted(s * 1000 for s in seconds)
-        p95 = ms[min(len(ms) - 1, int(len(ms) * 0.95))]
-        return f"median {statistics.median(ms):6.1f}  p95 {p95:6.1f}"
-
-    wall, cpu = zip(*timings, strict=True)
-    return f"{name:<18} wall ms: {stats(list(wall))}   cpu ms: {stats(list(cpu))}   n={len(wall)}"
+def ms(seconds: list[float]) -> str:
+    values = sorted(s * 1000 for s in seconds)
+    worst = values[-1]
+    return f"median {statistics.median(values):6.1f} ms  worst {worst:6.1f} ms  n={len(values)}"
 
 
-async def run(events: int, calls: int) -> None:
-    data = recording(events, calls)
-    t = time.perf_counter()
-    stream = stream_from_framed(frame(data))
-    load = time.perf_counter() - t
-    n = len(stream.events)
-    print(f"recording: {n:,} events, {calls} interleaved calls, {len(data) / 1e6:.1f} MB of SSE")
-    print(f"{'load (engine)':<22} {load * 1000:7.0f} ms")
+async def child(path: str) -> None:
+    """One size, in its own process: what ``fraglens FILE`` does, timed."""
+    from fraglens.app.app import FraglensApp
+    from fraglens.load import read_bytes
+    from fraglens.loading import Loading
 
-    gc.freeze()  # as run_app does: the loaded stream is never garbage
+    baseline = rss_mb()
     start = time.perf_counter()
-    app = FraglensApp(stream, source="bench", step=n // 2)
+    data = read_bytes(path)
+    loading = Loading(data, path)
+    app = FraglensApp(loading=loading, source=path)
     async with app.run_test(size=SIZE) as pilot:
+        while not app.stream.events:
+            await pilot.pause(0.001)
+        app.screen._on_timer_update()
+        first = time.perf_counter() - start
+        while app.loading is not None:
+            await pilot.pause(0.01)
+        loaded = time.perf_counter() - start
+        n = len(app.stream.events)
+        print(f"events {n:,}  input {len(data) / 1e6:.1f} MB of SSE")
+        print(f"first screen            {first * 1000:7.0f} ms")
+        print(f"loaded (and scanned)    {loaded * 1000:7.0f} ms")
+        rng = random.Random(7)
+        moves: dict[str, list[float]] = {"end": [], "home": [], ":N": [], "n": []}
+        for _ in range(10):
+            moves["end"].append(await frame_after(pilot, app.action_step_last))
+            moves["home"].append(await frame_after(pilot, app.action_step_first))
+        for _ in range(20):
+            moves[":N"].append(await frame_after(pilot, partial(app.goto, rng.randrange(n))))
+        app.goto(n // 2)
+        for _ in range(100):
+            moves["n"].append(await frame_after(pilot, app.action_step_next))
+        for name, seconds in moves.items():
+            print(f"{name:<23} {ms(seconds)}")
+        app.goto(n // 3)
+        await pilot._wait_for_screen()
+        burst = time.perf_counter()
+        for _ in range(200):
+            app.action_step_next()
         await pilot._wait_for_screen()
         app.screen._on_timer_update()
-        print(f"{'open (first frame)':<22} {(time.perf_counter() - start) * 1000:7.0f} ms")
-        rng = random.Random(7)
-
-        results = {"step (n)": [], "step back (p)": [], "jump (:N)": [], "end": [], "home": []}
-        for _ in range(300):
-            results["step (n)"].append(await frame_after(pilot, app.action_step_next))
-        for _ in range(300):
-            results["step back (p)"].append(await frame_after(pilot, app.action_step_prev))
-        for _ in range(200):
-            jump = partial(app.goto, rng.randrange(n))
-            results["jump (:N)"].append(await frame_after(pilot, jump))
-        for _ in range(50):  # end and home pressed from anywhere in the stream
-            await frame_after(pilot, partial(app.goto, rng.randrange(n)))
-            results["end"].append(await frame_after(pilot, app.action_step_last))
-            await frame_after(pilot, partial(app.goto, rng.randrange(n)))
-            results["home"].append(await frame_after(pilot, app.action_step_first))
-        stream_list = app.query_one(StreamList)
-        scroll = []
-        for _ in range(100):
-            move = partial(stream_list.scroll_to, y=rng.randrange(n), animate=False)
-            scroll.append(await frame_after(pilot, move))
-        results["scroll the stream"] = scroll
-        for name, seconds in results.items():
-            print(summary(name, seconds))
+        print(f"200 n in a row          {(time.perf_counter() - burst) * 1000:7.0f} ms")
+    peak = rss_mb()
+    print(
+        f"peak memory             {peak:7.0f} MB = {peak / (len(data) / 2**20):.1f}x the input "
+        f"(the process before reading it: {baseline:.0f} MB)"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--calls", type=int, default=4)
+    parser.add_argument("--sizes", default="100000,1000000", help="event counts, comma-separated")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    asyncio.run(run(args.events, args.calls))
+    if args.child:
+        asyncio.run(child(args.child))
+        return
+    print(f"{os.cpu_count()} CPUs; wall clock; headless at {SIZE[0]}x{SIZE[1]}")
+    for events in (int(x) for x in args.sizes.split(",")):
+        first, loaded, key = TARGETS.get(events, (None, None, None))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "capture.sse"
+            path.write_bytes(recording(events))
+            print(f"\n== {events:,} events, one call ({path.stat().st_size / 1e6:.0f} MB) ==")
+            if first is not None:
+                goal = f"targets: first screen <= {first:g} s, any key <= {key * 1000:g} ms"
+                print(goal + (f", loaded <= {loaded:g} s" if loaded else ""))
+            subprocess.run([sys.executable, __file__, "--child", str(path)], check=True)
 
 
 if __name__ == "__main__":

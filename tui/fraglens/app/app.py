@@ -42,6 +42,7 @@ from .screens.help import HelpScreen
 from .screens.history import HistoryScreen
 from .screens.jump import JumpScreen
 from .screens.raw_event import RawEventScreen
+from .screens.value import ValueScreen, readable
 from .steps import StepIndex, verdict_summary
 from .widgets.buffers import BuffersPane, CallCard
 from .widgets.key_bar import KeyBar
@@ -62,6 +63,8 @@ QUIT_SIGNALS: tuple[signal.Signals, ...] = tuple(
 )
 #: seconds of loading between two looks at the keyboard and the screen
 LOAD_SLICE = 0.05
+#: seconds between two redraws of a capture being loaded
+LOAD_REDRAW = 0.5
 #: fragments the scanner reads per slice once the capture is loaded
 SCAN_SLICE = 20_000
 
@@ -181,12 +184,17 @@ class FraglensApp(App[int]):
         collecting = gc.isenabled()
         gc.disable()
         try:
+            shown = 0.0  # the first slice is shown at once
             while not loading.done:
                 deadline = time.perf_counter() + LOAD_SLICE
                 loading.advance()
                 while not loading.done and time.perf_counter() < deadline:
                     loading.advance()
-                self.refresh_stream()
+                # keys are handled between two slices; the panes are redrawn
+                # less often, since a redraw costs as much as a slice
+                if time.perf_counter() >= shown:
+                    self.refresh_stream()
+                    shown = time.perf_counter() + LOAD_REDRAW
                 await asyncio.sleep(0)
         finally:
             if collecting:
@@ -381,6 +389,7 @@ class FraglensApp(App[int]):
             "copy_message": lambda: bool(self.index.calls or self.stream.reassembler.choices),
             "show_history": lambda: bool(self.index.calls),
             "show_raw": lambda: self.index.last >= 0,
+            "show_value": lambda: self.selected is not None,
             "jump": lambda: self.index.last > 0,
         }.get(action)
         if possible is None:
@@ -560,6 +569,24 @@ class FraglensApp(App[int]):
     # -- screens ------------------------------------------------------------------------
     def action_show_history(self) -> None:
         self.push_screen(HistoryScreen(self.stream))
+
+    def action_show_value(self) -> None:
+        call = self.index.call(self.selected)
+        if call is None:
+            self.notify("No call at this event yet.", severity="warning")
+            return
+        step = self.step
+        title = f"#{self.index.position[call.seq]} {call.name_at(step) or '(no name yet)'}"
+        result = call.result_at(step)
+        raw = call.text[: call.length_at(step)]
+        if result is not None and result.has_value:
+            about = f"{result.status} · parsed value at event {step} · {len(raw):,} chars as sent"
+            text = "\n".join(readable(result.arguments))
+        else:
+            state = "no verdict yet" if result is None else result.status
+            about = f"{state} · the argument text as received at event {step} ({len(raw):,} chars)"
+            text = raw
+        self.push_screen(ValueScreen(title, about, text))
 
     def action_show_raw(self) -> None:
         self.push_screen(RawEventScreen(self.index, self.step))

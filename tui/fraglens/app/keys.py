@@ -56,6 +56,8 @@ _TABLE: list[tuple[str, str, str, str, str, str, str | None]] = [
      "Show the current event's raw JSON", None),
     ("h", "show_history", "view.history", "History", "history to send back…",
      "The messages that go back to the model for these calls, and their check", None),
+    ("v", "show_value", "view.value", "Value", "the selected call's arguments whole…",
+     "Read the selected call's arguments whole, string values unescaped", None),
     ("b", "toggle_boundaries", "view.boundaries", "Boundaries", "fragment boundaries on / off",
      "Show or hide where each fragment ends in the buffers", None),
     ("question_mark", "help", "app.help", "Help", "keys and panes",

@@ -59,5 +59,5 @@ class RawEventScreen(ModalScreen[None]):
         ev = self.index.stream.events[self.number]
         value, ok = parse(ev.data) if ev.kind == "data" else (None, False)
         if ok:
-            return pretty(value, RAW_LINES)
+            return pretty(value, RAW_LINES, "cut for the screen")
         return Text(ev.data, end="")

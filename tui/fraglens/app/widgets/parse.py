@@ -61,21 +61,52 @@ _json = JSONHighlighter()
 _PRETTY = json.JSONEncoder(indent=2, ensure_ascii=False)
 
 
-def pretty(value: Any, lines: int = VALUE_LINES) -> Text:
-    """``value`` as indented JSON, cut after ``lines`` lines. The encoder runs
-    lazily, so a megabyte of arguments costs no more than a screenful."""
-    shown: list[str] = []
-    newlines = 0
+#: characters of one string value shown before cutting it (a 1 MB file_text
+#: would otherwise be rendered whole, wrapped into thousands of lines)
+STRING_CHARS = 400
+
+
+def _bounded(value: Any, items: list[int]) -> tuple[Any, bool]:
+    """A copy of ``value`` with at most ``items[0]`` scalars and containers
+    (each takes at least one line) and every string cut to ``STRING_CHARS``,
+    the cut said inside it; and whether anything was left out. The walk stops
+    with the budget, so it costs what the screen shows, not what the value holds."""
+    items[0] -= 1
+    if isinstance(value, str):
+        if len(value) > STRING_CHARS:
+            return value[:STRING_CHARS] + f"… [+{len(value) - STRING_CHARS:,} chars]", True
+        return value, False
     cut = False
-    for piece in _PRETTY.iterencode(value):
-        newlines += piece.count("\n")
-        shown.append(piece)
-        if newlines >= lines:
-            cut = True
-            break
-    text = "".join(shown)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if items[0] <= 0:
+                return out, True
+            out[key], inner = _bounded(item, items)
+            cut = cut or inner
+        return out, cut
+    if isinstance(value, list):
+        seq: list[Any] = []
+        for item in value:
+            if items[0] <= 0:
+                return seq, True
+            shown, inner = _bounded(item, items)
+            seq.append(shown)
+            cut = cut or inner
+        return seq, cut
+    return value, False
+
+
+def pretty(value: Any, lines: int = VALUE_LINES, more: str = "v shows it whole, c copies it") -> Text:
+    """``value`` as indented JSON, cut after ``lines`` lines and with long
+    strings cut: the text rendered is bounded by the screen, never by the value."""
+    shown, cut = _bounded(value, [lines + 1])
+    text = _PRETTY.encode(shown)
+    if text.count("\n") >= lines:
+        text = "\n".join(text.split("\n")[:lines])
+        cut = True
     if cut:
-        text = "\n".join(text.split("\n")[:lines]) + "\n… (c copies it whole)"
+        text += f"\n… ({more})"
     return _json(Text(text))
 
 

@@ -90,6 +90,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         self._values: LRUCache[int, tuple[Any, bool]] = LRUCache(4096)
         self._labels_seen = 0
         self._label_width = 0
+        self._digits = self._call_width = 0
+        self._shape: tuple[int, ...] = ()
         self.border_title = "Stream"
 
     # -- the app talks down ------------------------------------------------
@@ -100,6 +102,7 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         """Re-read the stream's length (it grows when live)."""
         stream = self.index.stream
         self.virtual_size = Size(0, len(stream.events))
+        before = self._shape
         self._digits = len(str(max(len(stream.events) - 1, 0)))
         # labels only grow: measure the new ones (a loading capture syncs often)
         labels = stream.labels
@@ -108,7 +111,13 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         self._label_width = min(14, max(self._label_width, widest))
         calls = len(self.index.calls)
         self._call_width = 0 if not calls else len(str(calls - 1)) + 1
-        self._cache.clear()
+        # a row is drawn again only when the columns moved, a call came (the
+        # positions may shift) or a diagnostic marked an event: an event's
+        # own text never changes once read (a loading capture syncs often)
+        self._shape = (self._digits, self._label_width, self._call_width, calls,
+                       len(self.index.diagnostic_events))
+        if self._shape != before:
+            self._cache.clear()
         self._update_subtitle()
         self.refresh()
 

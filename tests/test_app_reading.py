@@ -1,0 +1,120 @@
+"""Reading long values: the panes cut them to the screen, ``v`` shows them whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets import TextArea
+
+from fraglens.app.app import FraglensApp
+from fraglens.app.screens.value import ValueScreen, readable
+from fraglens.app.widgets.parse import STRING_CHARS, CallResult, pretty
+from fraglens.load import load_stream, stream_from_bytes
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
+SIZE = (120, 36)
+
+
+def _write_file_capture(content: str, piece: int = 1000) -> bytes:
+    """One write_file call whose arguments come ``piece`` characters a chunk."""
+    args = json.dumps({"path": "big.py", "content": content})
+    events = [
+        {
+            "index": 0,
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "write_file", "arguments": ""},
+        }
+    ]
+    events += [
+        {"index": 0, "function": {"arguments": args[i : i + piece]}}
+        for i in range(0, len(args), piece)
+    ]
+    out = []
+    for tool in events:
+        chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [tool]}}]}
+        out.append(f"data: {json.dumps(chunk)}\n\n")
+    out.append('data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n')
+    out.append("data: [DONE]\n\n")
+    return "".join(out).encode()
+
+
+def test_pretty_cuts_a_long_string_and_says_so():
+    text = pretty({"path": "a.py", "content": "x" * 1_000_000}).plain
+    assert len(text) < STRING_CHARS + 200
+    assert f"… [+{1_000_000 - STRING_CHARS:,} chars]" in text
+    assert text.endswith("… (v shows it whole, c copies it)")
+
+
+def test_pretty_walks_no_further_than_the_lines_shown():
+    class Counting(list):
+        """A list that counts how many of its items were read."""
+
+        read = 0
+
+        def __iter__(self):
+            for item in super().__iter__():
+                Counting.read += 1
+                yield item
+
+    value = {"items": Counting(range(100_000))}
+    text = pretty(value, lines=10).plain
+    assert text.count("\n") == 10  # ten lines and the cut note
+    assert Counting.read <= 12
+
+
+def test_pretty_leaves_a_short_value_whole():
+    value = {"a": [1, 2], "b": "short"}
+    assert pretty(value).plain == json.dumps(value, indent=2)
+
+
+def test_readable_writes_multiline_strings_unescaped():
+    lines = readable({"path": "a.py", "content": "def f():\n    return 1", "n": [1, "x"]})
+    assert lines == [
+        "{",
+        '  "path": "a.py",',
+        '  "content": │ (21 chars, 2 lines),',
+        "    │ def f():",
+        "    │     return 1",
+        '  "n": [',
+        "    1,",
+        '    "x"',
+        "  ]",
+        "}",
+    ]
+
+
+async def test_a_megabyte_string_is_cut_in_the_parse_pane_and_whole_behind_v():
+    content = "\n".join(f"line {i} = compute({i})" for i in range(50_000))  # ~1 MB
+    stream, _ = stream_from_bytes(_write_file_capture(content))
+    app = FraglensApp(stream, source="big")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        result = app.query_one(CallResult)
+        assert result.result is not None and result.result.status == "ok"
+        # the verdict renders within the screen, whatever the value's size
+        assert len(result._strips) < SIZE[1] * 2
+        await pilot.press("v")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ValueScreen)
+        area = screen.query_one(TextArea)
+        assert area.read_only
+        assert area.document.line_count == 50_000 + 4  # {, path, content's head, }
+        assert area.document.get_line(3) == "    │ line 0 = compute(0)"
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ValueScreen)
+
+
+async def test_v_shows_the_text_as_received_while_there_is_no_verdict():
+    stream, _ = load_stream(str(SAMPLES / "seed_interleaved_two_calls.sse"))
+    app = FraglensApp(stream, source="seed")
+    async with app.run_test(size=SIZE) as pilot:
+        call = app.index.calls[0]
+        app.goto(call.frag_event[1])
+        await pilot.press("v")
+        await pilot.pause()
+        area = app.screen.query_one(TextArea)
+        assert area.text == call.text[: call.length_at(app.step)]

@@ -1,0 +1,76 @@
+"""``v``: the selected call's arguments whole, for reading.
+
+The Parse pane cuts long values to what fits; this screen shows all of it in
+a scrolling text view that renders only the lines on screen, so a megabyte of
+arguments opens as fast as a line. String values are shown unescaped: a
+``file_text`` with 140 ``\\n`` reads as the code it is, each line indented
+under its key behind a ``│``. Without a parsed value (still streaming, or
+invalid), the argument text as received at the step is shown instead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static, TextArea
+
+_scalar = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def readable(value: Any, indent: str = "") -> list[str]:
+    """``value`` as indented JSON lines, except that a string holding line
+    breaks is written out unescaped: ``key: │`` then its lines, each behind
+    ``│ ``. Anything else is the JSON a parser would read."""
+    out: list[str] = []
+    _write(value, indent, "", "", out)
+    return out
+
+
+def _write(value: Any, indent: str, head: str, tail: str, out: list[str]) -> None:
+    inner = indent + "  "
+    if isinstance(value, dict) and value:
+        out.append(f"{indent}{head}{{")
+        last = len(value) - 1
+        for i, (key, item) in enumerate(value.items()):
+            _write(item, inner, f"{_scalar(key)}: ", "," if i < last else "", out)
+        out.append(f"{indent}}}{tail}")
+    elif isinstance(value, list) and value:
+        out.append(f"{indent}{head}[")
+        last = len(value) - 1
+        for i, item in enumerate(value):
+            _write(item, inner, "", "," if i < last else "", out)
+        out.append(f"{indent}]{tail}")
+    elif isinstance(value, str) and "\n" in value:
+        out.append(
+            f"{indent}{head}│ ({len(value):,} chars, {value.count(chr(10)) + 1} lines){tail}"
+        )
+        out.extend(f"{inner}│ {line}" for line in value.split("\n"))
+    else:
+        out.append(f"{indent}{head}{_scalar(value)}{tail}")
+
+
+class ValueScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,v,q", "dismiss(None)", "Close", id="value.close")]
+
+    def __init__(self, title: str, about: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.about = about
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="value-box") as box:
+            box.border_title = self.title_text
+            box.border_subtitle = "esc closes · arrows, pgup/pgdn scroll"
+            yield Static(self.about, id="value-about")
+            yield TextArea(
+                self.text, read_only=True, show_line_numbers=True, soft_wrap=False, id="value-text"
+            )
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
