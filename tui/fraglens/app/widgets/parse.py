@@ -97,7 +97,8 @@ def _bounded(value: Any, items: list[int]) -> tuple[Any, bool]:
     return value, False
 
 
-def pretty(value: Any, lines: int = VALUE_LINES, more: str = "v shows it whole, c copies it") -> Text:
+def pretty(value: Any, lines: int = VALUE_LINES, more: str = "v shows it whole, c copies it"
+           ) -> Text:
     """``value`` as indented JSON, cut after ``lines`` lines and with long
     strings cut: the text rendered is bounded by the screen, never by the value."""
     shown, cut = _bounded(value, [lines + 1])
