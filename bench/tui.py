@@ -72,6 +72,15 @@ def _json_str(text: str) -> str:
 
 
 def rss_mb() -> float:
+    """This process's peak resident set, in MB. ``VmHWM`` belongs to the
+    process's own memory; ``ru_maxrss`` would carry over the parent's peak
+    (building the capture) across fork and exec."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -135,9 +144,10 @@ async def child(path: str) -> None:
         app.screen._on_timer_update()
         print(f"200 n in a row          {(time.perf_counter() - burst) * 1000:7.0f} ms")
     peak = rss_mb()
+    size = len(data) / 2**20
     print(
-        f"peak memory             {peak:7.0f} MB = {peak / (len(data) / 2**20):.1f}x the input "
-        f"(the process before reading it: {baseline:.0f} MB)"
+        f"peak memory             {peak:7.0f} MB: {baseline:.0f} MB before reading the capture, "
+        f"then {(peak - baseline) / size:.1f}x the input ({size:.0f} MB)"
     )
 
 

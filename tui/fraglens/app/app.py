@@ -20,10 +20,13 @@ import asyncio
 import gc
 import signal
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+from textual.actions import ActionParseResult
 from textual.app import App, ComposeResult
+from textual.dom import DOMNode
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.driver import Driver
@@ -360,7 +363,10 @@ class FraglensApp(App[int]):
     def _next(self) -> int | None:
         call = self.index.call(self.follow)
         if call is not None:
-            return self.index.next_fragment(call, self.step)
+            found = self.index.next_fragment(call, self.step)
+            if found is None and call.results and call.results[-1][0] > self.step:
+                return call.results[-1][0]  # after its last fragment: its verdict
+            return found
         return self.step + 1 if self.step < self.index.last else None
 
     def _previous(self) -> int | None:
@@ -379,7 +385,7 @@ class FraglensApp(App[int]):
             "step_last": lambda: self.step < self.index.last,
             "next_diagnostic": lambda: self.index.next_diagnostic(self.step) is not None,
             "previous_diagnostic": lambda: self.index.previous_diagnostic(self.step) is not None,
-            "play": lambda: self.playing or self._next() is not None,
+            "play": lambda: self.playing or self.index.last > 0,
             "faster": lambda: self.speed < SPEEDS[-1],
             "slower": lambda: self.speed > SPEEDS[0],
             "follow_call": lambda: self.selected is not None and self.follow != self.selected,
@@ -395,6 +401,64 @@ class FraglensApp(App[int]):
         if possible is None:
             return True
         return True if possible() else None
+
+    def why_not(self, action: str) -> str | None:
+        """Why ``action`` cannot act at this step, in a few words (None: it can,
+        or it has nothing to say). A key pressed in vain shows this instead of
+        doing nothing."""
+        if self.check_action(action, ()):
+            return None
+        at = f"event {self.step:,}"
+        loading = " (still loading)" if self.loading is not None else ""
+        follow = self.index.call(self.follow)
+        if action in ("step_next", "play") and follow is not None:
+            name = f"#{self.index.position[follow.seq]} {follow.name_at(self.step) or ''}".strip()
+            return f"No fragment of {name} and no verdict after {at}; F steps through every event."
+        call = self.index.call(self.selected)
+        reasons = {
+            "step_next": f"This is the last event{loading}.",
+            "step_last": f"This is the last event{loading}.",
+            "step_prev": "This is the first event.",
+            "step_first": "This is the first event.",
+            "next_diagnostic": f"No diagnostic after {at}{loading}; [ goes back.",
+            "previous_diagnostic": f"No diagnostic before {at}; ] goes forward.",
+            "faster": "Already playing at the fastest speed.",
+            "slower": "Already playing at the slowest speed.",
+            "follow_call": "No call to follow at this event."
+            if call is None else "Already following this call; F follows every event.",
+            "follow_all": "Already stepping through every event.",
+            "copy_raw": "No call at this event yet.",
+            "show_value": "No call at this event yet.",
+            "copy_message": "No assistant text and no tool call to copy.",
+            "show_history": "No tool call in this stream: no history to build.",
+        }
+        if action == "copy_arguments":
+            if call is None:
+                return "No call at this event yet."
+            name = f"#{self.index.position[call.seq]} {call.name_at(self.step) or ''}".strip()
+            result = call.result_at(self.step)
+            if result is None:
+                return (f"{name} is still streaming at {at}: no parsed value until its choice "
+                        "finishes (r copies the text so far).")
+            return f"{name} has no parsed value ({result.status}); r copies the text as sent."
+        return reasons.get(action)
+
+    async def run_action(
+        self,
+        action: str | ActionParseResult,
+        default_namespace: DOMNode | None = None,
+        namespaces: Mapping[str, DOMNode] | None = None,
+    ) -> bool:
+        """Textual skips an action its ``check_action`` greys out; a key pressed
+        for one says why instead of doing nothing."""
+        done = await super().run_action(action, default_namespace, namespaces)
+        if not done and isinstance(action, str):
+            app_action = action.startswith("app.") or default_namespace in (None, self)
+            name = action.removeprefix("app.").split("(")[0]
+            reason = self.why_not(name) if app_action else None
+            if reason:
+                self.notify(reason, title="Cannot do that here", severity="warning", timeout=4)
+        return done
 
     def _can_copy_arguments(self) -> bool:
         call = self.index.call(self.selected)
@@ -435,13 +499,25 @@ class FraglensApp(App[int]):
 
     def action_jump(self) -> None:
         def jumped(step: int | None) -> None:
-            if step is not None:
-                self.goto(step)
+            if step is None:
+                return
+            last = self.index.last
+            if step > last:
+                where = "loaded yet" if self.loading is not None else "in the stream"
+                self.notify(f"No event {step:,} {where}: the last is {last:,}; went there.",
+                            severity="warning")
+            self.goto(step)
 
         self.push_screen(JumpScreen(self.index.last), jumped)
 
     # -- playing -------------------------------------------------------------------
     def action_play(self) -> None:
+        if not self.playing and self._next() is None:
+            # at the end: play again from the start (from the followed call's first fragment)
+            follow = self.index.call(self.follow)
+            self.goto(follow.frag_event[0] if follow is not None and follow.fragments
+                      else self._first_step())
+            self.notify("Playing again from the start.", timeout=3)
         self.playing = not self.playing
         if self.playing:
             self._schedule()

@@ -1,4 +1,5 @@
-"""``:`` asks for an event number and hands it back to the app."""
+"""``:`` asks for an event number and hands it back to the app, which says so
+when the number is past the last event (or not loaded yet)."""
 
 from __future__ import annotations
 
@@ -28,5 +29,5 @@ class JumpScreen(ModalScreen[int | None]):
             return
         number = int(text)
         if number < 0:
-            number += self.last + 1  # -1 is the last event, like a Python index
-        self.dismiss(max(0, min(self.last, number)))
+            number = max(0, number + self.last + 1)  # -1 is the last event, like a Python index
+        self.dismiss(number)

@@ -1,0 +1,149 @@
+"""Keys that cannot act say why; copies too large for the terminal say so."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from fraglens.app import clipboard
+from fraglens.app.app import FraglensApp
+from fraglens.load import load_stream
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
+SEED = SAMPLES / "seed_interleaved_two_calls.sse"
+SIZE = (120, 36)
+#: the real one, before the fixture below replaces it
+REAL_SYSTEM_COPY = clipboard.system_copy
+
+
+@pytest.fixture(autouse=True)
+def no_system_clipboard(monkeypatch):
+    monkeypatch.setattr(clipboard, "system_copy", lambda text: "not in tests")
+
+
+def app_for(path: Path, **kwargs) -> FraglensApp:
+    stream, _ = load_stream(str(path))
+    return FraglensApp(stream, source=str(path), **kwargs)
+
+
+def last_note(app: FraglensApp) -> str:
+    notes = list(app._notifications)
+    return notes[-1].message if notes else ""
+
+
+async def test_n_at_the_last_event_says_so():
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end", "n")
+        assert last_note(app) == "This is the last event."
+        await pilot.press("home", "p")
+        assert last_note(app) == "This is the first event."
+
+
+async def test_c_while_the_call_streams_says_why():
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        call = app.index.calls[0]
+        app.goto(call.frag_event[1])
+        await pilot.press("c")
+        note = last_note(app)
+        assert "is still streaming at event" in note and "r copies the text so far" in note
+        assert app.clipboard == ""  # nothing was copied
+
+
+async def test_next_diagnostic_after_the_last_one_says_so():
+    app = app_for(SAMPLES / "quirk_args_repaired.sse")
+    async with app.run_test(size=SIZE) as pilot:
+        last = app.index.diagnostic_events[-1]
+        app.goto(last)
+        await pilot.press("right_square_bracket")
+        assert app.step == last
+        assert last_note(app).startswith(f"No diagnostic after event {last}")
+
+
+async def test_following_a_call_reaches_its_verdict_then_says_why_it_stops():
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        call = app.index.calls[0]
+        verdict_at = call.results[-1][0]
+        assert verdict_at > call.frag_event[-1]  # the finish came after its last fragment
+        app.goto(call.frag_event[0])
+        app.pinned = call.seq
+        await pilot.press("f")
+        for _ in range(len(call.frag_event) + 2):
+            await pilot.press("n")
+        assert app.step == verdict_at
+        assert "and no verdict after" in last_note(app)
+
+
+async def test_space_at_the_end_plays_again_from_the_start():
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end", "space")
+        assert app.playing
+        assert app.step < app.index.last - 2  # back at the start (it plays on from there)
+        await pilot.press("space")  # paused before the app closes
+        assert "again from the start" in " ".join(n.message for n in app._notifications)
+
+
+async def test_jump_past_the_end_says_so_and_goes_to_the_last():
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("colon", "9", "9", "9", "enter")
+        await pilot.pause()
+        last = app.index.last
+        assert app.step == last
+        assert last_note(app) == f"No event 999 in the stream: the last is {last}; went there."
+
+
+async def test_a_copy_too_large_for_osc52_goes_to_a_file_without_a_system_clipboard(
+    monkeypatch, tmp_path
+):
+    monkeypatch.setattr(clipboard.tempfile, "gettempdir", lambda: str(tmp_path))
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        text = "界" * 40_000  # 120 KB of UTF-8: 160 KB of base64
+        clipboard.copy(app, text, "raw arguments of #0 big")
+        await pilot.pause()
+        assert app.clipboard == ""  # not sent over OSC 52
+        note = last_note(app)
+        assert "too large for the terminal (OSC 52)" in note
+        path = Path(note.rsplit("written to ", 1)[1])
+        assert path.parent == tmp_path / "fraglens"
+        assert path.read_text(encoding="utf-8") == text
+        assert path.stat().st_mode & 0o077 == 0  # only this user reads it
+
+
+async def test_a_large_copy_is_not_reported_as_reaching_the_terminal(monkeypatch):
+    monkeypatch.setattr(clipboard, "system_copy", lambda text: None)
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        clipboard.copy(app, "x" * 200_000, "big")
+        await pilot.pause()
+        assert last_note(app) == (
+            "200,000 chars → system clipboard (too large for the terminal's OSC 52)"
+        )
+        clipboard.copy(app, "x" * 1000, "small")
+        await pilot.pause()
+        assert last_note(app) == "1,000 chars → system clipboard and terminal (OSC 52)"
+        assert app.clipboard == "x" * 1000
+
+
+def test_the_system_clipboard_reason_is_cut_at_a_word(monkeypatch):
+    message = (
+        "Pyperclip could not find a copy/paste mechanism for your system. "
+        "For more information, please visit https://pyperclip.readthedocs.io"
+    )
+
+    def refuse(text: str) -> None:
+        raise RuntimeError(message)
+
+    monkeypatch.setitem(sys.modules, "pyperclip", types.SimpleNamespace(copy=refuse))
+    reason = REAL_SYSTEM_COPY("x")
+    assert reason is not None and len(reason) <= 80
+    assert reason.endswith(" …")
+    kept = reason.removesuffix(" …")
+    assert message.startswith(kept) and message[len(kept)] == " "  # cut between two words
