@@ -26,9 +26,9 @@ from typing import Any, ClassVar
 
 from textual.actions import ActionParseResult
 from textual.app import App, ComposeResult
-from textual.dom import DOMNode
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.dom import DOMNode
 from textual.driver import Driver
 from textual.message import Message
 from textual.reactive import reactive

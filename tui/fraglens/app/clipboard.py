@@ -25,7 +25,6 @@ from ..history.build import assistant_message, build_history
 from ..report import build_report
 from ..stream import Stream
 
-
 #: base64 bytes one OSC 52 sequence may carry through tmux and most terminals
 OSC52_LIMIT = 100_000
 
