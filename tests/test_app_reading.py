@@ -5,20 +5,29 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from textual.widgets import TextArea
 
+from fraglens.app import clipboard
 from fraglens.app.app import FraglensApp
 from fraglens.app.screens.value import ValueScreen, readable
+from fraglens.app.widgets.buffers import CallCard
 from fraglens.app.widgets.parse import STRING_CHARS, CallResult, pretty
+from fraglens.app.widgets.stream_list import StreamList
 from fraglens.load import load_stream, stream_from_bytes
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SIZE = (120, 36)
 
 
+@pytest.fixture(autouse=True)
+def no_system_clipboard(monkeypatch):
+    monkeypatch.setattr(clipboard, "system_copy", lambda text: "not in tests")
+
+
 def _write_file_capture(content: str, piece: int = 1000) -> bytes:
     """One write_file call whose arguments come ``piece`` characters a chunk."""
-    args = json.dumps({"path": "big.py", "content": content})
+    args = json.dumps({"path": "big.py", "content": content}, ensure_ascii=False)
     events = [
         {
             "index": 0,
@@ -34,7 +43,7 @@ def _write_file_capture(content: str, piece: int = 1000) -> bytes:
     out = []
     for tool in events:
         chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [tool]}}]}
-        out.append(f"data: {json.dumps(chunk)}\n\n")
+        out.append(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n")
     out.append('data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n')
     out.append("data: [DONE]\n\n")
     return "".join(out).encode()
@@ -118,3 +127,32 @@ async def test_v_shows_the_text_as_received_while_there_is_no_verdict():
         await pilot.pause()
         area = app.screen.query_one(TextArea)
         assert area.text == call.text[: call.length_at(app.step)]
+
+
+async def test_emoji_with_modifiers_flags_and_joiners_keep_the_borders():
+    """👍🏽, 🇨🇳 and 👨‍👩‍👧 are drawn one glyph wide in some terminals and
+    several in others: the panes show stand-ins no terminal disputes."""
+    disputed = {"\u200d", *map(chr, range(0x1F3FB, 0x1F400)), *map(chr, range(0x1F1E6, 0x1F200))}
+    content = "ok 👍🏽 from 🇨🇳, with 👨\u200d👩\u200d👧"
+    stream, _ = stream_from_bytes(_write_file_capture(content, piece=7))
+    app = FraglensApp(stream, source="emoji")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        card = "\n".join(strip.text for strip in app.query_one(CallCard)._strips)
+        assert "👍４" in card and "ＣＮ" in card  # the buffer as sent
+        lines = [card]
+        lines += [strip.text for strip in app.query_one(CallResult)._strips]
+        stream_list = app.query_one(StreamList)
+        lines += [stream_list.render_line(y).text for y in range(stream_list.size.height)]
+        shown = "\n".join(lines)
+        assert "👍４" in shown and "ＣＮ" in shown and "👨+👩+👧" in shown
+        assert not disputed & set(shown)
+        flag_event = next(e.number for e in stream.events if "🇨" in e.data)
+        app.goto(flag_event)
+        await pilot.pause()
+        row = stream_list.render_line(flag_event - int(stream_list.scroll_y)).text
+        assert "Ｃ" in row and not disputed & set(row)
+        # what is copied is the text itself
+        await pilot.press("c")
+        assert content in json.loads(app.clipboard)["content"]

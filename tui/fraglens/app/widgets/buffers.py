@@ -23,6 +23,7 @@ from textual.widgets import Static
 from ...engine.calls import Call
 from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
+from .cells import cell_safe
 from .prerendered import Prerendered
 from .styled import ComponentStyles
 from .titled import Titled
@@ -158,7 +159,7 @@ class CallCard(ComponentStyles, Titled, Prerendered):
         if end == 0:
             return [Text("(no argument text yet)", self._style("meta"), end="")]
         start = max(0, end - width * self.text_lines)
-        body = Text(call.text[start:end], end="")
+        body = Text(cell_safe(call.text[start:end]), end="")
         if self.boundaries:
             ends = call.boundaries_at(step)
             i = bisect_right(ends, start)
@@ -224,7 +225,7 @@ class AssistantText(ComponentStyles, Titled, Prerendered):
             label = "reasoning" if s.channel == "reasoning" else "text"
             where = f"choice {s.choice} " if several else ""
             head.append(f"{where}{label} · {s.length:,} chars", meta)
-            body = Text(s.tail, end="")
+            body = Text(cell_safe(s.tail), end="")
             if s.added and s.tail.endswith(s.added):
                 body.stylize(self._style("added"), len(s.tail) - len(s.added))
             wrapped = list(body.wrap(self.app.console, width, overflow="fold"))[-self.LINES :]

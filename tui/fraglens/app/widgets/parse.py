@@ -28,6 +28,7 @@ from ...engine.finalize import Result
 from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
 from .buffers import CallCard, call_title
+from .cells import cell_safe
 from .prerendered import Prerendered
 from .styled import ComponentStyles
 from .titled import Titled
@@ -108,13 +109,13 @@ def pretty(value: Any, lines: int = VALUE_LINES, more: str = "v shows it whole, 
         cut = True
     if cut:
         text += f"\n… ({more})"
-    return _json(Text(text))
+    return _json(Text(cell_safe(text)))
 
 
 def clip(text: str, limit: int = RAW_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    return text[: limit // 2] + f" …{len(text) - limit:,} chars… " + text[-limit // 2 :]
+    if len(text) > limit:
+        text = text[: limit // 2] + f" …{len(text) - limit:,} chars… " + text[-limit // 2 :]
+    return cell_safe(text)
 
 
 class CallResult(ComponentStyles, Prerendered):

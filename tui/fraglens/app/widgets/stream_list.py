@@ -24,6 +24,7 @@ from textual.strip import Strip
 
 from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
+from .cells import cell_safe
 from .chunk_line import ChunkLine, compact, mark, parse, window
 from .styled import ComponentStyles
 from .titled import Titled
@@ -212,7 +213,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
             line.append(f"{calls:<{self._call_width}} ", self._style("name"))
         room = max(0, width - line.cell_len)
         chunk = self._chunk(row, room)
-        body = Text(chunk.text, style=kind_style or self._style("json"), end="", no_wrap=True)
+        text = cell_safe(chunk.text)
+        body = Text(text, style=kind_style or self._style("json"), end="", no_wrap=True)
         for start, end, kind in chunk.marks:
             body.stylize(self._style(kind), start, end)
         line.append_text(body)
