@@ -310,11 +310,14 @@ async def test_follow_steps_through_one_calls_fragments_only():
         while app.check_action("step_next", ()):
             await pilot.press("n")
             visited.append(app.step)
-        assert visited == [SEED_FIRST_CHUNK + 4, SEED_FIRST_CHUNK + 6]
+        # its fragments, then the event that gave its verdict (the finish)
+        verdict = app.index.calls[0].results[-1][0]
+        assert verdict > SEED_FIRST_CHUNK + 6
+        assert visited == [SEED_FIRST_CHUNK + 4, SEED_FIRST_CHUNK + 6, verdict]
         await pilot.press("F")
         assert app.follow is None
-        await pilot.press("n")
-        assert app.step == SEED_FIRST_CHUNK + 7
+        await pilot.press("p")
+        assert app.step == verdict - 1
 
 
 async def test_buffers_keys_select_a_call_and_escape_goes_back_to_automatic():
@@ -456,7 +459,7 @@ def test_every_binding_has_an_id_a_description_and_a_tooltip():
     assert all(ids) and len(set(ids)) == len(ids)
     assert all(b.description and b.tooltip for b in BINDINGS)
     titles = {palette_title(b) for b in BINDINGS}
-    assert {"step: next diagnostic", "copy: assistant message", "step: next event"} <= titles
+    assert {"step: next diagnostic", "copy: final assistant message", "step: next event"} <= titles
 
 
 async def test_the_palette_offers_actions_calls_and_diagnostics_by_name():
@@ -464,7 +467,7 @@ async def test_the_palette_offers_actions_calls_and_diagnostics_by_name():
     async with app.run_test(size=SIZE):
         titles = [title for title, _, _ in FraglensCommands(app.screen)._commands()]
         assert "step: next diagnostic" in titles
-        assert "copy: assistant message" in titles
+        assert "copy: final assistant message" in titles
         assert any(t.startswith("call: select #1 read_file") for t in titles)
         assert any(t.startswith("find: args-repaired at event") for t in titles)
         # what cannot be done at the first event is left out, as the key line greys it

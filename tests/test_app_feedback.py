@@ -7,9 +7,14 @@ import types
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
+from textual.widgets import Input
 
 from fraglens.app import clipboard
 from fraglens.app.app import FraglensApp
+from fraglens.app.screens.open import OpenScreen
+from fraglens.app.widgets.key_bar import KeyBar
+from fraglens.app.widgets.status import StatusBar
 from fraglens.load import load_stream
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
@@ -147,3 +152,58 @@ def test_the_system_clipboard_reason_is_cut_at_a_word(monkeypatch):
     assert reason.endswith(" …")
     kept = reason.removesuffix(" …")
     assert message.startswith(kept) and message[len(kept)] == " "  # cut between two words
+
+
+async def test_at_80x24_the_key_bar_keeps_quit_and_the_palette():
+    app = app_for(SEED)
+    async with app.run_test(size=(80, 24)):
+        line = str(app.query_one(KeyBar).render())
+        assert line.rstrip().endswith("q Quit  ^p palette")
+        assert line.startswith(" n Next")
+        assert cell_len(line) <= 80
+
+
+async def test_o_opens_another_capture_without_quitting(tmp_path):
+    other = SAMPLES / "quirk_args_repaired.sse"
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, OpenScreen)
+        box = app.screen.query_one("#open-path", Input)
+        assert box.value == f"{SAMPLES}/"  # starts in the shown capture's folder
+        box.value = str(other)
+        await pilot.press("enter")
+        while app.loading is not None or app.source != str(other):
+            await pilot.pause()
+        expected, _ = load_stream(str(other))
+        assert len(app.stream.events) == len(expected.events)
+        assert [c.name for c in app.index.calls] == [c.name for c in expected.reassembler.calls]
+        assert "quirk_args_repaired.sse" in str(app.query_one(StatusBar).render())
+
+
+async def test_a_path_that_cannot_be_opened_says_why_and_keeps_the_capture():
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        before = app.stream
+        await app.open_path("/no/such/file.sse")
+        await pilot.pause()
+        assert app.stream is before
+        assert last_note(app) == "/no/such/file.sse: no such file"
+
+
+async def test_m_and_h_say_they_give_the_final_message_before_the_last_event():
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        app.goto(5)
+        await pilot.press("m")
+        await pilot.pause()
+        titles = [n.title for n in app._notifications]
+        assert "Copied the final assistant message (whole stream, not as of event 5)" in titles
+        await pilot.press("h")
+        await pilot.pause()
+        about = str(app.screen.query_one("#history-about").render())
+        assert about.startswith("From the whole stream (its final calls), not as of event 5.")
+        await pilot.press("escape", "end", "h")
+        await pilot.pause()
+        assert "not as of" not in str(app.screen.query_one("#history-about").render())

@@ -36,6 +36,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Header
 
+from ..load import LoadError, read_bytes
 from ..loading import Loading
 from ..stream import Stream
 from . import clipboard
@@ -44,6 +45,7 @@ from .keys import BINDINGS, KEY_BAR
 from .screens.help import HelpScreen
 from .screens.history import HistoryScreen
 from .screens.jump import JumpScreen
+from .screens.open import OpenScreen
 from .screens.raw_event import RawEventScreen
 from .screens.value import ValueScreen, readable
 from .steps import StepIndex, verdict_summary
@@ -638,13 +640,17 @@ class FraglensApp(App[int]):
         if text is None:
             self.notify("No assistant text and no tool call to send back.", severity="warning")
             return
-        clipboard.copy(self, text, "the assistant message (whole stream)")
+        what = "the assistant message (whole stream)"
+        if self.step < self.index.last:  # m gives the final message, whatever the step
+            what = f"the final assistant message (whole stream, not as of event {self.step})"
+        clipboard.copy(self, text, what)
         for note in notes:
             self.notify(note, title="History note", severity="warning", timeout=8)
 
     # -- screens ------------------------------------------------------------------------
     def action_show_history(self) -> None:
-        self.push_screen(HistoryScreen(self.stream))
+        step = self.step if self.step < self.index.last else None
+        self.push_screen(HistoryScreen(self.stream, step))
 
     def action_show_value(self) -> None:
         call = self.index.call(self.selected)
@@ -666,6 +672,31 @@ class FraglensApp(App[int]):
 
     def action_show_raw(self) -> None:
         self.push_screen(RawEventScreen(self.index, self.step))
+
+    def action_open(self) -> None:
+        folder = Path(self.source).parent if Path(self.source).is_file() else Path.cwd()
+
+        def chosen(path: str | None) -> None:
+            if path is not None:
+                self.run_worker(self.open_path(path), name="open", exclusive=True)
+
+        self.push_screen(OpenScreen(folder.resolve()), chosen)
+
+    async def open_path(self, path: str) -> None:
+        """Show the capture at ``path`` in place of this one, read while shown
+        as the first one was; a file that cannot be read leaves this one shown
+        and says why in one line."""
+        try:
+            loading = Loading(read_bytes(path), path)
+        except LoadError as exc:
+            self.notify(str(exc), title="Cannot open", severity="error", timeout=8)
+            return
+        if loading.known_empty:
+            self.notify(f"{path}: no events in the stream", title="Cannot open", severity="error")
+            return
+        self.loading = loading
+        await self.show_stream(loading.stream, path)
+        self.run_worker(self._load(loading), name="load", exclusive=True)
 
     def action_help(self) -> None:
         """The help screen shows the keys as bound now (after a keymap)."""

@@ -31,8 +31,11 @@ class HistoryScreen(ModalScreen[None]):
                 tooltip="Copy the messages as JSON"),
     ]  # fmt: skip
 
-    def __init__(self, stream: Stream) -> None:
+    def __init__(self, stream: Stream, step: int | None = None) -> None:
+        """``step``: the app's step, when it is not the last event: the history
+        is built from the whole stream, and the screen says so."""
         super().__init__()
+        self.step = step
         self.report = build_report(stream)
         self.shape = default_shape(self.report.get("format"))
         self.include_broken = False
@@ -55,6 +58,11 @@ class HistoryScreen(ModalScreen[None]):
         broken = "with broken calls" if self.include_broken else "ok/empty calls only"
         box.border_title = f"history · {self.shape} · {broken}"
         about = Text(end="")
+        if self.step is not None:
+            about.append(
+                f"From the whole stream (its final calls), not as of event {self.step}.\n",
+                "bold",
+            )
         problems = check_conversation(built["messages"])
         if problems:
             about.append(f"✖ {len(problems)} problem(s) a provider would reject:\n", "bold red")

@@ -35,16 +35,29 @@ class KeyBar(ComponentStyles, Widget):
             self.refresh()
 
     def render(self) -> Text:
+        """The keys in order; when the line is too short, keys are left out from
+        the end of the list, but the last one (quit) and ``^p`` always stay."""
         key, description = self._style("key"), self._style("description")
         disabled = self._style("disabled")
-        out = Text(no_wrap=True, overflow="ellipsis", end="")
+        parts: list[Text] = []
         for i, binding in enumerate(self.bindings):
             enabled = self.possible[i] if i < len(self.possible) else True
             click = Style(meta={"@click": f"app.{binding.action}"})
-            out.append(
+            part = Text(end="")
+            part.append(
                 f" {self.app.get_key_display(binding)}", (key if enabled else disabled) + click
             )
-            out.append(f" {binding.description} ", (description if enabled else disabled) + click)
-        out.append(" ^p", key)
-        out.append(" palette", description)
+            part.append(f" {binding.description} ", (description if enabled else disabled) + click)
+            parts.append(part)
+        palette = Text.assemble((" ^p", key), (" palette", description), end="")
+        kept = parts[-1:] + [palette]
+        room = (self.size.width or 10_000) - sum(p.cell_len for p in kept)
+        out = Text(no_wrap=True, overflow="ellipsis", end="")
+        for part in parts[:-1]:
+            if part.cell_len > room:
+                break
+            out.append_text(part)
+            room -= part.cell_len
+        for part in kept:
+            out.append_text(part)
         return out

@@ -1,0 +1,42 @@
+"""``o``: open another capture without quitting: type a path, or pick a file.
+
+The path box starts in the folder of the capture shown; the tree below it
+lists that folder. Choosing a file in the tree fills the box; ``enter`` opens
+what the box says. The app reads it (``loading``) and says in one line why
+when it cannot.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DirectoryTree, Input, Label
+
+
+class OpenScreen(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="open.cancel")]
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.folder = folder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="open-box") as box:
+            box.border_title = "Open a capture"
+            box.border_subtitle = "enter opens · tab to the files · esc cancels"
+            yield Label("Path (SSE, NDJSON, JSON, HAR or a recording):")
+            yield Input(value=f"{self.folder}/", id="open-path")
+            yield DirectoryTree(self.folder, id="open-tree")
+
+    def on_directory_tree_file_selected(self, event: DirectoryTree.FileSelected) -> None:
+        box = self.query_one("#open-path", Input)
+        box.value = str(event.path)
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        self.dismiss(text or None)
