@@ -38,10 +38,14 @@ def test_explain_gives_the_summary_then_the_four_parts():
     first, *rest = text.splitlines()
     assert first == "args-truncated (error): arguments end inside an open value"
     body = "\n".join(rest)
-    assert EXPLANATIONS["args-truncated"].means in body
-    assert '  data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}' in body
+    # paragraphs are wrapped (at 78 unless told), the words all there
+    assert " ".join(body.split()).startswith(" ".join(EXPLANATIONS["args-truncated"].means.split()))
+    assert all(len(line) <= 78 for line in rest if not line.startswith("  data:"))
+    assert '\n  data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}\n' in body
     assert body.index("On the wire") < body.index("What fraglens did") < body.index("What to do")
     assert text.endswith("\n")
+    narrow = explain("args-truncated", width=50).splitlines()[1:]
+    assert all(len(line) <= 50 for line in narrow if not line.startswith("  data:"))
 
 
 def test_explain_refuses_an_unknown_code():

@@ -13,6 +13,7 @@ example to fraglens and checks that it raises the code it illustrates.
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -525,12 +526,17 @@ EXPLANATIONS: dict[str, Explanation] = {
 # fmt: on
 
 
-def explain(code: str) -> str:
-    """The entry for ``code`` as plain text, ending in a newline. KeyError for an unknown code."""
-    severity, summary, _ = CODES[code]
-    entry = EXPLANATIONS.get(code)
-    lines = [f"{code} ({severity}): {summary}", ""]
-    if entry is not None:
-        lines += [entry.means, "", "On the wire:", *("  " + w for w in entry.wire.splitlines())]
-        lines += ["", f"What fraglens did: {entry.did}", "", f"What to do: {entry.todo}"]
+def explain(code: str, width: int = 78) -> str:
+    """The entry for ``code`` as plain text, paragraphs wrapped at ``width`` and
+    the wire example left whole, ending in a newline. KeyError for an unknown code."""
+    severity, summary = CODES[code]
+    entry = EXPLANATIONS[code]
+
+    def para(text: str, indent: str = "") -> list[str]:
+        return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent)
+
+    lines = [f"{code} ({severity}): {summary}", "", *para(entry.means), ""]
+    lines += ["On the wire (one event per line):", *("  " + w for w in entry.wire.splitlines())]
+    lines += ["", "What fraglens did:", *para(entry.did, "  ")]
+    lines += ["", "What to do:", *para(entry.todo, "  ")]
     return "\n".join(lines) + "\n"
