@@ -90,3 +90,20 @@ def test_the_doc_holds_every_entry_as_explain_says_it():
         assert f"\n## {code}\n" in doc
         wire = explain(code).split("On the wire (one event per line):\n")[1].split("\n\n")[0]
         assert "\n".join(line[2:] for line in wire.splitlines()) in doc
+
+
+def test_check_points_at_explain_when_it_found_something_and_only_then(tmp_path, capsys):
+    clean = tmp_path / "clean.sse"
+    clean.write_text(
+        'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1",'
+        '"function":{"name":"f","arguments":"{}"}}]}}]}\n\n'
+        'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+        "data: [DONE]\n\n",
+        encoding="utf-8",
+    )
+    cut = ROOT / "sample_streams" / "quirk_q22_finish_length_truncated.sse"
+    hint = "fraglens explain CODE: what a code means and what to do"
+    assert main(["check", str(cut)]) == 1
+    assert hint in capsys.readouterr().out
+    assert main(["check", str(clean)]) == 0
+    assert hint not in capsys.readouterr().out
