@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -107,3 +109,18 @@ def test_check_points_at_explain_when_it_found_something_and_only_then(tmp_path,
     assert hint in capsys.readouterr().out
     assert main(["check", str(clean)]) == 0
     assert hint not in capsys.readouterr().out
+
+
+def test_the_live_example_against_serve_runs(capsys):
+    """The second example of `fraglens live --help`, against a real `fraglens serve`."""
+    from fraglens.cli.live import EXAMPLES
+    from fraglens.net.serve import start_server
+
+    line = next(x for x in EXAMPLES.splitlines() if "127.0.0.1:8765" in x)
+    argv = shlex.split(line.split("#")[0])[1:]
+    with start_server([str(ROOT / "sample_streams" / "demo.sse")]) as server:
+        argv[argv.index("--url") + 1] = f"{server.url}/v1"
+        code = main(argv)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["events"] > 0 and doc["end"] == "done"
+    assert code in (0, 1)  # read whole; 1 because the demo has a repaired call
