@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 from pathlib import Path
@@ -207,3 +208,62 @@ async def test_m_and_h_say_they_give_the_final_message_before_the_last_event():
         await pilot.press("escape", "end", "h")
         await pilot.pause()
         assert "not as of" not in str(app.screen.query_one("#history-about").render())
+
+
+# -- finding -------------------------------------------------------------------------
+
+
+async def test_search_lands_where_a_value_split_across_fragments_became_complete():
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        call = next(c for c in app.index.calls if "深圳" in c.text)
+        # the first event after which the call's text (as it stood) holds the value
+        complete = next(
+            e for e in range(app.index.last + 1) if "深圳" in call.text[: call.length_at(e)]
+        )
+        # no event holds the whole value: its two characters came in two fragments
+        first_chunk = next(e.number for e in app.stream.events if e.kind == "data")
+        assert not any("深圳" in e.data for e in app.stream.events[first_chunk:])
+        app.goto(first_chunk)  # past the header comment, which quotes the value
+        await pilot.press("slash")
+        await pilot.pause()
+        app.screen.query_one(Input).value = "深圳"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.step == complete
+        await pilot.press("full_stop")
+        assert app.step == complete  # the only match
+        assert "No match of '深圳' after event" in last_note(app)
+
+
+async def test_search_next_and_previous_visit_every_event_with_a_match():
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash")
+        await pilot.pause()
+        app.screen.query_one(Input).value = "CITY"  # capitals: case matters
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.found is not None and not app.found.events
+        assert last_note(app) == "No match for 'CITY'."
+        await pilot.press("slash")
+        await pilot.pause()
+        app.screen.query_one(Input).value = "ci.y"  # a pattern, any case
+        await pilot.press("enter")
+        await pilot.pause()
+        in_events = {e.number for e in app.stream.events if re.search("ci.y", e.data, re.I)}
+        completed = set()
+        for c in app.index.calls:
+            for m in re.finditer("ci.y", c.text, re.I):
+                # the fragment holding the match's last character
+                k = next(i for i, end in enumerate(c.frag_end) if end >= m.end())
+                completed.add(c.frag_event[k])
+        expected = sorted(in_events | completed)
+        visited = [app.step]
+        for _ in expected:
+            await pilot.press("full_stop")
+            if app.step != visited[-1]:
+                visited.append(app.step)
+        assert visited == [e for e in expected if e >= visited[0]]
+        await pilot.press("comma")
+        assert app.step == visited[-2]

@@ -48,7 +48,9 @@ from .screens.history import HistoryScreen
 from .screens.jump import JumpScreen
 from .screens.open import OpenScreen
 from .screens.raw_event import RawEventScreen
+from .screens.search import SearchScreen
 from .screens.value import ValueScreen, readable
+from .search import Found, next_match, search
 from .steps import StepIndex, verdict_summary
 from .widgets.buffers import BuffersPane, CallCard
 from .widgets.key_bar import KeyBar
@@ -133,6 +135,8 @@ class FraglensApp(App[int]):
         if step is None:
             step = self._first_step()
         self.step = max(0, min(step, self.index.last))
+        #: the last search's matches (``/``), for ``.`` and ``,``
+        self.found: Found | None = None
         #: the call the user picked; None = the one being written at the step
         self.pinned: int | None = None
         #: step through this call's fragments only
@@ -512,6 +516,47 @@ class FraglensApp(App[int]):
             self.goto(step)
 
         self.push_screen(JumpScreen(self.index.last), jumped)
+
+    # -- finding ------------------------------------------------------------------
+    def action_search(self) -> None:
+        def searched(query: str | None) -> None:
+            if not query:
+                return
+            found = self.found = search(self.index, query)
+            if not found.events:
+                self.notify(f"No match for {query!r}.", severity="warning")
+                return
+            target = next_match(found, self.step - 1, +1)
+            if target is None:
+                target = found.events[0]  # after the last one: from the top again
+            more = " (stopped at 10,000)" if found.capped else ""
+            self.notify(
+                f"{len(found.events):,} events{more}: {found.in_calls:,} in call arguments "
+                f"(at the event that completed each), {found.in_events:,} in event text; "
+                ". next, , previous",
+                title=f"Found {query!r}",
+            )
+            self.goto(target)
+
+        self.push_screen(SearchScreen(self.found.query if self.found else ""), searched)
+
+    def action_next_match(self) -> None:
+        self._to_match(+1)
+
+    def action_previous_match(self) -> None:
+        self._to_match(-1)
+
+    def _to_match(self, direction: int) -> None:
+        if self.found is None:
+            self.notify("Nothing searched yet: / finds a text or pattern.", severity="warning")
+            return
+        target = next_match(self.found, self.step, direction)
+        if target is None:
+            where = "after" if direction > 0 else "before"
+            self.notify(f"No match of {self.found.query!r} {where} event {self.step:,}.",
+                        severity="warning")
+            return
+        self.goto(target)
 
     # -- playing -------------------------------------------------------------------
     def action_play(self) -> None:

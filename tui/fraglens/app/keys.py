@@ -12,6 +12,7 @@ from textual.binding import Binding
 
 SECTIONS = {
     "step": "Stepping",
+    "find": "Finding",
     "play": "Playing",
     "call": "Calls",
     "copy": "Copying",
@@ -32,6 +33,12 @@ _TABLE: list[tuple[str, str, str, str, str, str, str | None]] = [
      "Go to the last event", None),
     ("colon", "jump", "step.jump", "Jump", "jump to an event number…",
      "Go to an event by its number", ":"),
+    ("slash", "search", "find.search", "Find", "find text or a pattern…",
+     "Find a text or pattern in the events and in each call's arguments", "/"),
+    ("full_stop", "next_match", "find.next", "Next match", "next match",
+     "Go to the next event with a match of the last search", "."),
+    ("comma", "previous_match", "find.previous", "Prev match", "previous match",
+     "Go to the previous event with a match of the last search", ","),
     ("right_square_bracket", "next_diagnostic", "step.next-diagnostic", "Next diag",
      "next diagnostic", "Go to the next event that carries a diagnostic", "]"),
     ("left_square_bracket", "previous_diagnostic", "step.previous-diagnostic", "Prev diag",
