@@ -24,9 +24,11 @@ SIZE = (120, 36)
 
 
 def _slow_loading(monkeypatch) -> Loading:
-    """The seed read 40 bytes a slice, one slice between two looks at the screen."""
+    """The seed read 40 bytes a slice, one slice between two looks at the
+    screen, and the panes redrawn after each."""
     monkeypatch.setattr(loading_module, "SLICE_BYTES", 40)
     monkeypatch.setattr(app_module, "LOAD_SLICE", 0.0)
+    monkeypatch.setattr(app_module, "LOAD_REDRAW", 0.0)
     return Loading(SEED.read_bytes(), "seed")
 
 

@@ -33,6 +33,11 @@ class TestDemoWide:
     def test_help(self, snap_compare):
         assert snap_compare(demo(), press=("question_mark",), terminal_size=WIDE)
 
+    def test_value_view(self, snap_compare):
+        """v on the repaired read_file call: its arguments whole, as JSON."""
+        press = ("end", "tab", "up", "v")
+        assert snap_compare(demo(), press=press, terminal_size=WIDE)
+
 
 class TestDemoNarrow:
     def test_opening(self, snap_compare):
