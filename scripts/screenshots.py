@@ -71,6 +71,13 @@ SHOTS = [
         keys=("question_mark",),
     ),
     Shot(
+        "value",
+        "v: the repaired read_file call's arguments whole, in a scrolling view",
+        ":demo:",
+        keys=("end", "v"),
+        select=1,
+    ),
+    Shot(
         "narrow",
         "80×24: the panes stacked, the focused one taller",
         ":demo:",
