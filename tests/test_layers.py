@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "report": 1,
     "report_text": 1,
     "load": 1,
+    "chunking": 1,
     "net": 2,
     "history": 2,
     "app": 3,
