@@ -32,6 +32,8 @@ LAYERS: dict[str, int] = {
     "report": 1,
     "report_text": 1,
     "load": 1,
+    "timing": 1,
+    "usage": 1,
     "net": 2,
     "history": 2,
     "app": 3,
