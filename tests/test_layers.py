@@ -34,6 +34,8 @@ LAYERS: dict[str, int] = {
     "load": 1,
     "chunking": 1,
     "compare_text": 1,
+    "timing": 1,
+    "usage": 1,
     "net": 2,
     "history": 2,
     "app": 3,
