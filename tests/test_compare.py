@@ -171,6 +171,12 @@ def test_compare_json_has_a_row_per_backend_and_the_differences(capsys, server, 
     # no entry in --prices: --price-in/--price-out apply
     assert rows["glm-4.6"]["cost"] == pytest.approx((812 * 1 + 41 * 2) / 1e6 * 1.3)
     assert kimi["cost"] is None
+    # timing from the events' receive times: the tool call opens after the first event
+    for model in MODELS[:4]:
+        t = rows[model]["timing"]
+        assert 0 <= t["first_event_ms"] <= t["first_tool_byte_ms"] <= t["duration_ms"]
+        assert [c["call"] for c in t["calls"]] == [0]
+    assert kimi["timing"]["first_tool_byte_ms"] is None  # an error body: no tool byte
     # the four that answered disagree on call 0, in "query" only; the failed one is not in it
     assert doc["agree"] is False
     [difference] = doc["differences"]

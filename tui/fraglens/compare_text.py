@@ -22,13 +22,12 @@ __all__ = ["backend_cells", "print_compare", "render_compare", "COLUMNS"]
 COLUMNS = ("model", "calls", "worst", "codes raised", "fragments", "median", "1st tool", "cost")
 
 
-def _seconds(value: float | None) -> str:
-    return "-" if value is None else f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} ms" if value < 1000 else f"{value / 1000:.2f} s"
 
 
 def _first_tool_byte(row: dict[str, Any]) -> float | None:
-    timing = row.get("timing") or {}
-    value = timing.get("first_tool_byte")
+    value = (row.get("timing") or {}).get("first_tool_byte_ms")
     return value if isinstance(value, (int, float)) else None
 
 
@@ -50,7 +49,7 @@ def backend_cells(row: dict[str, Any]) -> tuple[Text, ...]:
         Text("\n".join(codes) or "-", "dim" if not codes else ""),
         Text(str(chunking.get("fragments", "-"))),
         Text("-" if median is None else f"{median:g}"),
-        Text(_seconds(_first_tool_byte(row))),
+        Text(_ms(_first_tool_byte(row))),
         Text("-" if row["cost"] is None else f"{row['cost']:.6f}"),
     )
 

@@ -23,7 +23,9 @@ from typing import Any
 
 from ..chunking import chunking_profile
 from ..engine.finalize import OK_STATUSES
-from ..report import build_report, exit_code
+from ..report import build_report, exit_code, ordered_calls
+from ..stream import Stream
+from ..timing import stream_timing
 from .cost import Prices
 from .live import LiveCall, LiveStatus, Phase
 from .proxy.flows import worst_status
@@ -98,10 +100,6 @@ async def run_backends(
     return list(backends)
 
 
-def _timing(call: LiveCall) -> dict[str, Any] | None:
-    return None
-
-
 def backend_row(
     model: str, recording: str | None, status: LiveStatus, call: LiveCall
 ) -> dict[str, Any]:
@@ -122,11 +120,21 @@ def backend_row(
         "worst": worst_status([c["status"] for c in calls]),
         "diagnostics": doc["diagnostics"] if doc else [],
         "chunking": chunking_profile(stream) if doc else None,
-        "timing": _timing(call),
+        "timing": _timing(stream) if doc else None,
         "usage": doc["usage"] if doc else None,
         "cost": status.cost,
         "ok": doc is not None and not failed and exit_code(doc) == 0,
     }
+
+
+def _timing(stream: Stream) -> dict[str, Any] | None:
+    """The stream's timing, its calls named by their position in ``calls`` as the
+    diagnostics name them (the engine numbers them in creation order)."""
+    timing = stream_timing(stream)
+    if timing is not None:
+        position = {c.seq: i for i, c in enumerate(ordered_calls(stream))}
+        timing["calls"] = [dict(c, call=position[c["call"]]) for c in timing["calls"]]
+    return timing
 
 
 def _key(value: Any) -> str:
