@@ -14,7 +14,7 @@ from rich.text import Text
 
 from .report_text import STATUS_STYLE
 
-__all__ = ["backend_cells", "print_compare", "render_compare", "COLUMNS"]
+__all__ = ["COLUMNS", "agreement_lines", "backend_cells", "print_compare", "render_compare"]
 
 #: the table's columns, in order (the app's comparison screen shows the same):
 #: "median" is the median fragment size in characters, "1st tool" the time to
@@ -98,14 +98,19 @@ def render_compare(doc: dict[str, Any]) -> Group:
     recorded = [row["recording"] for row in rows if row.get("recording")]
     if recorded:
         parts.append(Text(f"recorded: {' '.join(recorded)}", style="dim"))
-    answered = sum(r["error"] is None for r in rows)
-    if doc["agree"]:
-        parts.append(Text(f"the {answered} backend(s) that answered agree", style="green"))
-    else:
-        parts.append(Text(f"the {answered} backends that answered disagree:", style="bold yellow"))
-        for difference in doc["differences"]:
-            parts.extend(_difference_lines(difference))
+    parts.extend(agreement_lines(doc))
     return Group(*parts)
+
+
+def agreement_lines(doc: dict[str, Any]) -> list[Text]:
+    """Whether the backends that answered agree, then each difference."""
+    answered = sum(r["error"] is None for r in doc["backends"])
+    if doc["agree"]:
+        return [Text(f"the {answered} backend(s) that answered agree", style="green")]
+    lines = [Text(f"the {answered} backends that answered disagree:", style="bold yellow")]
+    for difference in doc["differences"]:
+        lines.extend(_difference_lines(difference))
+    return lines
 
 
 def print_compare(doc: dict[str, Any], console: Console | None = None) -> None:
