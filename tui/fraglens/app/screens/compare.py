@@ -86,7 +86,10 @@ class CompareScreen(Screen):
 
     def _add_row(self, backend: Backend) -> None:
         assert backend.row is not None
-        self.query_one(BackendTable).add_row(*backend_cells(backend.row), key=backend.model)
+        # height None: as many lines as the row's tallest cell (one code a line)
+        self.query_one(BackendTable).add_row(
+            *backend_cells(backend.row), key=backend.model, height=None
+        )
         self._show_detail()
 
     def finished(self, doc: dict[str, Any]) -> None:
