@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx
+
 from ..chunking import chunking_profile
 from ..engine.finalize import OK_STATUSES
 from ..report import build_report, exit_code, ordered_calls
@@ -74,7 +77,16 @@ def make_backends(
     backends = []
     for model in models:
         record = recording_path(record_dir, model) if record_dir is not None else None
-        call = LiveCall(spec_for(model), record=record, timeout=timeout, prices=prices_for(model))
+        # each call's transport is made here, before any clock starts: making one
+        # (its TLS context) blocks the event loop for a tenth of a second or more,
+        # which would otherwise count in the timing of every call already running
+        call = LiveCall(
+            spec_for(model),
+            record=record,
+            timeout=timeout,
+            prices=prices_for(model),
+            transport=httpx.AsyncHTTPTransport(),
+        )
         backends.append(Backend(model, call, None if record is None else str(record)))
     return backends
 
@@ -88,6 +100,10 @@ async def run_backends(
     """Run every call, ``concurrency`` at a time; ``on_done`` as each one finishes
     (its ``row`` filled in). Returns the backends in the order given."""
     gate = asyncio.Semaphore(max(1, concurrency))
+    # httpcore's first request makes an anyio Event, and anyio loads its asyncio
+    # backend then (a fifth of a second on a busy machine, the event loop blocked):
+    # loaded here, it counts in no backend's timing instead of in every one running
+    anyio.Event()
 
     async def one(backend: Backend) -> None:
         async with gate:
