@@ -18,7 +18,7 @@ from fraglens.chunking import chunking_profile
 from fraglens.cli import main
 from fraglens.load import load_stream
 from fraglens.net.compare import agreement, recording_path
-from fraglens.net.replay import Pace
+from fraglens.net.replay import Pace, load_source
 from fraglens.net.serve import start_server
 
 from .conftest import PATIENCE, ROOT
@@ -134,6 +134,20 @@ def test_serve_answers_with_the_capture_of_the_requested_model(server):
         listed = client.get("/v1/models").json()["data"]
     # the SSE captures name their model in their chunks, the recording in its request
     assert sorted(m["id"] for m in listed) == sorted(MODELS)
+
+
+@pytest.mark.parametrize(
+    ("sample", "model"),
+    [
+        ("native_anthropic_two_tools.sse", "claude-sonnet-4-5-20250929"),  # message.model
+        ("native_responses_function_calls.sse", "gpt-4.1-2025-04-14"),  # response.model
+        ("native_gemini_two_calls_crlf.sse", "gemini-2.5-flash"),  # modelVersion
+    ],
+)
+def test_a_capture_without_a_recorded_request_is_known_by_the_model_its_chunks_name(
+    samples, sample, model
+):
+    assert load_source(str(samples / sample)).model == model
 
 
 # -- compare, end to end ----------------------------------------------------------------------
@@ -253,6 +267,15 @@ def test_bad_usage_is_one_line_and_exit_2(capsys, extra, message):
     err = capsys.readouterr().err
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_unwritable_record_dir_is_one_line_and_exit_2(capsys, tmp_path):
+    taken = tmp_path / "a-file"
+    taken.write_text("")
+    code = main(["compare", "--url", "http://127.0.0.1:9/v1", "--models", "m", "--prompt", "hi",
+                 "--record-dir", str(taken)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"fraglens: error: --record-dir {taken}")
 
 
 def test_a_bad_prices_file_is_one_line_and_exit_2(capsys, tmp_path):
