@@ -18,7 +18,7 @@ from fraglens.chunking import chunking_profile
 from fraglens.cli import main
 from fraglens.load import load_stream
 from fraglens.net.compare import agreement, recording_path
-from fraglens.net.replay import Pace, load_source
+from fraglens.net.replay import Chaos, Pace, load_source
 from fraglens.net.serve import start_server
 
 from .conftest import PATIENCE, ROOT
@@ -242,6 +242,20 @@ def test_the_text_report_is_one_table_then_the_differences(capsys, server):
         after
     )
     assert "fraglens: compare: kimi-k2: HTTP 429" in err  # progress, as each one finishes
+
+
+def test_a_dropped_connection_is_a_row_with_its_error(capsys):
+    # the server closes every connection after 3 events: the 2-event GLM answer is
+    # whole, the 27-event one is cut off mid-call, and the run goes on
+    captures = [str(DATA / "whole_call.sse"), str(DATA / "tiny_fragments.sse")]
+    with start_server(captures, pace=Pace("fixed", 0), chaos=Chaos(drop_after=3)) as handle:
+        code, out, _ = compare(capsys, handle, "--models", "glm-4.6,claude-sonnet-4-5", "--json")
+    assert code == 1
+    glm, claude = json.loads(out)["backends"]
+    assert glm["error"] is None and glm["ok"]
+    assert "closed the connection mid-stream" in claude["error"]
+    # what arrived before the cut is still reported: the call, cut off
+    assert [c["status"] for c in claude["calls"]] == ["truncated"]
 
 
 def test_no_backend_reachable_is_exit_2(capsys):
