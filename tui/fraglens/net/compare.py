@@ -1,8 +1,8 @@
 """One request, several models behind one endpoint: run them all, then line them up.
 
-:func:`run_backends` sends the same request to each model through a
-:class:`~fraglens.net.live.LiveCall` (a few at a time), each recorded to its
-own file; a backend that fails (HTTP error, dropped connection, timeout) ends
+:func:`make_backends` prepares one :class:`~fraglens.net.live.LiveCall`
+per model, each recorded to its own file, and :func:`run_backends` runs them
+a few at a time; a backend that fails (HTTP error, dropped connection, timeout) ends
 as a row with its error, never as the end of the run. :func:`backend_row`
 turns one finished call into its row (the ``check`` report's calls and
 diagnostics, the chunking profile, timing, usage, cost) and
@@ -41,6 +41,7 @@ __all__ = [
     "backend_row",
     "compare_doc",
     "compare_exit",
+    "make_backends",
     "recording_path",
     "run_backends",
 ]
