@@ -188,7 +188,8 @@ def test_compare_json_has_a_row_per_backend_and_the_differences(capsys, server, 
     # timing from the events' receive times: the tool call opens after the first event
     for model in MODELS[:4]:
         t = rows[model]["timing"]
-        assert 0 <= t["first_event_ms"] <= t["first_tool_byte_ms"] <= t["duration_ms"]
+        assert 0 <= t["first_byte_ms"] <= t["first_event_ms"]
+        assert t["first_event_ms"] <= t["first_tool_byte_ms"] <= t["duration_ms"]
         assert [c["call"] for c in t["calls"]] == [0]
     assert kimi["timing"]["first_tool_byte_ms"] is None  # an error body: no tool byte
     # the four that answered disagree on call 0, in "query" only; the failed one is not in it

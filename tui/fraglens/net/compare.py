@@ -137,20 +137,23 @@ def backend_row(
         "worst": worst_status([c["status"] for c in calls]),
         "diagnostics": doc["diagnostics"] if doc else [],
         "chunking": chunking_profile(stream) if doc else None,
-        "timing": _timing(stream) if doc else None,
+        "timing": _timing(stream, status) if doc else None,
         "usage": doc["usage"] if doc else None,
         "cost": status.cost,
         "ok": doc is not None and not failed and exit_code(doc) == 0,
     }
 
 
-def _timing(stream: Stream) -> dict[str, Any] | None:
+def _timing(stream: Stream, status: LiveStatus) -> dict[str, Any] | None:
     """The stream's timing, its calls named by their position in ``calls`` as the
-    diagnostics name them (the engine numbers them in creation order)."""
+    diagnostics name them (the engine numbers them in creation order), and when
+    the response's status line came (``first_byte_ms``: before any event)."""
     timing = stream_timing(stream)
     if timing is not None:
         position = {c.seq: i for i, c in enumerate(ordered_calls(stream))}
         timing["calls"] = [dict(c, call=position[c["call"]]) for c in timing["calls"]]
+        first_byte = status.first_byte
+        timing["first_byte_ms"] = None if first_byte is None else round(first_byte * 1000, 1)
     return timing
 
 
