@@ -150,8 +150,10 @@ def prices_for(args: argparse.Namespace) -> Callable[[str], Prices | None]:
 def _spec_for(args: argparse.Namespace, models: list[str]) -> Callable[[str], RequestSpec]:
     if not (args.request or args.prompt):
         raise CliError("say what to send: --request FILE.json, or --prompt TEXT")
+    # live's builder reads args.model; the request is built and checked once, with
+    # the first model (a typo is one usage error, not N failures), then re-aimed
     args.model = models[0]
-    spec = spec_from_args(args)  # checked once: a typo is one usage error, not N failures
+    spec = spec_from_args(args)
     return lambda model: dataclasses.replace(spec, body={**spec.body, "model": model})
 
 
@@ -188,7 +190,8 @@ def run(args: argparse.Namespace) -> int:
     if args.app:
         from ..app.screens.compare import run_compare_app
 
-        return run_compare_app(backends, concurrency=args.concurrency, source=args.url)
+        url = backends[0].call.spec.for_record()["url"]  # a key in the URL never shows
+        return run_compare_app(backends, concurrency=args.concurrency, source=url)
     import asyncio
 
     from ..net.compare import compare_doc, compare_exit, run_backends
