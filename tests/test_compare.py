@@ -96,6 +96,14 @@ def test_a_truncated_call_does_not_count_its_last_fragment_as_a_cut():
     assert p["whole_in_one_chunk"] == 0  # one chunk or not, a truncated call is not whole
 
 
+def test_a_stream_without_calls_has_an_empty_profile(capsys):
+    p = profile("http_429.jsonl")
+    assert (p["calls"], p["fragments"]) == (0, 0)
+    assert p["fragment_chars"] == {"min": None, "median": None, "max": None}
+    main(["check", "--chunking", str(DATA / "http_429.jsonl")])
+    assert "chunking: 0 fragment(s) over 0 call(s), -/-/- chars" in capsys.readouterr().out
+
+
 def test_a_raw_surrogate_split_is_a_mid_character_cut(samples):
     stream, _ = load_stream(str(samples / "quirk_q42_surrogate_split_raw.sse"))
     assert chunking_profile(stream)["mid_utf8"] == 1
