@@ -11,8 +11,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import httpx
 
 from fraglens.app.app import FraglensApp
 from fraglens.load import load_stream
@@ -106,21 +114,41 @@ COMPARE_CAPTION = (
 )
 
 
+@contextmanager
+def serving(captures: list[str]) -> Iterator[str]:
+    """``fraglens serve`` in a process of its own, as an endpoint would be (in this
+    process it would share the interpreter with the app drawing the screen, and
+    the backends' times with it); yields its base URL."""
+    command = [sys.executable, "-m", "fraglens", "serve", "--port", "0"]
+    # a fixed pace: the list fills in the same order every time
+    command += ["--pace", "fixed", "--rate", "20", *captures]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            found = re.search(r"base URL (\S+)\)", line)
+            if found:
+                # a real endpoint is warm: the first answers of a fresh server
+                # process pay for its start-up, which is no backend's doing
+                for _ in range(3):
+                    httpx.post(f"{found.group(1)}/chat/completions", json={"model": "glm-4.6"})
+                yield found.group(1)
+                return
+        raise RuntimeError("fraglens serve did not start")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 async def take_compare(out: Path) -> Path:
     """The comparison screen once every backend is in, the tiny-fragments one highlighted."""
-    import dataclasses
-
     from fraglens.app.screens.compare import CompareApp
     from fraglens.net.compare import make_backends
     from fraglens.net.cost import Prices
-    from fraglens.net.replay import Pace
     from fraglens.net.request import build_spec
-    from fraglens.net.serve import start_server
 
     captures = sorted(str(p) for p in COMPARE_CAPTURES.glob("*.*") if p.suffix != ".md")
-    # a fixed pace, so that the list fills in the same order every time
-    with start_server(captures, pace=Pace("fixed", 20)) as server:
-        url = f"{server.url}/v1"
+    with serving(captures) as url:
         spec, _ = build_spec(url, prompt="Weather in São Paulo?", model="m", environ={})
         backends = make_backends(
             lambda model: dataclasses.replace(spec, body={**spec.body, "model": model}),

@@ -4,6 +4,7 @@ and the chunking profile the palette opens for any capture."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from rich.console import Group
@@ -16,7 +17,8 @@ from fraglens.app.screens.chunking import ChunkingScreen
 from fraglens.app.screens.compare import CompareApp, CompareScreen
 from fraglens.load import load_stream
 from fraglens.net.compare import make_backends
-from fraglens.net.replay import Pace
+from fraglens.net.live import Phase
+from fraglens.net.replay import Chaos, Pace
 from fraglens.net.request import build_spec
 from fraglens.net.serve import start_server
 
@@ -101,6 +103,24 @@ async def test_backends_are_listed_as_they_finish_and_enter_opens_one(slow_serve
         assert app.on_list
         await pilot.press("n")  # and not while the list is up
         assert app.step == before + 1
+
+
+async def test_quitting_before_every_backend_is_in_cancels_the_calls_and_keeps_what_came(
+    tmp_path,
+):
+    # every stream stalls for a minute after its first event: quit while they wait
+    stalled = Chaos(stall_after=1, stall_seconds=60)
+    with start_server([str(p) for p in CAPTURES[:2]], pace=Pace("fixed", 0), chaos=stalled) as s:
+        app = CompareApp(backends(s.url, tmp_path)[:2], concurrency=2, intro="test")
+        async with app.run_test(size=SIZE) as pilot:
+            calls = [b.call for b in app.backends]
+            await settle(pilot, lambda: all(c.stream.events for c in calls), "first events")
+            assert app.doc is None
+        # the app has quit: the calls were cancelled from its unmount, not left running
+        assert not app._thread.is_alive()
+        assert [c.status.phase for c in calls] == [Phase.CANCELLED, Phase.CANCELLED]
+        last = (tmp_path / "claude-sonnet-4-5.jsonl").read_text().splitlines()[-1]
+        assert json.loads(last)["end"] == "cancelled"  # the recording was ended, not cut
 
 
 async def test_the_palette_opens_the_chunking_profile_of_any_capture():

@@ -1,8 +1,10 @@
 """``fraglens compare --app``: the backends listed as they finish, each one a capture to open.
 
-The calls run as one Textual worker on the app's own event loop
-(:func:`fraglens.net.compare.run_backends`), so each finished backend is
-added to the list from the loop that draws it. A row is the text report's
+The calls run on a thread of their own, with their own event loop
+(:func:`fraglens.net.compare.run_backends`): drawing the screen never delays
+reading a backend's stream, so its times are the network's, as they are
+without the app. Each finished backend comes to the screen as a message
+(its row is complete, its stream no longer fed), and is listed then. A row is the text report's
 row (``compare_text.backend_cells``); under the list, the highlighted
 backend's chunking profile or error, and once every backend is in, whether
 they agree and the differences. ``enter`` opens the backend's stream (what
@@ -11,12 +13,16 @@ its recording holds) in the debugger's three panes; ``l`` comes back.
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from functools import partial
 from typing import Any, ClassVar
 
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -29,6 +35,18 @@ from ..keys import BINDINGS as DEBUGGER_BINDINGS
 from ..widgets.stream_list import StreamList
 
 __all__ = ["CompareApp", "CompareScreen", "run_compare_app"]
+
+
+class BackendFinished(Message):
+    """A backend's call ended; its row is filled in (posted from the calls' thread)."""
+
+    def __init__(self, backend: Backend) -> None:
+        super().__init__()
+        self.backend = backend
+
+
+class ComparisonDone(Message):
+    """Every backend's call ended."""
 
 
 class BackendTable(DataTable):
@@ -160,17 +178,51 @@ class CompareApp(FraglensApp):
         self.concurrency = concurrency
         self.list = CompareScreen(backends, intro)
         self.doc: dict[str, Any] | None = None
+        self._thread = threading.Thread(
+            target=self._run_calls, name="fraglens-compare", daemon=True
+        )
+        #: the calls' loop and task, to cancel them when the app quits first
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[Any] | None = None
 
+    # Textual calls FraglensApp's own on_mount and on_unmount as well (handlers
+    # are dispatched along the class's MRO): no super() calls here
     def on_mount(self) -> None:
-        super().on_mount()
         self.install_screen(self.list, name="backends")
         self.push_screen("backends")
-        self.run_worker(self._run(), name="compare", exclusive=True)
+        self._thread.start()
 
-    async def _run(self) -> None:
-        await run_backends(self.backends, concurrency=self.concurrency, on_done=self.list.add)
+    def _run_calls(self) -> None:
+        asyncio.run(self._calls())
+
+    async def _calls(self) -> None:
+        self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
+        done = partial(self._post, BackendFinished)
+        try:
+            await run_backends(self.backends, concurrency=self.concurrency, on_done=done)
+        except asyncio.CancelledError:
+            return  # the app quit: each call ended its recording with what arrived
+        self._post(ComparisonDone)
+
+    def _post(self, message: type[Message], *args: Any) -> None:
+        self.post_message(message(*args))  # thread-safe: queued for the app's loop
+
+    def on_backend_finished(self, message: BackendFinished) -> None:
+        self.list.add(message.backend)
+
+    def on_comparison_done(self, _message: ComparisonDone) -> None:
         self.doc = compare_doc([b.row for b in self.backends if b.row is not None])
         self.list.finished(self.doc)
+
+    def on_unmount(self) -> None:
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:
+                pass  # the loop closed in between: the calls were over
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
 
     @property
     def on_list(self) -> bool:
