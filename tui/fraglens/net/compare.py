@@ -139,7 +139,8 @@ def backend_row(
         "chunking": chunking_profile(stream) if doc else None,
         "timing": _timing(stream, status) if doc else None,
         "usage": doc["usage"] if doc else None,
-        "cost": status.cost,
+        # to a billionth of the currency: no float noise (0.0005773999999999999)
+        "cost": None if status.cost is None else round(status.cost, 9),
         "ok": doc is not None and not failed and exit_code(doc) == 0,
     }
 
