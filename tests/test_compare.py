@@ -9,6 +9,7 @@ and an HTTP 429. Expected numbers are counted by hand from the files.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import httpx
@@ -265,6 +266,19 @@ def test_a_dropped_connection_is_a_row_with_its_error(capsys):
     assert "closed the connection mid-stream" in claude["error"]
     # what arrived before the cut is still reported: the call, cut off
     assert [c["status"] for c in claude["calls"]] == ["truncated"]
+
+
+def test_the_help_example_against_serve_runs(capsys, server):
+    """The last example of `fraglens compare --help`, against the test server."""
+    from fraglens.cli.compare import EXAMPLES
+
+    line = next(x for x in EXAMPLES.splitlines() if "compare --url http://127.0.0.1:8765" in x)
+    argv = shlex.split(line)[1:]
+    argv[argv.index("--url") + 1] = f"{server.url}/v1"
+    code = main(argv)
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["model"] for r in doc["backends"]] == ["glm-4.6", "qwen3-coder"]
+    assert code == 1  # qwen3-coder's call is truncated
 
 
 def test_no_backend_reachable_is_exit_2(capsys):

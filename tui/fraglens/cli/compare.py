@@ -31,7 +31,7 @@ examples:
       --api-key-env AGGREGATOR_KEY --models claude-sonnet-4-5,gpt-4o,glm-4.6 \\
       --prompt "Weather in Paris?" --tools tools.json --prices prices.json --markup 1.3
   fraglens serve captures/*.sse &    # one capture per model, no network
-  fraglens compare --url http://127.0.0.1:8765/v1 --models glm-4.6,qwen3-coder --json"""
+  fraglens compare --url http://127.0.0.1:8765/v1 --models glm-4.6,qwen3-coder --prompt hi --json"""
 
 
 def build(p: argparse.ArgumentParser) -> None:
