@@ -17,8 +17,8 @@ from .report_text import STATUS_STYLE
 __all__ = ["COLUMNS", "agreement_lines", "backend_cells", "print_compare", "render_compare"]
 
 #: the table's columns, in order (the app's comparison screen shows the same):
-#: "median" is the median fragment size in characters, "1st tool" the time to
-#: the first byte of tool-call arguments
+#: "median" is the median fragment size in characters, "1st tool" the time from
+#: the request to the event that opened the first tool call
 COLUMNS = ("model", "calls", "worst", "codes raised", "fragments", "median", "1st tool", "cost")
 
 
