@@ -42,6 +42,7 @@ from ..stream import Stream
 from . import clipboard
 from .commands import FraglensCommands
 from .keys import BINDINGS, KEY_BAR
+from .screens.chunking import ChunkingScreen
 from .screens.explain import ExplainScreen
 from .screens.help import HelpScreen
 from .screens.history import HistoryScreen
@@ -715,6 +716,9 @@ class FraglensApp(App[int]):
             about = f"{state} · the argument text as received at event {step} ({len(raw):,} chars)"
             text = raw
         self.push_screen(ValueScreen(title, about, text))
+
+    def show_chunking(self) -> None:
+        self.push_screen(ChunkingScreen(self.stream))
 
     def action_show_raw(self) -> None:
         self.push_screen(RawEventScreen(self.index, self.step))
