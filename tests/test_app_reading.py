@@ -6,15 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
-from textual.widgets import TextArea
+from textual.widgets import OptionList, Sparkline, TextArea
 
 from fraglens.app import clipboard
 from fraglens.app.app import FraglensApp
+from fraglens.app.screens.calls import CallsScreen
 from fraglens.app.screens.value import ValueScreen, readable
 from fraglens.app.widgets.buffers import CallCard
 from fraglens.app.widgets.parse import STRING_CHARS, CallResult, pretty
 from fraglens.app.widgets.stream_list import StreamList
+from fraglens.framing.events import RawEvent
 from fraglens.load import load_stream, stream_from_bytes
+from fraglens.stream import Stream
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SIZE = (120, 36)
@@ -156,3 +159,48 @@ async def test_emoji_with_modifiers_flags_and_joiners_keep_the_borders():
         await pilot.pause()
         row = stream_list.render_line(flag_event - int(stream_list.scroll_y)).text
         assert "Ｃ" in row and not disputed & set(row)
+
+
+# -- the call list -------------------------------------------------------------------
+
+
+async def test_l_lists_every_call_on_one_line_and_goes_to_the_one_chosen():
+    stream, _ = load_stream(":demo:")
+    app = FraglensApp(stream, source="demo")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("l")
+        await pilot.pause()
+        assert isinstance(app.screen, CallsScreen)
+        options = app.screen.query_one(OptionList)
+        assert options.option_count == len(app.index.calls) == 3
+        lines = [str(options.get_option_at_index(i).prompt) for i in range(3)]
+        read_file = app.index.calls[1]
+        assert "read_file" in lines[1] and "✚ repaired" in lines[1]
+        assert f"{read_file.length:,} chars" in lines[1]
+        assert f"e{read_file.first_event}–e{read_file.last_event}" in lines[1]
+        assert "no receive times" in str(app.screen.query_one("#calls-about").render())
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, CallsScreen)
+        assert app.selected == read_file.seq
+        assert app.step == read_file.first_event
+
+
+async def test_the_call_list_shows_timing_and_a_sparkline_of_gaps_in_a_timed_capture():
+    # the seed's events, received 10 ms apart except one 1.5 s stall
+    plain, _ = load_stream(str(SAMPLES / "seed_interleaved_two_calls.sse"))
+    stream = Stream()
+    t = 0.0
+    for ev in plain.events:
+        t += 1.5 if ev.number == 8 else 0.01
+        stream.feed(RawEvent(ev.number, ev.kind, ev.data, ev.event, ev.id, t, ev.span))
+    stream.close()
+    app = FraglensApp(stream, source="timed")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("l")
+        await pilot.pause()
+        about = str(app.screen.query_one("#calls-about").render())
+        assert "first tool byte" in about and "1 stall(s) over 1 s" in about
+        gaps = app.screen.query_one(Sparkline).data
+        assert len(gaps) == len(stream.events) - 1
+        assert max(gaps) == pytest.approx(1500, abs=1)

@@ -42,6 +42,7 @@ from ..stream import Stream
 from . import clipboard
 from .commands import FraglensCommands
 from .keys import BINDINGS, KEY_BAR
+from .screens.calls import CallsScreen
 from .screens.chunking import ChunkingScreen
 from .screens.explain import ExplainScreen
 from .screens.help import HelpScreen
@@ -402,6 +403,7 @@ class FraglensApp(App[int]):
             "copy_raw": lambda: self.selected is not None,
             "copy_message": lambda: bool(self.index.calls or self.stream.reassembler.choices),
             "show_history": lambda: bool(self.index.calls),
+            "show_calls": lambda: bool(self.index.calls),
             "show_raw": lambda: self.index.last >= 0,
             "show_value": lambda: self.selected is not None,
             "jump": lambda: self.index.last > 0,
@@ -439,6 +441,7 @@ class FraglensApp(App[int]):
             "show_value": "No call at this event yet.",
             "copy_message": "No assistant text and no tool call to copy.",
             "show_history": "No tool call in this stream: no history to build.",
+            "show_calls": "No tool call in this stream yet.",
         }
         if action == "copy_arguments":
             if call is None:
@@ -719,6 +722,15 @@ class FraglensApp(App[int]):
 
     def show_chunking(self) -> None:
         self.push_screen(ChunkingScreen(self.stream))
+
+    def action_show_calls(self) -> None:
+        def chosen(seq: int | None) -> None:
+            call = self.index.call(seq)
+            if call is not None:
+                self.pinned = call.seq
+                self.goto(call.first_event)
+
+        self.push_screen(CallsScreen(self.index), chosen)
 
     def action_show_raw(self) -> None:
         self.push_screen(RawEventScreen(self.index, self.step))
