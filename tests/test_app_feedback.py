@@ -14,8 +14,10 @@ from textual.widgets import Input
 from fraglens.app import clipboard
 from fraglens.app.app import FraglensApp
 from fraglens.app.screens.open import OpenScreen
+from fraglens.app.widgets.buffers import CallCard
 from fraglens.app.widgets.key_bar import KeyBar
 from fraglens.app.widgets.status import StatusBar
+from fraglens.app.widgets.stream_list import StreamList
 from fraglens.load import load_stream
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
@@ -267,3 +269,30 @@ async def test_search_next_and_previous_visit_every_event_with_a_match():
         assert visited == [e for e in expected if e >= visited[0]]
         await pilot.press("comma")
         assert app.step == visited[-2]
+
+
+def _underlined(strips) -> str:
+    """The text of the underlined segments: where matches are marked."""
+    return "".join(
+        seg.text for strip in strips for seg in strip if seg.style and seg.style.underline
+    )
+
+
+async def test_search_marks_its_matches_in_the_stream_rows_and_the_buffer():
+    app = app_for(SEED)
+    async with app.run_test(size=SIZE) as pilot:
+        stream_list = app.query_one(StreamList)
+        rows = [stream_list.render_line(y) for y in range(stream_list.size.height)]
+        assert _underlined(rows) == ""  # nothing marked before a search
+        await pilot.press("slash")
+        await pilot.pause()
+        # "ci": in two rows (each call's first fragment) and in each buffer
+        app.screen.query_one(Input).value = "ci"
+        await pilot.press("enter")
+        await pilot.pause()
+        rows = [stream_list.render_line(y) for y in range(stream_list.size.height)]
+        assert _underlined(rows) == "cici"
+        app.goto(app.index.last)
+        await pilot.pause()
+        card = app.query(CallCard)[0]
+        assert _underlined(card._strips) == "ci"  # {"city":"深圳"}: one match

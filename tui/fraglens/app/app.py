@@ -52,7 +52,7 @@ from .screens.open import OpenScreen
 from .screens.raw_event import RawEventScreen
 from .screens.search import SearchScreen
 from .screens.value import ValueScreen, readable
-from .search import Found, next_match, search
+from .search import Found, compile_query, next_match, search
 from .steps import StepIndex, verdict_summary
 from .widgets.buffers import BuffersPane, CallCard
 from .widgets.key_bar import KeyBar
@@ -527,6 +527,9 @@ class FraglensApp(App[int]):
             if not query:
                 return
             found = self.found = search(self.index, query)
+            pattern = compile_query(query) if found.events else None
+            self.query_one(StreamList).mark(pattern)
+            self.query_one(BuffersPane).highlight = pattern
             if not found.events:
                 self.notify(f"No match for {query!r}.", severity="warning")
                 return

@@ -8,6 +8,7 @@ the newest fragment, never rendered whole.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from typing import Any
 
@@ -75,6 +76,7 @@ class CallCard(ComponentStyles, Titled, Prerendered):
         "call-card--good",
         "call-card--open",
         "call-card--elided",
+        "call-card--match",
     }
 
     class Chosen(Message):
@@ -91,12 +93,17 @@ class CallCard(ComponentStyles, Titled, Prerendered):
         self.selected = False
         #: at most this many lines of argument text, the newest ones
         self.text_lines = WINDOW_LINES
+        #: the last search's pattern: its matches are marked in the text shown
+        self.highlight: re.Pattern[str] | None = None
         self._shows: tuple = ()
 
-    def show(self, step: int, boundaries: bool, selected: bool) -> None:
+    def show(
+        self, step: int, boundaries: bool, selected: bool, highlight: re.Pattern[str] | None = None
+    ) -> None:
         call = self.call
         self.display = call.first_event <= step
         self.step, self.boundaries, self.selected = step, boundaries, selected
+        self.highlight = highlight
         if not self.display:
             return
         position = self.index.position.get(call.seq, call.seq)
@@ -114,6 +121,7 @@ class CallCard(ComponentStyles, Titled, Prerendered):
             call.id_at(step),
             boundaries,
             self.text_lines,
+            highlight,
         )
         if shows != self._shows:
             self._shows = shows
@@ -170,6 +178,9 @@ class CallCard(ComponentStyles, Titled, Prerendered):
                     body.stylize(styles[i % 2], prev - start, ends[i] - start)
                 prev = ends[i]
                 i += 1
+        if self.highlight is not None:
+            for found in self.highlight.finditer(body.plain):
+                body.stylize(self._style("match"), found.start(), found.end())
         added = self.index.added(call, step)
         if added is not None and added.end > added.start:
             body.stylize(self._style("added"), max(0, added.start - start), added.end - start)
@@ -254,6 +265,8 @@ class BuffersPane(Titled, VerticalScroll):
         #: the selection last scrolled into view: scroll only when it changes
         self._scrolled_to: int | None = None
         self._last: tuple[int, bool, int | None] | None = None
+        #: the last search's pattern, handed to every card
+        self.highlight: re.Pattern[str] | None = None
         self.border_title = "Buffers"
 
     def compose(self):
@@ -264,6 +277,7 @@ class BuffersPane(Titled, VerticalScroll):
 
     def show(self, step: int, boundaries: bool, selected: int | None) -> None:
         self._mount_new_cards()
+        highlight = self.highlight
         self._last = (step, boundaries, selected)
         shown = sum(call.first_event <= step for call in self.index.calls)
         # share the height: each card shows as many text lines as fit
@@ -273,7 +287,7 @@ class BuffersPane(Titled, VerticalScroll):
             lines = max(MIN_LINES, min(WINDOW_LINES, height // max(1, shown) - CARD_CHROME))
         for seq, card in self.cards.items():
             card.text_lines = lines
-            card.show(step, boundaries, seq == selected)
+            card.show(step, boundaries, seq == selected, highlight)
         self.query_one(AssistantText).show(step)
         self.query_one("#buffers-empty").display = shown == 0
         self.set_titles(subtitle=f"{shown} call{'s' if shown != 1 else ''}")

@@ -8,6 +8,7 @@ reversed row, so it stays visible without colour (``NO_COLOR``).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.segment import Segment
@@ -63,6 +64,7 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         "stream-list--info",
         "stream-list--warning",
         "stream-list--error",
+        "stream-list--match",
     }
 
     BINDINGS = [
@@ -90,6 +92,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         self._base: Style | None = None
         self._values: LRUCache[int, tuple[Any, bool]] = LRUCache(4096)
         self._labels_seen = 0
+        #: the last search's pattern: its matches are marked in the rows
+        self.highlight: re.Pattern[str] | None = None
         self._label_width = 0
         self._digits = self._call_width = 0
         self._shape: tuple[int, ...] = ()
@@ -120,6 +124,12 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         if self._shape != before:
             self._cache.clear()
         self._update_subtitle()
+        self.refresh()
+
+    def mark(self, pattern: re.Pattern[str] | None) -> None:
+        """Mark ``pattern``'s matches in every row (None: no marks)."""
+        self.highlight = pattern
+        self._cache.clear()
         self.refresh()
 
     def watch_current(self, old: int, new: int) -> None:
@@ -217,6 +227,9 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         body = Text(text, style=kind_style or self._style("json"), end="", no_wrap=True)
         for start, end, kind in chunk.marks:
             body.stylize(self._style(kind), start, end)
+        if self.highlight is not None:
+            for found in self.highlight.finditer(text):
+                body.stylize(self._style("match"), found.start(), found.end())
         line.append_text(body)
         segments = list(line.render(self.app.console))
         return Strip(Segment.simplify(segments)).crop_extend(0, width, base)
