@@ -6,15 +6,13 @@ drawing the app into a file.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from fraglens import loading as loading_module
 from fraglens.app import app as app_module
 from fraglens.app.app import FraglensApp
 from fraglens.app.widgets.status import StatusBar, loading_bar
-from fraglens.cli.check import run as run_check
-from fraglens.cli.debugger import run as run_debugger
+from fraglens.cli import main
 from fraglens.load import load_stream
 from fraglens.loading import Loading
 
@@ -93,17 +91,11 @@ def test_loading_bar_reads_without_colour():
     assert loading_bar(1.0) == "▰▰▰▰▰▰▰▰▰▰ 100%"
 
 
-def _args(path: str) -> argparse.Namespace:
-    return argparse.Namespace(
-        path=path, format=None, max_arg_bytes=10 * 1024 * 1024, json=False, compare=False
-    )
-
-
 def test_without_a_terminal_the_check_report_is_printed(capsys):
     """pytest's stdout is no terminal: what `fraglens FILE > out` sees."""
-    repaired = SAMPLES / "quirk_args_repaired.sse"
-    code = run_debugger(_args(str(repaired)))
+    repaired = str(SAMPLES / "quirk_args_repaired.sse")
+    code = main([repaired])
     out, err = capsys.readouterr()
     assert err.count("\n") == 1 and "fraglens check" in err
-    assert run_check(_args(str(repaired))) == code == 1  # a repaired call: exit 1, as check
+    assert main(["check", repaired]) == code == 1  # a repaired call: exit 1, as check
     assert out == capsys.readouterr().out

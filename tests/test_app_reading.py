@@ -14,7 +14,7 @@ from fraglens.app.screens.calls import CallsScreen
 from fraglens.app.screens.value import ValueScreen, readable
 from fraglens.app.widgets.buffers import CallCard
 from fraglens.app.widgets.parse import STRING_CHARS, CallResult, pretty
-from fraglens.app.widgets.stream_list import StreamList
+from fraglens.app.widgets.stream_list import StreamList, short_label
 from fraglens.framing.events import RawEvent
 from fraglens.load import load_stream, stream_from_bytes
 from fraglens.stream import Stream
@@ -164,11 +164,11 @@ async def test_emoji_with_modifiers_flags_and_joiners_keep_the_borders():
 # -- the call list -------------------------------------------------------------------
 
 
-async def test_l_lists_every_call_on_one_line_and_goes_to_the_one_chosen():
+async def test_capital_c_lists_every_call_on_one_line_and_goes_to_the_one_chosen():
     stream, _ = load_stream(":demo:")
     app = FraglensApp(stream, source="demo")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("l")
+        await pilot.press("C")
         await pilot.pause()
         assert isinstance(app.screen, CallsScreen)
         options = app.screen.query_one(OptionList)
@@ -197,10 +197,45 @@ async def test_the_call_list_shows_timing_and_a_sparkline_of_gaps_in_a_timed_cap
     stream.close()
     app = FraglensApp(stream, source="timed")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("l")
+        await pilot.press("C")
         await pilot.pause()
         about = str(app.screen.query_one("#calls-about").render())
         assert "first tool byte" in about and "1 stall(s) over 1 s" in about
         gaps = app.screen.query_one(Sparkline).data
         assert len(gaps) == len(stream.events) - 1
         assert max(gaps) == pytest.approx(1500, abs=1)
+
+
+# -- what a Stream row says ----------------------------------------------------------
+
+
+async def test_stream_rows_say_what_each_event_fed_and_x_shows_the_raw_chunk():
+    stream, _ = load_stream(str(SAMPLES / "seed_interleaved_two_calls.sse"))
+    app = FraglensApp(stream, source="seed")
+    async with app.run_test(size=SIZE) as pilot:
+        stream_list = app.query_one(StreamList)
+        first, second = app.index.calls
+        opened = stream_list.render_line(first.first_event).text
+        assert f"#0 new {first.name} {first.id}" in opened
+        # the fragment that completed 上 (call #1): "ty\":\"上" as a JSON string
+        event = next(e for e in second.frag_event if "上" in second.text[: second.length_at(e)])
+        added = app.index.added(second, event)
+        assert added is not None
+        fed = stream_list.render_line(event).text
+        assert f"#1 +{json.dumps(added.text, ensure_ascii=False)}" in fed
+        assert '"choices"' not in fed
+        await pilot.press("x")
+        raw = stream_list.render_line(event).text
+        assert '"choices"' in raw or "…" in raw
+        assert f"+{json.dumps(added.text, ensure_ascii=False)}" not in raw
+        await pilot.press("x")
+        assert stream_list.render_line(event).text == fed
+
+
+def test_block_types_keep_apart_in_the_type_column():
+    labels = ["content_block_start", "content_block_delta", "content_block_stop"]
+    shown = [short_label(x) for x in labels]
+    assert shown == ["block_start", "block_delta", "block_stop"]
+    assert short_label("response.function_call_arguments.delta") == (
+        "function_call_arguments.delta"
+    )

@@ -34,8 +34,8 @@ class TestDemoWide:
         assert snap_compare(demo(), press=("question_mark",), terminal_size=WIDE)
 
     def test_call_list(self, snap_compare):
-        """l: every call on one line, the usage, no timing (the demo has no times)."""
-        assert snap_compare(demo(), press=("l",), terminal_size=WIDE)
+        """C: every call on one line, the usage, no timing (the demo has no times)."""
+        assert snap_compare(demo(), press=("C",), terminal_size=WIDE)
 
     def test_value_view(self, snap_compare):
         """v on the repaired read_file call: its arguments whole, as JSON."""

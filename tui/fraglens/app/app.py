@@ -661,6 +661,10 @@ class FraglensApp(App[int]):
         self.pinned = None
         self._show()
 
+    def action_toggle_raw_rows(self) -> None:
+        stream_list = self.query_one(StreamList)
+        stream_list.show_raw(not stream_list.raw)
+
     def action_toggle_boundaries(self) -> None:
         self.boundaries = not self.boundaries
         self._show()

@@ -1,4 +1,4 @@
-"""``l``: every call on one line each, and when the stream arrived.
+"""``C``: every call on one line each, and when the stream arrived.
 
 One line per call (position, id, name, verdict, size, first to last event)
 so that a session with 15 calls fits on one screen; ``enter`` goes to the
@@ -82,7 +82,7 @@ def about(index: StepIndex) -> str:
 class CallsScreen(ModalScreen[int | None]):
     """Returns the chosen call's seq, or None."""
 
-    BINDINGS = [Binding("escape,l,q", "dismiss(None)", "Close", id="calls.close")]
+    BINDINGS = [Binding("escape,C,q", "dismiss(None)", "Close", id="calls.close")]
 
     def __init__(self, index: StepIndex) -> None:
         super().__init__()

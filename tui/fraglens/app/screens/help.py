@@ -15,9 +15,11 @@ PANES = [
     (
         "Stream",
         "Every event as it arrived: number, time (when the recording has times), type, "
-        "then which call it fed (#0, #1…) and the chunk on one line. Keys that repeat "
-        "the previous chunk are elided ({…,) and the tool-call bytes are highlighted. "
-        "▶ marks the current event; ● ▲ ✖ mark an info, warning or error diagnostic.",
+        "then which call it fed (#0, #1…) and what it fed: a new call's name and id, "
+        'the fragment as a JSON string (+"ty\\":\\"上"), the assistant\'s text. An event '
+        "that fed nothing shows its chunk on one line, repeated keys elided ({…,); x shows "
+        "every chunk so. ▶ marks the current event; ● ▲ ✖ mark an info, warning or error "
+        "diagnostic.",
     ),
     (
         "Buffers",

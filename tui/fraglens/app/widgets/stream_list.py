@@ -8,6 +8,7 @@ reversed row, so it stays visible without colour (``NO_COLOR``).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -35,12 +36,56 @@ _SEVERITY_GLYPH = {0: ("●", "info"), 1: ("▲", "warning"), 2: ("✖", "error"
 _LOOKBACK = 8
 
 
+#: characters of one fragment a row shows
+ROW_CHARS = 400
+#: the widest type column; longer types are cut with "…"
+LABEL_WIDTH = 18
+
+
 def short_label(label: str) -> str:
-    """Drop the namespace every chunk of a stream repeats."""
+    """Drop the namespace every chunk of a stream repeats, and shorten the
+    long Anthropic block names the same way for all three (``block_start``,
+    ``block_delta``, ``block_stop``), so that they stay apart."""
     for prefix in ("chat.completion.", "response."):
         if label.startswith(prefix) and len(label) > len(prefix):
-            return label[len(prefix) :]
-    return label
+            label = label[len(prefix) :]
+            break
+    return label.replace("content_block_", "block_")
+
+
+def fragment_line(index: StepIndex, row: int) -> ChunkLine | None:
+    """What event ``row`` fed, as the row shows it by default: the name and id
+    of a call it opened, each call's fragment as a JSON string
+    (``+"ty\\":\\"上"``; the call is in the column before) and the assistant
+    text it carried; None when it fed nothing (the raw chunk is shown then)."""
+    parts: list[str] = []
+    marks: list[tuple[int, int, str]] = []
+    at = 0
+    for call in index.calls:
+        if call.first_event == row:  # a new call: its name and id, as it opened
+            piece = (" " if parts else "") + "new "
+            name = call.name_at(row) or "(no name)"
+            marks.append((at + len(piece), at + len(piece) + len(name), "name"))
+            piece += f"{name} {call.id_at(row) or '(no id)'}"
+            parts.append(piece)
+            at += len(piece)
+    for added in index.added_at(row):
+        if not added.text:
+            continue
+        text = added.text[:ROW_CHARS]  # a row shows a screen's width at most
+        piece = (" " if parts else "") + "+" + json.dumps(text, ensure_ascii=False)
+        piece += "…" if len(added.text) > ROW_CHARS else ""
+        marks.append((at + piece.index('"'), at + len(piece), "args"))
+        parts.append(piece)
+        at += len(piece)
+    for said in index.text_added_at(row):
+        piece = ("  " if parts else "") + "text +" + json.dumps(said, ensure_ascii=False)
+        marks.append((at + piece.index('"'), at + len(piece), "text"))
+        parts.append(piece)
+        at += len(piece)
+    if not parts:
+        return None
+    return ChunkLine("".join(parts), tuple(marks))
 
 
 class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
@@ -94,6 +139,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         self._labels_seen = 0
         #: the last search's pattern: its matches are marked in the rows
         self.highlight: re.Pattern[str] | None = None
+        #: rows show each event's JSON, not the fragments it fed
+        self.raw = False
         self._label_width = 0
         self._digits = self._call_width = 0
         self._shape: tuple[int, ...] = ()
@@ -113,7 +160,7 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         labels = stream.labels
         widest = max((len(short_label(x)) for x in labels[self._labels_seen :]), default=0)
         self._labels_seen = len(labels)
-        self._label_width = min(14, max(self._label_width, widest))
+        self._label_width = min(LABEL_WIDTH, max(self._label_width, widest))
         calls = len(self.index.calls)
         self._call_width = 0 if not calls else len(str(calls - 1)) + 1
         # a row is drawn again only when the columns moved, a call came (the
@@ -124,6 +171,12 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         if self._shape != before:
             self._cache.clear()
         self._update_subtitle()
+        self.refresh()
+
+    def show_raw(self, raw: bool) -> None:
+        """Rows show each event's JSON (True) or what it fed (False)."""
+        self.raw = raw
+        self._cache.clear()
         self.refresh()
 
     def mark(self, pattern: re.Pattern[str] | None) -> None:
@@ -222,7 +275,9 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
                 calls = calls[: self._call_width - 1] + "+"
             line.append(f"{calls:<{self._call_width}} ", self._style("name"))
         room = max(0, width - line.cell_len)
-        chunk = self._chunk(row, room)
+        chunk = None if self.raw else fragment_line(self.index, row)
+        if chunk is None:
+            chunk = self._chunk(row, room)
         text = cell_safe(chunk.text)
         body = Text(text, style=kind_style or self._style("json"), end="", no_wrap=True)
         for start, end, kind in chunk.marks:
