@@ -239,3 +239,25 @@ def test_block_types_keep_apart_in_the_type_column():
     assert short_label("response.function_call_arguments.delta") == (
         "function_call_arguments.delta"
     )
+
+
+async def test_raw_and_repaired_mark_what_the_repair_changed():
+    """The demo's read_file ends `120,}`; the repair drops the comma."""
+    stream, _ = load_stream(":demo:")
+    app = FraglensApp(stream, source="demo")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        widget = app.query(CallResult)[1]
+        assert widget.result is not None and widget.result.status == "repaired"
+        raw, repaired = widget._diff('{"a":1,}', '{"a":1}')
+        marked = [(s.start, s.end) for s in raw.spans]
+        assert marked == [(6, 7)] and raw.plain[6] == ","
+        assert repaired.spans == []  # nothing put in
+        underlined = "".join(
+            seg.text
+            for strip in widget._strips
+            for seg in strip
+            if seg.style and seg.style.underline
+        )
+        assert underlined == ","  # in the pane too: the one change, on the raw side

@@ -9,6 +9,7 @@ with the raw and repaired text side by side, and the raw text as received.
 from __future__ import annotations
 
 import json
+from difflib import SequenceMatcher
 from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
@@ -133,6 +134,8 @@ class CallResult(ComponentStyles, Prerendered):
         "call-result--invalid",
         "call-result--aborted",
         "call-result--streaming",
+        "call-result--removed",
+        "call-result--added",
     }
 
     def __init__(self, index: StepIndex, call: Call, **kwargs: Any) -> None:
@@ -205,9 +208,7 @@ class CallResult(ComponentStyles, Prerendered):
             table.add_column(ratio=1)
             table.add_column(ratio=1)
             table.add_row(Text("raw, as sent", meta), Text("repaired", meta))
-            table.add_row(
-                Text(clip(raw), overflow="fold"), Text(clip(result.repaired_text), overflow="fold")
-            )
+            table.add_row(*self._diff(clip(raw), clip(result.repaired_text)))
             parts.append(table)
         elif result.status != "ok":
             parts.append(Text.assemble(("raw, as sent  ", meta), (clip(raw) or "(nothing)", "")))
@@ -220,6 +221,20 @@ class CallResult(ComponentStyles, Prerendered):
             parts.append(Text(f"{len(result.values)} separate values came:", meta))
             parts.extend(pretty(v, 8) for v in result.values)
         return Group(*parts)
+
+
+    def _diff(self, raw: str, repaired: str) -> tuple[Text, Text]:
+        """The two texts with what the repair took out marked on the left and
+        what it put in on the right (a character diff of the shown texts)."""
+        left, right = Text(raw, overflow="fold"), Text(repaired, overflow="fold")
+        removed, added = self._style("removed"), self._style("added")
+        matcher = SequenceMatcher(None, raw, repaired, autojunk=False)
+        for op, a0, a1, b0, b1 in matcher.get_opcodes():
+            if op in ("replace", "delete"):
+                left.stylize(removed, a0, a1)
+            if op in ("replace", "insert"):
+                right.stylize(added, b0, b1)
+        return left, right
 
 
 class DiagnosticsView(ComponentStyles, Titled, Prerendered):
