@@ -58,6 +58,7 @@ class Stream:
         self.events: list[RawEvent] = []
         #: per event: a short type label for the stream view
         self.labels: list[str] = []
+        self._types: dict[str, str] = {}
         self.done_at: int | None = None
         self.closed = False
         self._pending: list[tuple[int, Any, str | None]] = []
@@ -90,7 +91,8 @@ class Stream:
             if label is None:
                 obj = payload.get("object") if type(payload) is dict else None
                 label = obj if type(obj) is str else _label(payload)
-            self.labels.append(label)
+            # one string per type, not per event: a million events name a few types
+            self.labels.append(self._types.setdefault(label, label))
             if self.adapter is None:
                 self._detect(number, payload, ev.event)
                 return
