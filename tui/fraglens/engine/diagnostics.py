@@ -52,6 +52,11 @@ CODES: dict[str, tuple[Severity, str, str]] = {
     "non-json-data": ("error", "a data: payload is not JSON", "-"),
     "text-with-tool-calls": ("info", "assistant text alongside tool calls", "Q31"),
     "tool-markup-in-content": ("warning", "tool-call markup leaked into text", "Q31b"),
+    # fit: the parsed arguments against the declared tools (fraglens.fit)
+    "args-schema": ("error", "the arguments break the tool's JSON Schema", "-"),
+    "strict-broken": ("error", "a strict: true tool got arguments that break its schema", "-"),
+    "tool-undeclared": ("error", "the call names a tool the request did not declare", "-"),
+    "tool-schema-invalid": ("warning", "a declared tool's schema is not valid JSON Schema", "-"),
 }
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
