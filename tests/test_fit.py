@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from fraglens.fit import MAX_ERRORS, check_fit, pointer
+from fraglens.fit import check_fit
 from fraglens.load import stream_from_bytes
 from fraglens.report import build_report, exit_code
+from fraglens.schema import MAX_ERRORS, pointer
 from fraglens.tools import Tool, ToolsError, read_tools, request_tools
 
 from .conftest import SAMPLES
