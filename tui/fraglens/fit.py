@@ -76,7 +76,7 @@ def _diagnostics(call: Call, verdict: CallFit) -> list[Diagnostic]:
     # the verdict's event: where the app shows the parse status this sits beside
     event = call.results[-1][0] if call.results else max(call.first_event, call.last_event)
     name = call.name
-    if verdict.tool is None and name:
+    if verdict.undeclared:
         return [
             make(
                 "tool-undeclared",

@@ -18,8 +18,10 @@ from jsonschema import exceptions, validators
 
 from .tools import Tool
 
-__all__ = ["MAX_ERRORS", "CallFit", "Checker", "SchemaError", "pointer"]
+__all__ = ["MAX_ERRORS", "UNDECLARED", "CallFit", "Checker", "SchemaError", "pointer"]
 
+#: the reason given for a call whose name no declared tool has
+UNDECLARED = "no declared tool has this name"
 #: schema errors kept per call; a wrong type on every item of a long array stops here
 MAX_ERRORS = 50
 
@@ -57,6 +59,10 @@ class CallFit:
     more_errors: int = 0
     #: why it was not checked
     reason: str | None = None
+
+    @property
+    def undeclared(self) -> bool:
+        return self.reason == UNDECLARED
 
     @property
     def fits(self) -> bool:
@@ -111,7 +117,7 @@ class Checker:
             return CallFit(False, reason="the call has no name")
         tool = self._declared.get(name)
         if tool is None:
-            return CallFit(False, reason="no declared tool has this name")
+            return CallFit(False, reason=UNDECLARED)
         verdict = CallFit(False, tool.name, tool.strict)
         validator = self._validator(tool)
         if validator is None:

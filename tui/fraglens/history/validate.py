@@ -128,7 +128,7 @@ def _fit_problems(doc: Any, items: list[Any], array: str) -> list[Problem]:
         if name is None:
             continue  # no name: nothing to match, and the provider says so itself
         verdict = checker.check(name, value)
-        if verdict.tool is None:
+        if verdict.undeclared:
             problems.append(
                 _problem("undeclared-tool", i, f"{path} calls {name!r}, which no tool declares")
             )
