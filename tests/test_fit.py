@@ -248,3 +248,22 @@ def test_fit_samples_without_their_tools_check_nothing_and_raise_nothing():
         codes = {d["code"] for d in doc["diagnostics"]}
         assert not codes & {"args-schema", "strict-broken", "tool-undeclared"}, path.name
         assert all("fit" not in c for c in doc["calls"])
+
+
+def test_an_undeclared_name_that_came_late_is_reported_where_it_came():
+    opened = {"index": 0, "id": "call_0", "type": "function", "function": {"arguments": '{"a": '}}
+    named = {"index": 0, "function": {"name": "nope", "arguments": "1}"}}
+    body = _chat({"tool_calls": [opened]}) + _chat({"tool_calls": [named]})
+    body += _chat({}, finish="tool_calls") + "data: [DONE]\n\n"
+    stream, _ = stream_from_bytes(body.encode())
+    assert "name-late" in {d.code for d in stream.reassembler.diagnostics()}
+    (found,) = check_fit(stream, [Tool("weather", WEATHER)]).diagnostics
+    assert (found.code, found.event) == ("tool-undeclared", 1)
+
+
+def test_an_invalid_schema_is_flagged_on_the_verdict_not_read_from_its_words():
+    stream = stream_of(("weather", ['{"city": "Paris"}']))
+    verdict = check_fit(stream, [Tool("weather", {"required": "city"})]).calls[0]
+    assert verdict.schema_invalid and not verdict.checked
+    free = check_fit(stream, [Tool("weather", None)]).calls[0]
+    assert not free.schema_invalid

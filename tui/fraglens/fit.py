@@ -77,13 +77,10 @@ def _diagnostics(call: Call, verdict: CallFit) -> list[Diagnostic]:
     event = call.results[-1][0] if call.results else max(call.first_event, call.last_event)
     name = call.name
     if verdict.undeclared:
+        # where the name came (a late name, Q12, comes after the call opened)
+        named = call.name_history[-1][0] if call.name_history else call.first_event
         return [
-            make(
-                "tool-undeclared",
-                f"{name!r} is not among the declared tools",
-                call.first_event,
-                call.seq,
-            )
+            make("tool-undeclared", f"{name!r} is not among the declared tools", named, call.seq)
         ]
     out = [
         make(
@@ -109,6 +106,6 @@ def _diagnostics(call: Call, verdict: CallFit) -> list[Diagnostic]:
                 call.seq,
             )
         )
-    if verdict.reason is not None and verdict.reason.startswith("the tool's schema"):
+    if verdict.schema_invalid:
         out.append(make("tool-schema-invalid", f"{name}: {verdict.reason}", event, call.seq))
     return out

@@ -59,6 +59,8 @@ class CallFit:
     more_errors: int = 0
     #: why it was not checked
     reason: str | None = None
+    #: the tool's schema is not valid JSON Schema (the reason says how)
+    schema_invalid: bool = False
 
     @property
     def undeclared(self) -> bool:
@@ -121,9 +123,9 @@ class Checker:
         verdict = CallFit(False, tool.name, tool.strict)
         validator = self._validator(tool)
         if validator is None:
-            verdict.reason = self._broken.get(
-                tool.name, "the tool declares no JSON Schema (free-form input)"
-            )
+            broken = self._broken.get(tool.name)
+            verdict.schema_invalid = broken is not None
+            verdict.reason = broken or "the tool declares no JSON Schema (free-form input)"
             return verdict
         try:
             errors = sorted(
