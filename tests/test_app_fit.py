@@ -141,3 +141,29 @@ def test_the_debugger_refuses_an_unreadable_tools_file_in_one_line(tmp_path, cap
     assert run_app(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and 'no "tools" list' in err
+
+
+async def test_a_live_call_is_judged_against_its_request_tools_once_it_ends(tmp_path):
+    from fraglens.app.live import make_live_app
+    from fraglens.net.live import LiveCall, Phase
+    from fraglens.net.replay import Pace
+    from fraglens.net.request import build_spec
+    from fraglens.net.serve import start_server
+
+    from .test_live_app import wait_until
+
+    body = json.loads(TOOLS.read_text(encoding="utf-8"))  # a whole Chat request body
+    with start_server([str(SAMPLE)], pace=Pace("fixed", 0)) as server:
+        spec, _ = build_spec(server.url + "/v1", body=body, environ={})
+        call = LiveCall(spec)
+        app = make_live_app(call)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: call.status.phase.finished)
+            await wait_until(pilot, lambda: app.index.fit is not None)
+            await pilot.pause()
+            assert call.status.phase is Phase.DONE
+            assert app.check_action("show_tools", ()) is True
+            await pilot.press("end")
+            await pilot.pause()
+            assert "✖ undeclared tool" in flat(result_text(app, 3))
+            assert "✔ fits get_weather" in flat(result_text(app, 5))

@@ -127,7 +127,9 @@ class CallResult(ComponentStyles, Prerendered):
             self._paint_stripe()
         # while a call streams its verdict does not change: no re-render per step
         # (and a verdict holds only while no fragment comes after it)
-        shows = (self.display, id(self.result), call.name_at(step), self.value_lines)
+        # (the fit of a live call comes once its stream closed)
+        fit = self.index.fit
+        shows = (self.display, id(self.result), call.name_at(step), self.value_lines, id(fit))
         self.step = step
         if shows != self._shows:
             self._shows = shows
