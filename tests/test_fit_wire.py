@@ -5,6 +5,7 @@ printing them as the stream ends."""
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from pathlib import Path
@@ -215,3 +216,35 @@ def test_the_text_report_has_one_line_per_call_and_per_stall(tmp_path, capsys):
     assert sum(line.startswith("  call ") and " ms -> " in line for line in lines) == 6
     assert sum(line.startswith("  stall: ") for line in lines) >= 1
     assert any(line.startswith("timing: duration ") for line in lines)
+
+
+def test_the_proxy_headless_output_holds_each_flow_to_its_request_tools_and_times_it():
+    from fraglens.net.proxy.flows import FlowState, FlowStore, decoded_format
+    from fraglens.net.proxy.headless import HeadlessPrinter
+    from fraglens.net.proxy.tee import BodyTee
+
+    store = FlowStore()
+    out = io.StringIO()
+    HeadlessPrinter(store, out=out, as_json=True, stall_ms=STALL_MS)
+    path = SHAPES["fit_anthropic"]
+    flow = store.new_flow(
+        method="POST",
+        path=path,
+        url="https://api.example.com" + path,
+        request_headers={},
+        request_body=json.dumps(request_body("fit_anthropic")).encode(),
+        format=decoded_format(path),
+        model="claude-sonnet-4-5",
+    )
+    tee = BodyTee(flow, None)
+    events = (SAMPLES / "fit_anthropic.sse").read_bytes().split(b"\n\n")
+    for n, event in enumerate(events):
+        # a read per event, 10 ms apart, and a 2 s silence before event 5
+        tee.feed(event + b"\n\n", t=n / 100 + (2.0 if n >= 5 else 0.0))
+    tee.close(t=3.0)
+    flow.status, flow.state, flow.ended = 200, FlowState.DONE, flow.t0 + 3.0
+    store.changed(flow, "end")
+    (line,) = out.getvalue().splitlines()
+    doc = json.loads(line)["check"]
+    assert [c["fit"] for c in doc["calls"]] == golden_fit("fit_anthropic")
+    assert doc["timing"]["stalls"] == [{"gap_ms": 2010.0, "event": 5}]
