@@ -167,3 +167,23 @@ async def test_a_live_call_is_judged_against_its_request_tools_once_it_ends(tmp_
             await pilot.pause()
             assert "✖ undeclared tool" in flat(result_text(app, 3))
             assert "✔ fits get_weather" in flat(result_text(app, 5))
+
+
+async def test_a_proxy_flow_opened_in_the_panes_is_judged_against_its_request_tools():
+    from fraglens.app.screens.flows import ProxyFlowsApp
+    from fraglens.net.proxy.flows import FlowStore
+
+    from .test_proxy_ui import SIZE as FLOWS_SIZE
+    from .test_proxy_ui import finished, opened, settle
+
+    store = FlowStore()
+    finished(store, SAMPLE.read_bytes(), request_body=TOOLS.read_bytes())
+    app = ProxyFlowsApp(store)
+    async with app.run_test(size=FLOWS_SIZE) as pilot:
+        await pilot.press("enter")
+        await settle(pilot, lambda: opened(app), "the panes")
+        assert app.index.fit is not None
+        await pilot.press("end")
+        await pilot.pause()
+        assert "✖ undeclared tool" in flat(result_text(app, 3))
+        assert "strict broken" in flat(result_text(app, 4))
