@@ -56,10 +56,12 @@ def check_fit(stream: Stream, tools: list[Tool]) -> Fit:
     return Fit(tools, verdicts, found)
 
 
-def fit_for_request(stream: Stream, request: Any) -> Fit | None:
-    """The calls against the tools a recorded or sent request declared; None
-    when it declared none (a tool-less capture: nothing checked, nothing raised)."""
-    tools = request_tools(request)
+def fit_for_request(stream: Stream, request: Any, tools: list[Tool] | None = None) -> Fit | None:
+    """The calls against ``tools`` when given (``--tools``), else against the tools
+    a recorded or sent request declared; None when there are none (a tool-less
+    capture: nothing checked, nothing raised)."""
+    if tools is None:
+        tools = request_tools(request)
     return None if tools is None else check_fit(stream, tools)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..fit import Fit, check_fit, fit_for_request
+from ..fit import fit_for_request
 from ..load import load_stream
 from ..report import build_report, exit_code
 from ..tools import Tool, ToolsError, read_tools
@@ -50,11 +50,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if not stream.events:
         raise CliError(f"{args.path}: no events in the stream")
-    fit: Fit | None
-    if tools is not None:
-        fit = check_fit(stream, tools)
-    else:
-        fit = fit_for_request(stream, framed.meta.get("request"))
+    fit = fit_for_request(stream, framed.meta.get("request"), tools)
     doc = build_report(stream, compare=args.compare, fit=fit, stall_ms=args.stall_ms)
     if args.json:
         write_json(doc)

@@ -7,7 +7,7 @@ import gc
 import os
 import sys
 
-from ..fit import Fit, check_fit, fit_for_request
+from ..fit import fit_for_request
 from ..load import LoadError, load_stream
 from .check import load_tools
 from .common import EXIT_CODES, CliError, add_stream_options
@@ -63,11 +63,7 @@ def run(args: argparse.Namespace) -> int:
     # keep the garbage collector from walking them on every collection (the
     # pauses it caused were the slowest steps in bench/tui.py).
     gc.freeze()
-    fit: Fit | None
-    if tools is not None:
-        fit = check_fit(stream, tools)
-    else:
-        fit = fit_for_request(stream, framed.meta.get("request"))
+    fit = fit_for_request(stream, framed.meta.get("request"), tools)
     app = FraglensApp(stream, source=source, fit=fit)
     app.run()
     # SIGTERM or SIGHUP ended it (terminal restored, as on `q`): 143 or 129
