@@ -267,3 +267,26 @@ def test_an_invalid_schema_is_flagged_on_the_verdict_not_read_from_its_words():
     assert verdict.schema_invalid and not verdict.checked
     free = check_fit(stream, [Tool("weather", None)]).calls[0]
     assert not free.schema_invalid
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [{"$ref": "https://example.com/x.json"}, {"properties": {"a": {"$ref": "#/$defs/no"}}}],
+)
+def test_a_ref_that_does_not_resolve_leaves_the_call_unchecked_and_fetches_nothing(schema):
+    stream = stream_of(("weather", ['{"a": 1}']))
+    fit = check_fit(stream, [Tool("weather", schema)])
+    verdict = fit.calls[0]
+    assert not verdict.checked and verdict.schema_invalid
+    assert "does not resolve" in verdict.reason
+    assert [d.code for d in fit.diagnostics] == ["tool-schema-invalid"]
+
+
+def test_a_ref_inside_the_schema_is_followed():
+    schema = {
+        "$defs": {"city": {"type": "string"}},
+        "properties": {"city": {"$ref": "#/$defs/city"}},
+    }
+    stream = stream_of(("weather", ['{"city": 3}']))
+    (error,) = check_fit(stream, [Tool("weather", schema)]).calls[0].errors
+    assert (error.pointer, error.rule) == ("/city", "type")

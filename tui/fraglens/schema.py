@@ -3,7 +3,8 @@
 ``jsonschema`` is the reference validator; the draft comes from the schema's
 ``$schema``, 2020-12 when it names none (what the providers document). Each
 failure keeps the JSON pointer into the arguments, the keyword that failed and
-where it sits in the schema. Plain values in, plain verdicts out: a stream's
+where it sits in the schema. Nothing is fetched: a ``$ref`` resolves inside
+the tool's own schema or not at all. Plain values in, plain verdicts out: a stream's
 calls (``fraglens.fit``) and a conversation's (``history check``) use the same
 :class:`Checker`.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jsonschema import exceptions, validators
+from referencing.exceptions import Unresolvable
 
 from .tools import Tool
 
@@ -134,6 +136,11 @@ class Checker:
             )
         except RecursionError:
             verdict.reason = "the arguments are nested too deeply to check"
+            return verdict
+        except Unresolvable as exc:
+            # nothing is fetched: a $ref is followed only inside the schema itself
+            verdict.schema_invalid = True
+            verdict.reason = f"the tool's schema has a $ref that does not resolve: {exc}"
             return verdict
         verdict.checked = True
         for error in errors[:MAX_ERRORS]:
