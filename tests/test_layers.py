@@ -32,6 +32,8 @@ LAYERS: dict[str, int] = {
     "report": 1,
     "report_text": 1,
     "load": 1,
+    "chunking": 1,
+    "compare_text": 1,
     "timing": 1,
     "tools": 1,
     "schema": 1,

@@ -36,6 +36,7 @@ from ..stream import Stream
 from . import clipboard
 from .commands import FraglensCommands
 from .keys import BINDINGS, KEY_BAR
+from .screens.chunking import ChunkingScreen
 from .screens.explain import ExplainScreen
 from .screens.help import HelpScreen
 from .screens.history import HistoryScreen
@@ -499,6 +500,9 @@ class FraglensApp(App[int]):
     def action_show_tools(self) -> None:
         if self.index.fit is not None:
             self.push_screen(ToolsScreen(self.index.fit.tools))
+
+    def show_chunking(self) -> None:
+        self.push_screen(ChunkingScreen(self.stream))
 
     def action_show_raw(self) -> None:
         self.push_screen(RawEventScreen(self.index, self.step))

@@ -15,6 +15,7 @@ examples:
   fraglens check capture.sse
   fraglens check --tools request.json capture.sse   # do the calls fit the declared tools?
   fraglens check --stall-ms 500 recording.jsonl
+  fraglens check --chunking capture.sse             # how the backend cut the calls up
   curl -sN ... | fraglens check --json - | jq '.calls[].status'"""
 
 
@@ -30,6 +31,11 @@ def build(p: argparse.ArgumentParser) -> None:
         help="the declared tools (OpenAI, Responses, Anthropic or Gemini shape, or a whole "
         "request body): check each call's arguments against its tool's schema "
         "(default: the tools of the request a recording or HAR holds)",
+    )
+    p.add_argument(
+        "--chunking",
+        action="store_true",
+        help="add how the tool calls were cut into fragments (sizes, cuts mid-string...)",
     )
     add_stall_option(p)
     add_stream_options(p)
@@ -52,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.path}: no events in the stream")
     fit = fit_for_request(stream, framed.meta.get("request"), tools)
     doc = build_report(stream, compare=args.compare, fit=fit, stall_ms=args.stall_ms)
+    if args.chunking:
+        from ..chunking import chunking_profile
+
+        doc["chunking"] = chunking_profile(stream)
     if args.json:
         write_json(doc)
     else:
@@ -63,4 +73,8 @@ def run(args: argparse.Namespace) -> int:
                 keys = doc["naive"][how]
                 sizes = " / ".join(str(k["chars"]) for k in keys)
                 print(f"naive {how}: {len(keys)} key(s), {sizes} chars of arguments")
+        if "chunking" in doc:
+            from ..chunking import chunking_line
+
+            print(f"chunking: {chunking_line(doc['chunking'])}")
     return exit_code(doc)
