@@ -16,6 +16,7 @@ decoder yields the same events for any split of the input). Any other framing
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from .framing.events import RawEvent
@@ -61,6 +62,8 @@ class Loading:
         self._max_arg_bytes = max_arg_bytes
         self._decoder: SSEDecoder | None = None
         self._events: list[RawEvent] | None = None
+        #: a recording's or HAR's metadata (its request, redacted), else empty
+        self.meta: dict[str, Any] = {}
         #: bytes read (SSE) or events fed (other framings) so far
         self._pos = 0
         self.done = False
@@ -73,6 +76,7 @@ class Loading:
             fmt = format or framed.meta.get("format")
             self.stream = self._new_stream(fmt, framed.framing, sse_body)
             self._events = framed.events
+            self.meta = framed.meta
 
     def _new_stream(self, format: str | None, framing: str, sse_body: bool | None) -> Stream:
         return Stream(

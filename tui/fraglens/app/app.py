@@ -20,7 +20,8 @@ import asyncio
 import gc
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -36,6 +37,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Header
 
+from ..fit import Fit
+from ..fit import fit_for_request as fit_request
 from ..load import LoadError, read_bytes
 from ..loading import Loading
 from ..stream import Stream
@@ -51,6 +54,7 @@ from .screens.jump import JumpScreen
 from .screens.open import OpenScreen
 from .screens.raw_event import RawEventScreen
 from .screens.search import SearchScreen
+from .screens.tools import ToolsScreen
 from .screens.value import ValueScreen, readable
 from .search import Found, compile_query, next_match, search
 from .steps import StepIndex, verdict_summary
@@ -105,14 +109,19 @@ class FraglensApp(App[int]):
         source: str = "",
         step: int | None = None,
         loading: Loading | None = None,
+        fit: Fit | None = None,
+        fit_when_loaded: Callable[[Stream], Fit | None] | None = None,
     ) -> None:
         """``step``: where to open; by default just before the first data event,
         past the comments a capture may open with, so that ``n`` shows the first
         chunk. ``loading``: a capture still being read (its ``stream`` is shown
-        and grows while the app reads the rest in the background)."""
+        and grows while the app reads the rest in the background).
+        ``fit``: the calls against the declared tools, when they are known;
+        ``fit_when_loaded`` gives it once a loading capture is whole."""
         super().__init__()
         #: the capture being read, until it is whole and every call scanned
         self.loading = loading
+        self._fit_when_loaded = fit_when_loaded
         if loading is not None:
             stream = loading.stream
         assert stream is not None, "a stream or a loading capture"
@@ -124,12 +133,14 @@ class FraglensApp(App[int]):
         self.signal_status: int | None = None
         #: the handlers in place before the app caught ``QUIT_SIGNALS``, by signal
         self._previous_handlers: dict[int, Any] = {}
-        self._take(stream, source, step)
+        self._take(stream, source, step, fit)
 
-    def _take(self, stream: Stream, source: str, step: int | None) -> None:
+    def _take(
+        self, stream: Stream, source: str, step: int | None, fit: Fit | None = None
+    ) -> None:
         """The view state that belongs to one stream."""
         self.stream = stream
-        self.index = StepIndex(stream)
+        self.index = StepIndex(stream, fit)
         self.source = source or "stream"
         self.sub_title = self.source
         #: the user has not moved yet: a loading capture opens before its first chunk
@@ -216,6 +227,9 @@ class FraglensApp(App[int]):
             for k in range(SCAN_SLICE, call.fragments + SCAN_SLICE, SCAN_SLICE):
                 call.scan_at(call.frag_event[min(k, call.fragments) - 1])
                 await asyncio.sleep(0)
+        if self._fit_when_loaded is not None:
+            # the calls against the declared tools, once every call has its verdict
+            self.index.fit = self._fit_when_loaded(self.stream)
         self.loading = None
         self.refresh_stream()
 
@@ -404,6 +418,7 @@ class FraglensApp(App[int]):
             "copy_message": lambda: bool(self.index.calls or self.stream.reassembler.choices),
             "show_history": lambda: bool(self.index.calls),
             "show_calls": lambda: bool(self.index.calls),
+            "show_tools": lambda: self.index.fit is not None,
             "show_raw": lambda: self.index.last >= 0,
             "show_value": lambda: self.selected is not None,
             "jump": lambda: self.index.last > 0,
@@ -727,6 +742,10 @@ class FraglensApp(App[int]):
             text = raw
         self.push_screen(ValueScreen(title, about, text))
 
+    def action_show_tools(self) -> None:
+        if self.index.fit is not None:
+            self.push_screen(ToolsScreen(self.index.fit.tools))
+
     def show_chunking(self) -> None:
         self.push_screen(ChunkingScreen(self.stream))
 
@@ -764,6 +783,8 @@ class FraglensApp(App[int]):
             self.notify(f"{path}: no events in the stream", title="Cannot open", severity="error")
             return
         self.loading = loading
+        # the calls against the tools its recorded request declared, once read
+        self._fit_when_loaded = partial(fit_request, request=loading.meta.get("request"))
         await self.show_stream(loading.stream, path)
         self.run_worker(self._load(loading), name="load", exclusive=True)
 

@@ -74,6 +74,8 @@ _TABLE: list[tuple[str, str, str, str, str, str, str | None]] = [
      "C"),
     ("x", "toggle_raw_rows", "view.raw-rows", "Raw rows", "stream rows: raw chunks / fragments",
      "Show each event's JSON in the Stream rows, or (again) the fragments it fed", None),
+    ("t", "show_tools", "view.tools", "Tools", "declared tools…",
+     "The tools the request declared, and each one's schema", None),
     ("b", "toggle_boundaries", "view.boundaries", "Boundaries", "fragment boundaries on / off",
      "Show or hide where each fragment ends in the buffers", None),
     ("o", "open", "app.open", "Open", "open another capture…",

@@ -6,14 +6,19 @@ import argparse
 import os
 import sys
 
+from ..fit import Fit, fit_for_request
 from ..load import LoadError, demo_bytes, read_bytes
 from ..loading import Loading
-from .common import EXIT_CODES, add_stream_options
+from ..stream import Stream
+from ..tools import Tool
+from .check import load_tools
+from .common import EXIT_CODES, CliError, add_stream_options
 
 EXAMPLES = """\
 examples:
   fraglens                      the bundled demo
   fraglens capture.sse          any capture `fraglens check` reads
+  fraglens --tools t.json c.sse each call checked against its tool (t shows the tools)
   curl -sN ... | fraglens -     a stream on stdin (keys come from the terminal)"""
 
 
@@ -25,6 +30,11 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("path", nargs="?", help="a capture (default: the bundled demo)")
+    p.add_argument(
+        "--tools",
+        metavar="FILE",
+        help="the declared tools, to check each call against (default: the recorded request's)",
+    )
     add_stream_options(p)
     p.set_defaults(run=run)
     return p
@@ -39,10 +49,11 @@ def run(args: argparse.Namespace) -> int:
     path = args.path
     source = "demo" if not path else ("stdin" if path == "-" else path)
     try:
+        tools = load_tools(args.tools) if args.tools else None
         data = demo_bytes() if not path else read_bytes(path)
         # an SSE capture is read while it is shown; any other framing is framed here
         loading = Loading(data, source, format=args.format, max_arg_bytes=args.max_arg_bytes)
-    except LoadError as exc:
+    except (LoadError, CliError) as exc:
         print(f"fraglens: error: {exc}", file=sys.stderr)
         return 2
     if loading.known_empty:
@@ -52,16 +63,20 @@ def run(args: argparse.Namespace) -> int:
         # the stream came on stdin: the keyboard is the terminal, not the pipe
         _reopen_stdin()
     if not (sys.stdout.isatty() and sys.stdin.isatty()):
-        return _print_report(loading, source)
+        return _print_report(loading, source, tools)
     from ..app.app import FraglensApp  # Textual loads only once there is something to show
 
-    app = FraglensApp(loading=loading, source=source)
+    def fit(stream: Stream) -> Fit | None:
+        """The calls against the declared tools, once the capture is read."""
+        return fit_for_request(stream, loading.meta.get("request"), tools)
+
+    app = FraglensApp(loading=loading, source=source, fit_when_loaded=fit)
     app.run()
     # SIGTERM or SIGHUP ended it (terminal restored, as on `q`): 143 or 129
     return app.signal_status or 0
 
 
-def _print_report(loading: Loading, source: str) -> int:
+def _print_report(loading: Loading, source: str, tools: list[Tool] | None) -> int:
     """No terminal to show the app on: the check report, and a line saying so."""
     print(
         "fraglens: not a terminal, so not opening the debugger: this is the "
@@ -73,7 +88,8 @@ def _print_report(loading: Loading, source: str) -> int:
     from ..report import build_report, exit_code
     from ..report_text import print_report
 
-    doc = build_report(loading.stream)
+    fit = fit_for_request(loading.stream, loading.meta.get("request"), tools)
+    doc = build_report(loading.stream, fit=fit)
     print_report(doc, source)
     return exit_code(doc)
 
