@@ -35,10 +35,11 @@ from httpx_sse import aconnect_sse
 
 from ..framing.events import RawEvent
 from ..framing.recording import RecordingWriter
+from ..redact import Scrubber
 from ..stream import Stream
 from .body import LiveBody
 from .cost import Prices, Tokens, cost, tokens
-from .request import DEFAULT_TIMEOUT, REDACTED, RequestSpec, is_loopback
+from .request import DEFAULT_TIMEOUT, RequestSpec, is_loopback
 
 __all__ = ["DEFAULT_TIMEOUT", "LiveCall", "LiveStatus", "Phase", "describe_error"]
 
@@ -162,7 +163,7 @@ class LiveCall:
         self._t_end = 0.0
         self._task: asyncio.Task[Any] | None = None
         self._cancelled = False
-        self._scrub = _Scrubber(spec.secret)
+        self._scrub = Scrubber(spec.secrets)
         self._writer: RecordingWriter | None = None
         self._body_closed = False
 
@@ -283,7 +284,10 @@ class LiveCall:
     def _on_response(self, response: httpx.Response) -> None:
         t = self.elapsed
         if self._writer is not None:
-            self._writer.response(response.status_code, response.headers.multi_items(), t=t)
+            # by name (redact_headers, in the writer) and by value: a server may echo the key
+            safe = self.spec.safe
+            headers = [(name, safe(value)) for name, value in response.headers.multi_items()]
+            self._writer.response(response.status_code, headers, t=t)
         self._set(Phase.STREAMING, http_status=response.status_code, first_byte=t)
 
     def _on_read(self, data: bytes) -> None:
@@ -472,32 +476,3 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         seen.add(id(current))
         yield current
         current = current.__cause__ or current.__context__
-
-
-class _Scrubber:
-    """Replaces the API key wherever a server echoes it back, even split across reads.
-
-    A read that ends with the first characters of the key is held back until the
-    next read says whether the key follows; anything else passes untouched, so the
-    reads' boundaries change only where a key may be cut.
-    """
-
-    def __init__(self, secret: str | None) -> None:
-        self._key = secret.encode("utf-8") if secret and len(secret) >= 8 else None
-        self._held = b""
-
-    def feed(self, data: bytes) -> bytes:
-        if self._key is None:
-            return data
-        data = (self._held + data).replace(self._key, REDACTED.encode())
-        keep = 0
-        for n in range(min(len(self._key) - 1, len(data)), 0, -1):
-            if data.endswith(self._key[:n]):
-                keep = n
-                break
-        self._held = data[len(data) - keep :] if keep else b""
-        return data[: len(data) - keep]
-
-    def close(self) -> bytes:
-        held, self._held = self._held, b""
-        return held

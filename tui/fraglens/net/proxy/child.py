@@ -12,11 +12,19 @@ user's app is waiting for: measured, the app in the same process added
 
 The lines, one JSON object each (headers already redacted by the child)::
 
-    {"x": 1, "open": {"method", "path", "url", "headers", "body64", "started", "t0"}}
-    {"x": 1, "response": {"status", "headers", "encoding", "at"}}
-    {"x": 1, "at": 12.5, "b64": "..."}                  body bytes as forwarded
+    {"x": 1, "open": {"method", "path", "url", "headers", "body64", "started", "t0",
+                      "unscrubbed"}}
+    {"x": 1, "response": {"status", "headers", "at"}}
+    {"x": 1, "at": 12.5, "b64": "...", "n": 512}        the body's copy; n bytes forwarded
+    {"x": 1, "at": 12.6, "stopped": "..."}              the copy stopped, and why
     {"x": 1, "end": "eof", "error": null, "at": 13.0}
     {"log": "..."}                                      uvicorn's warnings
+
+No key crosses the pipe: the child redacts headers and URLs by name and
+scrubs every value the request's credentials had out of what it reports (the
+request's path, headers and body, the response headers, the body's copy:
+``decoded.py``); ``unscrubbed`` names the credentials too short to scrub, for
+the flow to say so.
 
 The child stops when its stdin closes (the parent quit or died), or on SIGINT
 or SIGTERM (uvicorn's graceful shutdown, then exit 0, as on SIGINT).
@@ -38,6 +46,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from ...redact import redact_headers
+from ..limits import DEFAULT_LIMITS, Limits
 from .flows import FlowStore
 from .sink import Opened, StoreSink
 
@@ -68,31 +78,27 @@ class PipeSink:
                     "body64": base64.b64encode(x.body).decode("ascii"),
                     "started": x.started,
                     "t0": x.t0,
+                    "unscrubbed": x.unscrubbed,
                 },
             }
         )
 
-    def response(
-        self, id: int, status: int, headers: list[tuple[str, str]], encoding: str | None, at: float
-    ) -> None:
-        from ...redact import redact_headers
-
+    def response(self, id: int, status: int, headers: list[tuple[str, str]], at: float) -> None:
         shown = list(redact_headers(headers).items())
-        self._line(
-            {
-                "x": id,
-                "response": {"status": status, "headers": shown, "encoding": encoding, "at": at},
-            }  # fmt: skip
-        )
+        self._line({"x": id, "response": {"status": status, "headers": shown, "at": at}})
 
-    def body(self, id: int, data: bytes, at: float) -> None:
-        self._line({"x": id, "at": at, "b64": base64.b64encode(data).decode("ascii")})
+    def body(self, id: int, data: bytes, received: int, at: float) -> None:
+        b64 = base64.b64encode(data).decode("ascii")
+        self._line({"x": id, "at": at, "b64": b64, "n": received})
+
+    def stopped(self, id: int, reason: str, at: float) -> None:
+        self._line({"x": id, "at": at, "stopped": reason})
 
     def ended(self, id: int, how: str, error: str | None, at: float) -> None:
         self._line({"x": id, "end": how, "error": error, "at": at})
 
 
-async def _child_main(fd: int, upstream: str) -> None:
+async def _child_main(fd: int, upstream: str, max_body: int) -> None:
     from .server import ProxyApp, ProxyServer
 
     loop = asyncio.get_running_loop()
@@ -103,8 +109,12 @@ async def _child_main(fd: int, upstream: str) -> None:
     sink = PipeSink(out.write)
     sock = socket.socket(fileno=fd)
     sock.setblocking(False)
-    app = ProxyApp(upstream, sink=sink)
-    server = ProxyServer(app, sock=sock, log=lambda line: sink._line({"log": line}))
+
+    def log(line: str) -> None:
+        sink._line({"log": line})
+
+    app = ProxyApp(upstream, sink=sink, limits=Limits(max_body=max_body), log=log)
+    server = ProxyServer(app, sock=sock, log=log)
 
     # the parent closing our stdin is the signal to stop
     stdin_closed = asyncio.Event()
@@ -135,13 +145,14 @@ def child_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fraglens.net.proxy.child")
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--upstream", required=True)
+    parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_LIMITS.max_body)
     args = parser.parse_args(argv)
     # uvicorn stops gracefully on SIGTERM as on SIGINT, then raises the signal
     # again once its own handler is gone: here that is a KeyboardInterrupt too,
     # so the pipe is closed and the exit is 0, not death by SIGTERM
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        asyncio.run(_child_main(args.fd, args.upstream))
+        asyncio.run(_child_main(args.fd, args.upstream, args.max_body_bytes))
     except KeyboardInterrupt:
         pass
     return 0
@@ -166,6 +177,7 @@ class ChildProxy:
         sock: socket.socket,
         record_dir: Path | None = None,
         log: Any = None,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         from .server import parse_upstream, url_of
 
@@ -175,7 +187,8 @@ class ChildProxy:
         self.port: int = sock.getsockname()[1]
         self.store = store
         self.record_dir = record_dir
-        self.sink = StoreSink(store, record_dir)
+        self.limits = limits
+        self.sink = StoreSink(store, record_dir, limits)
         self.log = log or (lambda line: print(f"fraglens proxy: {line}", file=sys.stderr))
         self.proc: subprocess.Popen[bytes] | None = None
         self._threads: list[threading.Thread] = []
@@ -188,7 +201,8 @@ class ChildProxy:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "fraglens.net.proxy.child", "--fd", str(fd),
-             "--upstream", str(self.upstream)],
+             "--upstream", str(self.upstream),
+             "--max-body-bytes", str(self.limits.max_body)],
             pass_fds=(fd,),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -221,11 +235,13 @@ class ChildProxy:
             return
         xid = obj["x"]
         if "b64" in obj:
-            sink.body(xid, base64.b64decode(obj["b64"]), obj["at"])
+            sink.body(xid, base64.b64decode(obj["b64"]), obj["n"], obj["at"])
+        elif "stopped" in obj:
+            sink.stopped(xid, str(obj["stopped"]), obj["at"])
         elif "response" in obj:
             r = obj["response"]
             headers = [(str(n), str(v)) for n, v in r["headers"]]
-            sink.response(xid, r["status"], headers, r["encoding"], r["at"])
+            sink.response(xid, r["status"], headers, r["at"])
         elif "open" in obj:
             o = obj["open"]
             sink.opened(
@@ -238,6 +254,7 @@ class ChildProxy:
                     body=base64.b64decode(o["body64"]),
                     started=o["started"],
                     t0=o["t0"],
+                    unscrubbed=[str(w) for w in o.get("unscrubbed", ())],
                 )
             )
         elif "end" in obj:
