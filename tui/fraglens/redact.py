@@ -185,9 +185,13 @@ class Secrets:
     ``unscrubbed`` names (never shows) the values too short to scrub safely.
     """
 
-    def __init__(self, named: Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(
+        self, named: Iterable[tuple[str, str]] = (), unscrubbed: Iterable[str] = ()
+    ) -> None:
+        """``named``: (where it came from, value) pairs; ``unscrubbed``: sources already
+        found too short (a copy of another ``Secrets``, rebuilt from its two fields)."""
         values: dict[str, None] = {}
-        self.unscrubbed: list[str] = []
+        self.unscrubbed: list[str] = list(unscrubbed)
         for where, value in named:
             value = value.strip()
             if not value or value == REDACTED:
@@ -292,6 +296,9 @@ def _url_secrets(url: str) -> list[tuple[str, str]]:
     named: list[tuple[str, str]] = []
     if password:
         named.append(("the URL's password", unquote(password)))
+        # sent as a Basic authorization header, which a server may echo too
+        basic = f"{unquote(user or '')}:{unquote(password)}".encode()
+        named.append(("the URL's password", base64.b64encode(basic).decode("ascii")))
     elif user and unquote(user) != REDACTED:
         # https://KEY@host: a user alone is how some gateways take a key
         named.append(("the URL's user", unquote(user)))
