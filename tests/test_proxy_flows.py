@@ -13,8 +13,8 @@ import pytest
 
 from fraglens.framing.detect import read_stream
 from fraglens.load import load_stream, stream_from_framed
+from fraglens.net.decoded import DecodedCopy
 from fraglens.net.limits import DEFAULT_LIMITS, Limits
-from fraglens.net.proxy.decoded import DecodedCopy
 from fraglens.net.proxy.flows import Flow, FlowState, FlowStore, decoded_format, worst_status
 from fraglens.net.proxy.headless import HeadlessPrinter, flow_line
 from fraglens.net.proxy.record import recording_name, save_flow

@@ -35,8 +35,9 @@ def run(args: argparse.Namespace) -> int:
     that cannot be read exits 2 with a one-line reason, never a traceback."""
     path = args.path
     try:
-        stream, _ = load_stream(path or ":demo:", format=args.format,
-                                max_arg_bytes=args.max_arg_bytes)
+        stream, _ = load_stream(
+            path or ":demo:", format=args.format, max_arg_bytes=args.max_arg_bytes
+        )
     except LoadError as exc:
         print(f"fraglens: error: {exc}", file=sys.stderr)
         return 2

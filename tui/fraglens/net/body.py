@@ -11,7 +11,10 @@ recording bytes.
 
 Events are handed out in order and never taken back. Until a ``data:`` line
 shows the body is SSE, events the decoder completed (keep-alive comments) are
-held, not handed out. Sans-I/O: the caller reads the socket.
+held, not handed out. An SSE line or event longer than ``max_line`` (a server
+that never ends a line) stops the decoding: ``overflow`` says so, the bytes
+stay in ``chunks``, and the caller ends the call. Sans-I/O: the caller reads
+the socket.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from ..framing.detect import read_stream
 from ..framing.events import FramingError, RawEvent
 from ..framing.recording import RecordingWriter
 from ..framing.sse import SSEDecoder
+from .limits import DEFAULT_LIMITS, LineGuard
 
 __all__ = ["LiveBody"]
 
@@ -36,7 +40,7 @@ _LINE_DATA = re.compile(rb"[\r\n]data:")
 class LiveBody:
     """Feed ``(t, bytes)`` per network read; get back the events it completes."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_line: int = DEFAULT_LIMITS.max_line) -> None:
         self.chunks: list[tuple[float, bytes]] = []
         self.size = 0
         #: "sse" once the body is known to be SSE, "whole" once known not to stream
@@ -44,6 +48,9 @@ class LiveBody:
         #: how the body was framed, once closed: sse, json-body, ndjson, text...
         self.framing: str | None = None
         self._decoder = SSEDecoder()
+        self._guard = LineGuard(max_line)
+        #: why the decoding stopped (a line or an event past max_line), once it has
+        self.overflow: str | None = None
         self._held: list[RawEvent] = []
         self._seen_data = False
         # the first bytes and the last few bytes of the body so far: a data:
@@ -68,7 +75,10 @@ class LiveBody:
         self.size += len(chunk)
         if self.mode is None:
             self._decide()
-        if self.mode != "sse":
+        if self.mode != "sse" or self.overflow is not None:
+            return []
+        if not self._guard.feed(chunk):
+            self.overflow = self._guard.message()
             return []
         events = self._decoder.feed(chunk, time=t)
         if self._seen_data:
@@ -83,6 +93,10 @@ class LiveBody:
     def close(self, t: float | None = None) -> list[RawEvent]:
         """The body ended (cleanly or not): the events still to come."""
         end = round(t, 6) if t is not None else (self.chunks[-1][0] if self.chunks else None)
+        if self.overflow is not None:
+            # the line in the decoder is cut at a read: dispatching it would invent an event
+            self.framing = "sse"
+            return []
         if self.streamed:
             self.framing = "sse"
             return self._decoder.close(time=end)

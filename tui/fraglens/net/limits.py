@@ -81,6 +81,6 @@ class LineGuard:
         return self.tripped is None
 
     def message(self) -> str:
-        """One line for what tripped, naming the option that sets the cap."""
+        """What tripped, naming the option that sets the cap."""
         what = "an SSE line" if self.tripped == "line" else "an SSE event"
-        return f"{what} ran past {mib(self.limit)} (--max-line-bytes): not decoded further"
+        return f"{what} ran past {mib(self.limit)} (--max-line-bytes)"

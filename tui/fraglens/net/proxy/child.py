@@ -98,7 +98,7 @@ class PipeSink:
         self._line({"x": id, "end": how, "error": error, "at": at})
 
 
-async def _child_main(fd: int, upstream: str, max_body: int) -> None:
+async def _child_main(fd: int, upstream: str, limits: Limits) -> None:
     from .server import ProxyApp, ProxyServer
 
     loop = asyncio.get_running_loop()
@@ -113,7 +113,7 @@ async def _child_main(fd: int, upstream: str, max_body: int) -> None:
     def log(line: str) -> None:
         sink._line({"log": line})
 
-    app = ProxyApp(upstream, sink=sink, limits=Limits(max_body=max_body), log=log)
+    app = ProxyApp(upstream, sink=sink, limits=limits, log=log)
     server = ProxyServer(app, sock=sock, log=log)
 
     # the parent closing our stdin is the signal to stop
@@ -146,13 +146,15 @@ def child_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--upstream", required=True)
     parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_LIMITS.max_body)
+    parser.add_argument("--max-decoded-bytes", type=int, default=DEFAULT_LIMITS.max_decoded)
     args = parser.parse_args(argv)
     # uvicorn stops gracefully on SIGTERM as on SIGINT, then raises the signal
     # again once its own handler is gone: here that is a KeyboardInterrupt too,
     # so the pipe is closed and the exit is 0, not death by SIGTERM
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        asyncio.run(_child_main(args.fd, args.upstream, args.max_body_bytes))
+        limits = Limits(max_body=args.max_body_bytes, max_decoded=args.max_decoded_bytes)
+        asyncio.run(_child_main(args.fd, args.upstream, limits))
     except KeyboardInterrupt:
         pass
     return 0
@@ -202,7 +204,8 @@ class ChildProxy:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "fraglens.net.proxy.child", "--fd", str(fd),
              "--upstream", str(self.upstream),
-             "--max-body-bytes", str(self.limits.max_body)],
+             "--max-body-bytes", str(self.limits.max_body),
+             "--max-decoded-bytes", str(self.limits.max_decoded)],
             pass_fds=(fd,),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

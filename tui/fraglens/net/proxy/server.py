@@ -50,8 +50,8 @@ import httpx
 import uvicorn
 
 from ...redact import Secrets, redact_headers, redact_url
+from ..decoded import DecodedCopy
 from ..limits import DEFAULT_LIMITS, Limits, mib
-from .decoded import DecodedCopy
 from .flows import FlowStore
 from .sink import FlowSink, Opened, StoreSink
 

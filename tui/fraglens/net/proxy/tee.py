@@ -121,7 +121,7 @@ class BodyTee:
         if self._mode == "sse":
             assert self._sse is not None
             if not self._guard.feed(data):
-                self.stop(self._guard.message(), t)
+                self.stop(f"{self._guard.message()}: not decoded further", t)
                 return
             self._emit(self._sse.feed(data, time=t))
         else:

@@ -1,12 +1,12 @@
-"""The copy of a response body the flows get: content-encoding undone, capped, keys scrubbed.
+"""A response body as fraglens keeps it: content-encoding undone, capped, keys scrubbed.
 
-The client gets the upstream's bytes untouched (compressed if they were). The
-forwarding side (``server.py``) makes this copy of them for the flows, after
-each read went to the client, and it is all the flows ever see: so a key the
-upstream echoes back (in an error body, a JSON escape, cut across two reads)
-is scrubbed before it leaves the forwarding side, and a compressed body that
-inflates without end (a gzip bomb) stops at ``max_decoded`` bytes, decoded
-``limit`` bytes at a time so that it never sits in memory whole.
+``live`` reads every response through one; the proxy's forwarding side
+(``proxy/server.py``) makes this copy of each read for the flows, after the
+read went to the client untouched, and it is all the flows ever see. So a key
+the server echoes back (in an error body, a JSON escape, cut across two reads)
+is scrubbed before anything keeps it, and a compressed body that inflates
+without end (a gzip bomb) stops at ``max_decoded`` bytes, decoded at most that
+many at a time so that it never sits in memory whole.
 
 When the copy stops (an encoding it cannot undo, a broken one, the cap) it
 says why once, in :attr:`DecodedCopy.stopped`, and yields nothing more.
@@ -18,8 +18,8 @@ from __future__ import annotations
 import zlib
 from typing import Any, Protocol
 
-from ...redact import Scrubber, Secrets
-from ..limits import DEFAULT_LIMITS, mib
+from ..redact import Scrubber, Secrets
+from .limits import DEFAULT_LIMITS, mib
 
 __all__ = ["DecodedCopy"]
 
@@ -116,7 +116,9 @@ class DecodedCopy:
         self.stopped: str | None = None
         self._closed = False
         if self._decoder is None:
-            self.stopped = f"body encoded as {content_encoding!r}: forwarded, not decoded"
+            self.stopped = (
+                f"the body is encoded as {content_encoding!r}, which cannot be undone here"
+            )
 
     def feed(self, raw: bytes) -> bytes:
         if self._decoder is None or self.stopped is not None or self._closed:
@@ -131,7 +133,7 @@ class DecodedCopy:
         if self.decoded > self.max_decoded:
             self.stopped = (
                 f"the body ran past {mib(self.max_decoded)} decoded"
-                " (--max-decoded-bytes): forwarded, not decoded further"
+                " (--max-decoded-bytes): not decoded further"
             )
             return self._scrubber.feed(data[:room]) + self._scrubber.close()
         return self._scrubber.feed(data)
