@@ -395,11 +395,14 @@ class ProxyApp:
         if not pump.cancelled():
             pump.result()  # a bug in the pump is re-raised and logged by _http
 
-    def _copy(self, xid: int, copy: DecodedCopy, data: bytes, received: int) -> None:
-        """Report a read (``data``: what the copy kept of it) and, once, why the copy stopped."""
-        at = time.monotonic()
+    def _copy(self, xid: int, copy: DecodedCopy, chunk: bytes | None) -> None:
+        """Report a read (None: the end of the body) as the copy keeps it, and, once,
+        why the copy stopped."""
         was = copy.stopped
-        self.sink.body(xid, data, received, at)
+        data = copy.feed(chunk) if chunk is not None else copy.close()
+        at = time.monotonic()
+        if data or chunk:
+            self.sink.body(xid, data, len(chunk or b""), at)
         if copy.stopped is not None and was is None:
             self.sink.stopped(xid, copy.stopped, at)
 
@@ -436,9 +439,9 @@ class ProxyApp:
                 async for chunk in response.aiter_raw():
                     # the client first; the copy for the flow after
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    self._copy(xid, copy, copy.feed(chunk), len(chunk))
+                    self._copy(xid, copy, chunk)
             except httpx.HTTPError as exc:
-                self._copy(xid, copy, copy.close(), 0)
+                self._copy(xid, copy, None)
                 # leave the response unfinished: uvicorn closes the connection, and
                 # the client sees the cut the upstream made, not a clean end
                 error = f"the upstream broke off mid-body: {_reason(exc)}"
@@ -446,14 +449,12 @@ class ProxyApp:
                 return
             # said before the last message: once the response is complete, the
             # disconnect watcher returns too, and must find the exchange ended
-            self._copy(xid, copy, copy.close(), 0)
+            self._copy(xid, copy, None)
             self._end(xid, "eof", None)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             # the client went away mid-body: what the copy holds back still goes to the flow
-            tail = copy.close()
-            if tail:
-                self._copy(xid, copy, tail, 0)
+            self._copy(xid, copy, None)
             await response.aclose()
 
 
