@@ -277,7 +277,9 @@ class ProxyApp:
                 follow_redirects=False,
                 # the environment's proxy settings are the user's app's business
                 trust_env=False,
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+                # as many idle upstream connections as there were streams at once: with
+                # fewer, every burst of concurrent streams pays new connections again
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
             )
             # httpx adds Accept, Accept-Encoding, Connection and User-Agent to
             # every request by default: the upstream must see the client's own
