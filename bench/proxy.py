@@ -1,6 +1,6 @@
 """Proxy benchmark: what ``fraglens proxy`` adds to each stream and each event, on loopback.
 
-    .venv/bin/python bench/proxy.py            # 1, 10 and 50 concurrent streams
+    .venv/bin/python bench/proxy.py            # the figures in docs/benchmarks.md
     .venv/bin/python bench/proxy.py --more     # and --record-dir, the app open
     .venv/bin/python bench/proxy.py --quick    # smaller, for a smoke run
 
