@@ -33,6 +33,7 @@ import pytest
 
 from fraglens.cli import main
 from fraglens.framing.recording import parse_recording
+from fraglens.net.proxy.child import PipeSink
 from fraglens.net.proxy.flows import FlowStore
 from fraglens.net.proxy.record import LiveRecording
 from fraglens.net.serve import ServerHandle, bind
@@ -467,6 +468,28 @@ async def test_proxy_the_client_is_not_slowed_by_a_flow_it_cannot_decode(upstrea
         flows = proxy.flows(20)
     assert all(a.status_code == 200 and a.content.endswith(b"data: [DONE]\n\n") for a in answers)
     assert all(f["check"]["text"]["0"].startswith("your key is [redacted]") for f in flows)
+
+
+def test_a_lagging_flows_process_stops_getting_body_bytes_past_the_backlog_cap():
+    """The child's pipe buffer is its memory: past the cap, each exchange still
+    streaming says once that the flows fell behind, and sends no more body."""
+    lines: list[bytes] = []
+    backlog = [0]
+    sink = PipeSink(lines.append, lambda: backlog[0], max_backlog=1000)
+    sink.body(1, b"data: a\n\n", 9, 0.1)
+    backlog[0] = 5000  # the parent stopped reading
+    sink.body(1, b"data: b\n\n", 9, 0.2)
+    sink.body(1, b"data: c\n\n", 9, 0.3)
+    sink.ended(1, "eof", None, 0.4)
+    facts = [json.loads(line) for line in lines]
+    assert [next(k for k in ("b64", "stopped", "end") if k in f) for f in facts] == [
+        "b64",
+        "stopped",
+        "end",
+    ]
+    assert facts[1]["stopped"] == (
+        "the flows fell 1000 bytes behind the forwarding: not decoded further"
+    )
 
 
 # -- last: nothing anywhere ------------------------------------------------------------------

@@ -44,11 +44,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 from ...redact import redact_headers
-from ..limits import DEFAULT_LIMITS, Limits
+from ..limits import DEFAULT_LIMITS, Limits, mib
 from .flows import FlowStore
 from .sink import Opened, StoreSink
 
@@ -58,11 +59,32 @@ __all__ = ["ChildProxy", "PipeSink"]
 # -- the child -------------------------------------------------------------------------
 
 
-class PipeSink:
-    """A FlowSink that writes each fact as a JSON line to a non-blocking writer."""
+#: how far the parent may fall behind (bytes written to the pipe, not yet read)
+#: before the flows stop getting body bytes: the pipe's buffer is this process's memory
+MAX_BACKLOG = 64 * 1024 * 1024
 
-    def __init__(self, write: Any) -> None:
+
+class PipeSink:
+    """A FlowSink that writes each fact as a JSON line to a non-blocking writer.
+
+    The writer (an asyncio pipe transport) buffers what the parent has not read
+    yet. The parent's flows work runs at a lower priority, so on a busy machine
+    it lags; past ``max_backlog`` buffered bytes, the exchanges still streaming
+    stop sending their body's copy (each says so once, as a ``stopped`` fact),
+    so that memory stays bounded and forwarding is never held up.
+    """
+
+    def __init__(
+        self,
+        write: Any,
+        backlog: Callable[[], int] = lambda: 0,
+        max_backlog: int = MAX_BACKLOG,
+    ) -> None:
         self._write = write
+        self._backlog = backlog
+        self._max_backlog = max_backlog
+        #: exchanges whose body is no longer sent: the parent fell behind
+        self._behind: set[int] = set()
 
     def _line(self, obj: dict[str, Any]) -> None:
         self._write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
@@ -89,6 +111,15 @@ class PipeSink:
         self._line({"x": id, "response": {"status": status, "headers": shown, "at": at}})
 
     def body(self, id: int, data: bytes, received: int, at: float) -> None:
+        if id in self._behind:
+            return
+        if self._backlog() > self._max_backlog:
+            self._behind.add(id)
+            behind = mib(self._max_backlog)
+            self.stopped(
+                id, f"the flows fell {behind} behind the forwarding: not decoded further", at
+            )
+            return
         # the one line per network read: built by hand, as json.dumps would write it
         # (ints, a float's repr and base64 need no escaping), at a third of its cost
         b64 = base64.b64encode(data)
@@ -98,6 +129,7 @@ class PipeSink:
         self._line({"x": id, "at": at, "stopped": reason})
 
     def ended(self, id: int, how: str, error: str | None, at: float) -> None:
+        self._behind.discard(id)
         self._line({"x": id, "end": how, "error": error, "at": at})
 
 
@@ -109,7 +141,7 @@ async def _child_main(fd: int, upstream: str, limits: Limits) -> None:
     # stdout is the protocol: nothing else may print there
     sys.stdout = sys.stderr
     out, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
-    sink = PipeSink(out.write)
+    sink = PipeSink(out.write, out.get_write_buffer_size)
     sock = socket.socket(fileno=fd)
     sock.setblocking(False)
 
