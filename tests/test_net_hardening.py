@@ -228,6 +228,22 @@ def test_live_a_url_password_is_a_credential_not_a_traceback(upstream, work, cap
     _no_key(record.read_text(), out, err)
 
 
+def test_live_a_credential_too_short_to_scrub_is_reported_not_ignored(
+    upstream, work, capsys, monkeypatch
+):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    record = work / "live-short.jsonl"
+    url = upstream[1] + "/v1"
+    code, out, err = _live(
+        ["--url", url, "-H", "x-api-key: short", "--headless", "--record", str(record)], capsys
+    )
+    assert (
+        "the x-api-key header carried a value too short to scrub safely: it is redacted"
+        " where its name is known, not where the server echoes it" in err
+    )
+    assert "short" not in record.read_text().split("\n")[0]  # redacted by name in the request
+
+
 def test_live_an_endless_sse_line_ends_the_call_at_the_cap(upstream, work, capsys):
     record = work / "live-endless.jsonl"
     url = upstream[1] + "/v1/endless-line/chat/completions"
@@ -427,6 +443,17 @@ def test_proxy_a_bomb_and_an_endless_line_reach_the_client_whole_and_the_flow_ca
         rec = parse_recording(path.read_bytes())
         assert len(rec.body) <= 256 * 1024 + 65536
         assert rec.end["end"] == "error"
+
+
+def test_proxy_a_credential_too_short_to_scrub_is_noted_on_its_flow(upstream, work):
+    with proxy_cli(upstream[1] + "/v1", work / "proxy-short") as proxy:
+        httpx.post(
+            proxy.url + "/v1/other", headers={"x-api-key": "tiny"}, content=b"{}", timeout=PATIENCE
+        )
+        (flow,) = proxy.flows(1)
+    assert flow["notes"] == [
+        "the x-api-key header carried a value too short to scrub safely: redacted by name only"
+    ]
 
 
 def test_two_proxies_sharing_a_record_dir_never_overwrite_each_other(work):
