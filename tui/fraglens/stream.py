@@ -83,7 +83,8 @@ class Stream:
                 return
             except RecursionError:
                 self.labels.append("non-json")
-                r.diag("non-json-data", f"data nested too deeply to read: {ev.data[:60]!r}", number)
+                r.diag("non-json-data", f"data nested too deeply to read: {ev.data[:60]!r}",
+                       number)
                 return
             label = ev.event
             if label is None:
@@ -102,9 +103,8 @@ class Stream:
             return
         if kind == "comment":
             self.labels.append("comment")
-            r.notice(
-                "sse-comment", "SSE comments / keep-alives in the stream (shown, ignored)", number
-            )
+            r.notice("sse-comment", "SSE comments / keep-alives in the stream (shown, ignored)",
+                     number)
             return
         if kind == "done":
             self.labels.append("[DONE]")
@@ -139,7 +139,8 @@ class Stream:
         # say how the stream ended (Q24)
         end = self.end
         if end == "eof-without-finish":
-            r.diag("eof-without-finish", "the stream stopped with no finish and no end event", last)
+            r.diag("eof-without-finish", "the stream stopped with no finish and no end event",
+                   last)
         elif end == "eof-after-finish" and self.sse_body and self._ends_with != "finish":
             r.diag("no-done", "the stream ended without [DONE] or an end event", last)
 

@@ -47,16 +47,13 @@ DESCRIPTION = """\
 A terminal debugger for streamed LLM tool calls.
 `fraglens PATH` opens a capture in the app; `fraglens` alone opens the demo."""
 
-TOP_EXAMPLES = (
-    """\
+TOP_EXAMPLES = """\
 examples:
   fraglens capture.sse                 step through a capture in the app
   fraglens check --json capture.sse    the verdict, for scripts and CI
   fraglens explain args-truncated      what a diagnostic means
 
-"""
-    + EXIT_CODES
-)
+""" + EXIT_CODES
 
 
 def command_module(name: str) -> ModuleType:

@@ -32,11 +32,8 @@ def build(p: argparse.ArgumentParser) -> None:
     b.add_argument("path", help="any capture fraglens check reads; - for stdin")
     b.add_argument("--json", action="store_true", help="messages and notes as one JSON document")
     b.add_argument("--shape", choices=SHAPES, help="force the API shape (default: the stream's)")
-    b.add_argument(
-        "--include-broken",
-        action="store_true",
-        help="also include calls whose status is not ok/empty (marked in the notes)",
-    )
+    b.add_argument("--include-broken", action="store_true",
+                   help="also include calls whose status is not ok/empty (marked in the notes)")
     b.add_argument("--choice", type=int, default=0, help="which choice (default 0)")
     add_stream_options(b)
     c = sub.add_parser("check", help="validate a conversation before sending it")
@@ -48,12 +45,8 @@ def run(args: argparse.Namespace) -> int:
     if args.history_command == "build":
         stream, _ = load_stream(args.path, format=args.format, max_arg_bytes=args.max_arg_bytes)
         try:
-            built = build_history(
-                build_report(stream),
-                shape=args.shape,
-                include_broken=args.include_broken,
-                choice=args.choice,
-            )
+            built = build_history(build_report(stream), shape=args.shape,
+                                  include_broken=args.include_broken, choice=args.choice)
         except HistoryError as exc:
             raise CliError(str(exc)) from None
         if args.json:

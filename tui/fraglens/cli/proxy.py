@@ -14,7 +14,7 @@ from types import FrameType
 from typing import Any
 
 from ..net.limits import DEFAULT_LIMITS, Limits
-from .common import CliError, size
+from .common import CliError, add_stall_option, size
 
 DEFAULT_PORT = 8788
 EXAMPLES = """\
@@ -79,6 +79,7 @@ def build(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="headless, one JSON object per flow (with its check --json document)",
     )
+    add_stall_option(p)
 
 
 def exposure_warning(host: str) -> str | None:
@@ -182,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
             return run_flows_app(proxy, store, base_url=base, log_lines=lines)
     from ..net.proxy.headless import HeadlessPrinter
 
-    HeadlessPrinter(store, as_json=args.json)
+    HeadlessPrinter(store, as_json=args.json, stall_ms=args.stall_ms)
     with StopOnSigterm() as sigterm:
         try:
             # Ctrl-C or SIGTERM from the moment the child is started, not only once

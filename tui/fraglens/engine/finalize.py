@@ -130,11 +130,7 @@ def _finalize(
             ("args-multiple-values", f"{len(values)} different JSON values under one call")
         )
         return Result(
-            "aborted" if aborted else "invalid",
-            None,
-            False,
-            tuple(repairs),
-            tuple(findings),
+            "aborted" if aborted else "invalid", None, False, tuple(repairs), tuple(findings),
             tuple(values),
         )
 
@@ -151,11 +147,7 @@ def _finalize(
             findings.append(("args-truncated", f"arguments end inside {where}"))
         status = "aborted" if aborted else "truncated"
         return Result(
-            status,
-            best,
-            best is not None,
-            tuple(repairs + changes),
-            tuple(findings),
+            status, best, best is not None, tuple(repairs + changes), tuple(findings),
             repaired_text=_dump(best) if best is not None else None,
         )
 

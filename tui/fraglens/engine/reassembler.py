@@ -42,7 +42,6 @@ _PAIR_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA
 def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
-
 _MARKUP = re.compile(
     r"<tool_call>|</tool_call>|\[TOOL_CALLS\]|<\|tool_call|<\|python_tag\|>|<function=|"
     r"✿FUNCTION✿|<\|tool▁calls▁begin\|>|<tool_calls>"
@@ -187,7 +186,7 @@ class Reassembler:
             out.extend(make(code, msg, event, call.seq) for code, msg in found.findings)
         if step is not None:
             out = [d for d in out if d.event is None or d.event <= step]
-        out.sort(key=lambda d: d.event if d.event is not None else 1 << 62)
+        out.sort(key=lambda d: (d.event if d.event is not None else 1 << 62))
         return out
 
     # -- internals -----------------------------------------------------------
@@ -206,12 +205,8 @@ class Reassembler:
     def _tool_delta(self, event: int, d: ToolDelta) -> None:
         call = self._slots.resolve(event, d)
         args = d.args
-        if (
-            call is not None
-            and args
-            and not call.finalized
-            and not call.over_limit
-            and (d.args_obj is NO_OBJECT and not d.args_null)
+        if call is not None and args and not call.finalized and not call.over_limit and (
+            d.args_obj is NO_OBJECT and not d.args_null
         ):
             self._append(event, call, args)  # plain text for an open call: most fragments
             return
@@ -320,9 +315,7 @@ class Reassembler:
             )
         if fin.reason == "length":
             self.note_once(
-                f"length-{fin.choice}",
-                "finish-length",
-                f"choice {fin.choice} hit the token limit",
+                f"length-{fin.choice}", "finish-length", f"choice {fin.choice} hit the token limit",
                 event,
             )
         if fin.reason == "error":
@@ -393,9 +386,8 @@ class Reassembler:
             else:
                 other = ids.get((call.choice, call.id))
                 if other is not None:
-                    self.diag(
-                        "id-duplicate", f"id {call.id!r} also names call {other.seq}", event, call
-                    )
+                    self.diag("id-duplicate", f"id {call.id!r} also names call {other.seq}",
+                              event, call)
                 ids[(call.choice, call.id)] = call
         for number, ch in self.choices.items():
             # hosted calls run at the provider: they do not end a turn with tool_calls
@@ -429,8 +421,7 @@ class Reassembler:
             content = "".join(p for _, p in ch.text)
             if calls and content.strip():
                 self.diag(
-                    "text-with-tool-calls",
-                    f"choice {number} has text besides its calls",
+                    "text-with-tool-calls", f"choice {number} has text besides its calls",
                     ch.text[0][0],
                 )
             m = _MARKUP.search(content)

@@ -136,15 +136,11 @@ class Scanner:
         """(offset, depth, flags): what a call keeps after each fragment,
         without building a ScanState."""
         if self._state == _STRING:
-            return (
-                self._offset,
-                len(self._stack),
-                (IN_STRING | IN_ESCAPE if self._esc or self._uni else IN_STRING),
+            return self._offset, len(self._stack), (
+                IN_STRING | IN_ESCAPE if self._esc or self._uni else IN_STRING
             )
-        return (
-            self._offset,
-            len(self._stack),
-            (COMPLETE if self._complete and self._bad is None else 0),
+        return self._offset, len(self._stack), (
+            COMPLETE if self._complete and self._bad is None else 0
         )
 
     def state(self) -> ScanState:

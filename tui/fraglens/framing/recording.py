@@ -51,7 +51,6 @@ __all__ = [
 RECORDING_VERSION = 1
 _FIRST_LINE = re.compile(rb"\s*([^\n]*)")
 
-
 def _redact_request(request: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "method": str(request.get("method") or "GET").upper(),
