@@ -52,6 +52,9 @@ CODES: dict[str, tuple[Severity, str, str]] = {
     "non-json-data": ("error", "a data: payload is not JSON", "-"),
     "text-with-tool-calls": ("info", "assistant text alongside tool calls", "Q31"),
     "tool-markup-in-content": ("warning", "tool-call markup leaked into text", "Q31b"),
+    "frame-damaged": ("error", "binary framing failed a checksum; bytes were skipped", "-"),
+    "frame-truncated": ("error", "the stream ended inside a binary message", "-"),
+    "tool-input-error": ("warning", "the client SDK rejected a call's input", "-"),
 }
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}

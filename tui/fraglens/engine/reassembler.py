@@ -29,6 +29,7 @@ from .fragments import (
     Terminal,
     TextDelta,
     ToolDelta,
+    ToolOutput,
     Usage,
 )
 from .slots import SlotResolver
@@ -121,6 +122,10 @@ class Reassembler:
                     self.terminal = (event, op.name)
             elif isinstance(op, Notice):
                 self.notice(op.code, op.message, event)
+            elif isinstance(op, ToolOutput):
+                call = self._slots.by_index.get((op.choice, op.index))
+                if call is not None:
+                    call.outputs.append((event, op.output, op.error))
         for fin in finishes:
             self._finish(event, fin)
         for err in errors:
