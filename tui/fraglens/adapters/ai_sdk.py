@@ -76,7 +76,7 @@ class AISDKAdapter:
 
     name = "ai-sdk"
     ends_with = "done"
-    indexes_calls = False
+    indexes_calls = True  # the adapter numbers the calls 0, 1, ... itself
 
     def __init__(self) -> None:
         self._index: dict[str, int] = {}  # toolCallId -> index, in order of appearance
