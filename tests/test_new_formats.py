@@ -11,7 +11,6 @@ from fraglens.adapters.ai_sdk import AISDKAdapter
 from fraglens.adapters.bedrock import BedrockConverseAdapter, BedrockInvokeAdapter
 from fraglens.adapters.ollama import OllamaAdapter
 from fraglens.engine.fragments import ArgsFinal, Finish, StreamError, ToolDelta, ToolOutput
-from fraglens.framing.eventstream import encode_message
 from fraglens.framing.recording import RecordingWriter
 from fraglens.load import stream_from_bytes
 from fraglens.report import build_report

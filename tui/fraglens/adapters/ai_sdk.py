@@ -77,6 +77,7 @@ class AISDKAdapter:
     name = "ai-sdk"
     ends_with = "done"
     indexes_calls = True  # the adapter numbers the calls 0, 1, ... itself
+    continuation = None  # no shortcut: every chunk goes through feed
 
     def __init__(self) -> None:
         self._index: dict[str, int] = {}  # toolCallId -> index, in order of appearance

@@ -69,6 +69,7 @@ class BedrockConverseAdapter:
     name = "bedrock-converse"
     ends_with = "terminal"
     indexes_calls = False
+    continuation = None  # no shortcut: every chunk goes through feed
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
@@ -138,6 +139,7 @@ class BedrockInvokeAdapter:
     name = "bedrock-invoke"
     ends_with = "terminal"
     indexes_calls = False
+    continuation = None  # no shortcut: every chunk goes through feed
 
     def __init__(self) -> None:
         self._inner: AnthropicAdapter | BedrockConverseAdapter | OpenAIChatAdapter | None = None

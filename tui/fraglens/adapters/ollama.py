@@ -49,6 +49,7 @@ class OllamaAdapter:
     name = "ollama"
     ends_with = "terminal"
     indexes_calls = True
+    continuation = None  # no shortcut: every chunk goes through feed
 
     def __init__(self) -> None:
         self._calls = 0  # calls so far: the index of one that names none

@@ -50,6 +50,7 @@ CODES: dict[str, tuple[Severity, str, str]] = {
     "annotation-chunk": ("info", "an annotation chunk with no delta", "Q29"),
     "choice-index-unstable": ("warning", "the choice index drifted or choices interleave", "Q30"),
     "non-json-data": ("error", "a data: payload is not JSON", "-"),
+    "frame-too-large": ("error", "a line or event exceeded the reader's size limit", "-"),
     "text-with-tool-calls": ("info", "assistant text alongside tool calls", "Q31"),
     "tool-markup-in-content": ("warning", "tool-call markup leaked into text", "Q31b"),
     "frame-damaged": ("error", "binary framing failed a checksum; bytes were skipped", "-"),
