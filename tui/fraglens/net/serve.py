@@ -3,9 +3,11 @@
 A plain ASGI application (:class:`ReplayApp`) served by uvicorn — HTTP parsing,
 chunked encoding and connection handling are uvicorn's and h11's, not ours.
 Every POST is answered by replaying one of the loaded captures as a real
-``text/event-stream``: the capture whose wire format matches the path
-(``/chat/completions``, ``/messages``, ``/responses``), round-robin among
-them, or round-robin among all when none matches. ``GET /v1/models`` lists
+stream (``text/event-stream``; ``application/x-ndjson`` for Ollama's native
+API; ``application/vnd.amazon.eventstream`` for a Bedrock capture): the
+capture whose wire format matches the path (``/chat/completions``,
+``/messages``, ``/responses``, ``/api/chat``), round-robin among them, or
+round-robin among all when none matches. ``GET /v1/models`` lists
 the recorded models. A request to one of those three endpoints whose JSON body
 says ``"stream": false`` gets HTTP 400 in its provider's error shape rather
 than an event stream its client would not parse; a body without ``stream``
@@ -31,7 +33,18 @@ from typing import Any
 
 import uvicorn
 
-from .replay import JSON_TYPE, NO_CHAOS, RECORDED_PACE, Chaos, Pace, Source, load_source, plan
+from .replay import (
+    EVENTSTREAM_TYPE,
+    JSON_TYPE,
+    NDJSON_TYPE,
+    NO_CHAOS,
+    RECORDED_PACE,
+    Chaos,
+    Pace,
+    Source,
+    load_source,
+    plan,
+)
 from .request import format_for_path
 
 __all__ = ["ReplayApp", "ServerHandle", "error_body", "make_server", "start_server"]
@@ -82,6 +95,8 @@ def error_body(
     anthropic_type, openai_type, code = _ERROR_TYPES.get(status, default)
     if format == "anthropic":
         return {"type": "error", "error": {"type": anthropic_type, "message": message}}
+    if format == "ollama":
+        return {"error": message}
     return {"error": {"message": message, "type": openai_type, "param": param, "code": code}}
 
 
@@ -270,7 +285,7 @@ def _asks_no_stream(body: bytes) -> bool:
 def _is_stream(source: Source) -> bool:
     """Whether replaying ``source`` sends an event stream (not a JSON body or an error)."""
     return 200 <= source.status < 300 and source.content_type.lower().startswith(
-        "text/event-stream"
+        ("text/event-stream", NDJSON_TYPE, EVENTSTREAM_TYPE)
     )
 
 
