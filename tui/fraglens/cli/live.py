@@ -32,8 +32,10 @@ EXAMPLES = """\
 examples:
   OPENAI_API_KEY=... fraglens live --url https://api.openai.com/v1 --model gpt-4o \\
       --prompt "Weather in Paris and Tokyo?" --tools tools.json --record rec.jsonl
-  fraglens live --url http://127.0.0.1:8765/v1 --json     # against fraglens serve
-  fraglens live --url http://localhost:11434 --format ollama --model qwen3 --prompt Hi"""
+  fraglens live --url http://127.0.0.1:8765/v1 --model demo --prompt hi --json
+                                                 # against fraglens serve, no key needed
+  fraglens live --url http://localhost:11434 --format ollama --model qwen3 --prompt hi
+                                                 # Ollama's native API, no key"""
 
 
 # -- live -------------------------------------------------------------------------------
