@@ -6,6 +6,8 @@ import base64
 import io
 import json
 
+import pytest
+
 from fraglens.adapters import detect
 from fraglens.adapters.ai_sdk import AISDKAdapter
 from fraglens.adapters.bedrock import BedrockConverseAdapter, BedrockInvokeAdapter
@@ -125,3 +127,45 @@ def test_a_recorded_eventstream_body_is_read_from_the_recording():
     assert [c["arguments_raw"] for c in doc["calls"]] == [
         c["arguments_raw"] for c in direct["calls"]
     ]
+
+
+#: the spec of the samples that cannot carry a header comment (binary, NDJSON),
+#: as sample_streams/README.md states it: (name, status) per call, and the codes
+NO_HEADER_SPEC = {
+    "bedrock_converse_text_and_tool.eventstream": ([("get_weather", "ok")],
+                                                   {"text-with-tool-calls"}),
+    "bedrock_converse_parallel.eventstream": ([("get_stock_price", "ok")] * 2, set()),
+    "bedrock_converse_no_args.eventstream": ([("get_current_time", "empty")], {"args-empty"}),
+    "bedrock_converse_truncated.eventstream": (
+        [("create_issue", "truncated")],
+        {"frame-truncated", "args-truncated", "eof-without-finish"},
+    ),
+    "bedrock_converse_exception.eventstream": ([("search_docs", "aborted")], {"error-event"}),
+    "bedrock_converse_crc_damaged.eventstream": (
+        [("get_airport_info", "ok")], {"frame-damaged", "text-with-tool-calls"},
+    ),
+    "bedrock_invoke_claude_parallel.eventstream": ([("get_weather", "ok")] * 2, set()),
+    "bedrock_invoke_throttled.eventstream": (
+        [("read_file", "ok"), ("read_file", "aborted")], {"error-event"},
+    ),
+    "ollama_native_tool_call.ndjson": ([("get_weather", "ok")], {"id-missing"}),
+    "ollama_native_parallel.ndjson": (
+        [("get_weather", "ok"), ("get_weather", "ok"), ("get_time", "ok")], {"id-missing"},
+    ),
+    "ollama_native_no_args.ndjson": ([("list_open_tabs", "ok")], {"id-missing"}),
+    "ollama_native_truncated.ndjson": ([], {"non-json-data", "eof-without-finish"}),
+    "ollama_native_error.ndjson": ([("read_file", "ok")], {"error-event", "id-missing"}),
+}
+
+
+def test_every_sample_without_a_header_has_a_spec_here():
+    files = {p.name for p in [*SAMPLES.glob("*.eventstream"), *SAMPLES.glob("*.ndjson")]}
+    assert files == set(NO_HEADER_SPEC)
+
+
+@pytest.mark.parametrize("name", sorted(NO_HEADER_SPEC))
+def test_a_sample_without_a_header_does_what_the_readme_says(name):
+    calls, codes = NO_HEADER_SPEC[name]
+    doc = report((SAMPLES / name).read_bytes())
+    assert [(c["name"], c["status"]) for c in doc["calls"]] == calls
+    assert {d["code"] for d in doc["diagnostics"]} == codes
