@@ -12,6 +12,7 @@ from fraglens.adapters import detect
 from fraglens.adapters.ai_sdk import AISDKAdapter
 from fraglens.adapters.bedrock import BedrockConverseAdapter, BedrockInvokeAdapter
 from fraglens.adapters.ollama import OllamaAdapter
+from fraglens.cli import main
 from fraglens.engine.fragments import ArgsFinal, Finish, StreamError, ToolDelta, ToolOutput
 from fraglens.framing.recording import RecordingWriter
 from fraglens.load import stream_from_bytes
@@ -109,10 +110,7 @@ def test_invoke_hands_chat_completions_chunks_to_that_adapter():
     assert isinstance(bad, StreamError)
 
 
-def test_a_recorded_eventstream_body_is_read_from_the_recording():
-    """A recording stores binary reads base64-encoded; the body is framed as the
-    event stream it is, with each event timed by the read that completed it."""
-    body = (SAMPLES / "bedrock_converse_parallel.eventstream").read_bytes()
+def _recorded(body: bytes) -> bytes:
     out = io.BytesIO()
     writer = RecordingWriter(out)
     writer.start({"method": "POST", "url": "https://bedrock-runtime.example/converse-stream"})
@@ -120,7 +118,23 @@ def test_a_recorded_eventstream_body_is_read_from_the_recording():
     half = len(body) // 2
     writer.chunk(0.5, body[:half])
     writer.chunk(0.9, body[half:])
-    doc = report(out.getvalue())
+    return out.getvalue()
+
+
+def test_export_writes_a_recorded_binary_body_back_as_received(tmp_path, capsys):
+    body = (SAMPLES / "bedrock_converse_parallel.eventstream").read_bytes()
+    record, out = tmp_path / "rec.jsonl", tmp_path / "body.bin"
+    record.write_bytes(_recorded(body))
+    assert main(["export", str(record), "-o", str(out)]) == 0
+    assert out.read_bytes() == body
+    assert "eventstream, not SSE" in capsys.readouterr().err
+
+
+def test_a_recorded_eventstream_body_is_read_from_the_recording():
+    """A recording stores binary reads base64-encoded; the body is framed as the
+    event stream it is, with each event timed by the read that completed it."""
+    body = (SAMPLES / "bedrock_converse_parallel.eventstream").read_bytes()
+    doc = report(_recorded(body))
     assert doc["framing"] == "recording" and doc["format"] == "bedrock-converse"
     assert [c["arguments"] for c in doc["calls"]] == [{"ticker": "AMZN"}, {"ticker": "MSFT"}]
     direct = report(body)
