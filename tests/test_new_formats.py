@@ -183,3 +183,34 @@ def test_a_sample_without_a_header_does_what_the_readme_says(name):
     doc = report((SAMPLES / name).read_bytes())
     assert [(c["name"], c["status"]) for c in doc["calls"]] == calls
     assert {d["code"] for d in doc["diagnostics"]} == codes
+
+
+SHORTCUT_SAMPLES = sorted(
+    p for p in SAMPLES.iterdir()
+    if p.suffix in (".sse", ".ndjson", ".eventstream") and (
+        "anthropic" in p.name or "responses" in p.name or "cohere" in p.name
+        or p.suffix != ".sse" or "ai_sdk" in p.name
+    )
+)
+
+
+@pytest.mark.parametrize("path", SHORTCUT_SAMPLES, ids=lambda p: p.name)
+def test_the_continuation_shortcuts_change_nothing(path):
+    """Each adapter's shortcut for its commonest event, against the full path
+    (a stream that keeps the naive log takes no shortcut)."""
+    data = path.read_bytes()
+    fast, _ = stream_from_bytes(data)
+    slow, _ = stream_from_bytes(data, keep_naive=True)
+    assert fast._continuation is not None or fast.adapter.continuation is None
+    assert slow._continuation is None
+    assert build_report(fast) == build_report(slow)
+
+
+def test_a_declined_shortcut_does_not_keep_an_ai_sdk_piece_twice():
+    a = AISDKAdapter()
+    a.feed({"type": "tool-input-start", "toolCallId": "c", "toolName": "f"})
+    delta = {"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": '{"a": 1}'}
+    assert a.continuation(delta) == (0, 0, '{"a": 1}')
+    a.feed(delta)  # as the stream does when the engine declines the shortcut
+    done = {"type": "tool-input-available", "toolCallId": "c", "toolName": "f", "input": {"a": 1}}
+    assert a.feed(done) == []  # equal by value: the piece was kept once

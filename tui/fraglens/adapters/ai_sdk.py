@@ -43,7 +43,7 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import as_str, dump, error_message
+from .base import Continuation, as_str, dump, error_message
 
 #: part types only this stream sends (``start``, ``finish``, ``error`` are generic)
 PART_TYPES = frozenset(
@@ -77,13 +77,33 @@ class AISDKAdapter:
     name = "ai-sdk"
     ends_with = "done"
     indexes_calls = True  # the adapter numbers the calls 0, 1, ... itself
-    continuation = None  # no shortcut: every chunk goes through feed
 
     def __init__(self) -> None:
         self._index: dict[str, int] = {}  # toolCallId -> index, in order of appearance
         #: the argument pieces streamed per call (the engine's own strings, not copies),
         #: to compare tool-input-available with by value
         self._pieces: dict[str, list[str]] = {}
+        #: the payload whose piece the continuation shortcut kept last
+        self._kept: Any = None
+
+    def continuation(self, payload: Any) -> Continuation | None:
+        """``(0, index, text)`` for a ``tool-input-delta`` of a call already
+        opened (its pieces kept for the by-value check, as ``feed`` keeps
+        them); None for anything else."""
+        if type(payload) is not dict or payload.get("type") != "tool-input-delta":
+            return None
+        cid = payload.get("toolCallId")
+        text = payload.get("inputTextDelta")
+        if type(cid) is not str or type(text) is not str or not text:
+            return None
+        pieces = self._pieces.get(cid)
+        if pieces is None:
+            return None
+        pieces.append(text)
+        # should the engine decline the shortcut, feed reads this very payload
+        # next: it must not keep the piece twice
+        self._kept = payload
+        return 0, self._index[cid], text
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
@@ -97,7 +117,8 @@ class AISDKAdapter:
             if cid is None or not isinstance(text, str):
                 return []
             ops = self._open(cid, None)
-            self._pieces.setdefault(cid, []).append(text)
+            if payload is not self._kept:
+                self._pieces.setdefault(cid, []).append(text)
             ops.append(ToolDelta(0, self._index[cid], args=text, native_index=True))
             return ops
         if kind in ("text-delta", "reasoning-delta"):
@@ -134,6 +155,7 @@ class AISDKAdapter:
         if cid in self._index:
             return []
         self._index[cid] = len(self._index)
+        self._pieces[cid] = []
         name = as_str(start.get("toolName")) if start is not None else None
         hosted = start is not None and start.get("providerExecuted") is True
         return [

@@ -41,7 +41,7 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from .anthropic import AnthropicAdapter
-from .base import as_dict, as_int, as_str, error_message
+from .base import Continuation, as_dict, as_int, as_str, error_message
 from .openai_chat import OpenAIChatAdapter
 
 #: event names of a ConverseStream (the members of ConverseStreamOutput)
@@ -69,7 +69,20 @@ class BedrockConverseAdapter:
     name = "bedrock-converse"
     ends_with = "terminal"
     indexes_calls = False
-    continuation = None  # no shortcut: every chunk goes through feed
+    @staticmethod
+    def continuation(payload: Any) -> Continuation | None:
+        """``(0, index, text)`` for a ``contentBlockDelta`` of tool input, read
+        from its payload alone (every converse event has a distinct shape);
+        None for anything else."""
+        if type(payload) is not dict or len(payload) != 2:
+            return None
+        index = payload.get("contentBlockIndex")
+        delta = payload.get("delta")
+        if type(index) is not int or type(delta) is not dict or len(delta) != 1:
+            return None
+        tool = delta.get("toolUse")
+        text = tool.get("input") if type(tool) is dict else None
+        return (0, index, text) if type(text) is str else None
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
@@ -139,23 +152,51 @@ class BedrockInvokeAdapter:
     name = "bedrock-invoke"
     ends_with = "terminal"
     indexes_calls = False
-    continuation = None  # no shortcut: every chunk goes through feed
-
     def __init__(self) -> None:
         self._inner: AnthropicAdapter | BedrockConverseAdapter | OpenAIChatAdapter | None = None
+        #: the last chunk decoded and what its bytes held, so that feed does not
+        #: decode again a chunk the continuation shortcut read
+        self._decoded: tuple[Any, Any] = (None, None)
+
+    def continuation(self, payload: Any) -> Continuation | None:
+        """The wrapped model's own shortcut, once its adapter is chosen."""
+        if self._inner is None or type(payload) is not dict:
+            return None
+        shortcut = self._inner.continuation
+        if shortcut is None:
+            return None
+        try:
+            inner = self._unwrap(payload)
+        except ValueError:
+            return None  # feed says what is wrong with it
+        return shortcut(inner) if inner is not None else None
+
+    def _unwrap(self, payload: dict[str, Any]) -> Any:
+        """The chunk's bytes decoded as JSON; None when it has none; raises
+        ValueError when they are not base64 JSON."""
+        if self._decoded[0] is payload:
+            return self._decoded[1]
+        wrapped = payload.get("bytes")
+        if not isinstance(wrapped, str):
+            return None
+        try:
+            inner = json.loads(base64.b64decode(wrapped, validate=True))
+        except (binascii.Error, ValueError, RecursionError):
+            raise ValueError(wrapped[:60]) from None
+        self._decoded = (payload, inner)
+        return inner
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
             return []
-        wrapped = payload.get("bytes")
-        if not isinstance(wrapped, str):
+        try:
+            inner = self._unwrap(payload)
+        except ValueError as exc:
+            return [StreamError(f"a chunk whose bytes are not base64 JSON: {str(exc)!r}")]
+        if inner is None:
             if (event or "").endswith("Exception") or "message" in payload:
                 return [_exception(event, payload)]
             return []
-        try:
-            inner = json.loads(base64.b64decode(wrapped, validate=True))
-        except (binascii.Error, ValueError, RecursionError):
-            return [StreamError(f"a chunk whose bytes are not base64 JSON: {wrapped[:60]!r}")]
         if not isinstance(inner, dict):
             return []
         ops: list[Op] = []
