@@ -51,6 +51,8 @@ MAX_HEADERS = 128 * 1024
 MAX_MESSAGE = PRELUDE + MAX_HEADERS + 16 * 1024 * 1024 + TRAILER
 
 _U32 = struct.Struct(">I")
+#: how many distinct header blocks a decoder remembers (a stream uses a few)
+_KNOWN_HEADER_BLOCKS = 64
 _PRELUDE = struct.Struct(">III")
 
 HeaderValue = bool | int | bytes | str
@@ -58,6 +60,7 @@ HeaderValue = bool | int | bytes | str
 
 @dataclass(slots=True)
 class Message:
+    #: shared between the messages with the same header bytes: read, never change
     headers: dict[str, HeaderValue]
     payload: bytes
     #: (start, end) byte offsets in everything fed
@@ -103,6 +106,9 @@ class EventStreamDecoder:
         #: where unreadable bytes began, while looking for the next prelude
         self._bad_from: int | None = None
         self._bad_reason = ""
+        #: header blocks already read, by their bytes: a stream repeats a handful
+        #: of them (one per event type), so each is parsed once. Bounded.
+        self._known: dict[bytes, dict[str, HeaderValue]] = {}
 
     def feed(self, data: bytes) -> list[Message | Damage]:
         self._buf += data
@@ -154,21 +160,21 @@ class EventStreamDecoder:
 
     def _message(self, buf: bytearray, at: int, total: int) -> Message | Damage:
         span = (self._base + at, self._base + at + total)
-        end = at + total
-        (crc,) = _U32.unpack_from(buf, end - TRAILER)
-        view = memoryview(buf)
-        try:
-            if zlib.crc32(view[at : end - TRAILER]) != crc:
-                return Damage("crc", "message CRC mismatch: the bytes changed on the way", span)
-            headers_len = _U32.unpack_from(buf, at + 4)[0]
-            start = at + PRELUDE
-            headers = _headers(bytes(view[start : start + headers_len]))
-            payload = bytes(view[start + headers_len : end - TRAILER])
-        except ValueError as exc:
-            return Damage("crc", f"unreadable headers: {exc}", span)
-        finally:
-            view.release()
-        return Message(headers, payload, span)
+        message = bytes(buf[at : at + total])  # small: one event's JSON
+        body = total - TRAILER
+        if zlib.crc32(message[:body]) != _U32.unpack_from(message, body)[0]:
+            return Damage("crc", "message CRC mismatch: the bytes changed on the way", span)
+        start = PRELUDE + _U32.unpack_from(message, 4)[0]
+        raw = message[PRELUDE:start]
+        headers = self._known.get(raw)
+        if headers is None:
+            try:
+                headers = _headers(raw)
+            except ValueError as exc:
+                return Damage("crc", f"unreadable headers: {exc}", span)
+            if len(self._known) < _KNOWN_HEADER_BLOCKS:
+                self._known[raw] = headers
+        return Message(headers, message[start:body], span)
 
 
 def _headers(data: bytes) -> dict[str, HeaderValue]:
