@@ -362,9 +362,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-sdk", action="store_true")
     ap.add_argument("--formats-only", action="store_true", help="only the per-format rows")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of the per-format rows")
     args = ap.parse_args()
     if args.formats_only:
-        format_rows(3 if args.quick else 5, 1_000_000 // (10 if args.quick else 1))
+        format_rows(args.rounds, 1_000_000 // (10 if args.quick else 1))
         return
     scale = 10 if args.quick else 1
     cases = [
@@ -415,7 +416,7 @@ def main() -> None:
     small, big = (fs, gs), (fb, gb)
     print(f"growth 0.1 MB -> 1 MB (10x input): floor {big[0] / small[0]:.1f}x, "
           f"fraglens {big[1] / small[1]:.1f}x")
-    format_rows(3 if args.quick else 5, 1_000_000 // scale)
+    format_rows(args.rounds, 1_000_000 // scale)
 
 
 if __name__ == "__main__":

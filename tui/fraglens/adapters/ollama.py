@@ -57,8 +57,13 @@ class OllamaAdapter:
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
             return []
-        ops: list[Op] = []
         message = as_dict(payload.get("message"))
+        if payload.get("done") is False and len(message) == 2 and "error" not in payload:
+            # the commonest line: a piece of text (or reasoning) and nothing else
+            content = message.get("content")
+            if type(content) is str and message.get("role") == "assistant":
+                return [TextDelta(0, content)] if content else []
+        ops: list[Op] = []
         thinking = message.get("thinking")
         if isinstance(thinking, str) and thinking:
             ops.append(TextDelta(0, thinking, "reasoning"))

@@ -87,9 +87,15 @@ class Reassembler:
 
     # -- feeding -------------------------------------------------------------
     def apply(self, event: int, ops: list[Op]) -> None:
-        if len(ops) == 1 and type(ops[0]) is ToolDelta:
-            self._tool_delta(event, ops[0])  # most events: one fragment, nothing else
-            return
+        if len(ops) == 1:
+            op = ops[0]
+            if type(op) is ToolDelta:
+                self._tool_delta(event, op)  # most events: one fragment, nothing else
+                return
+            if type(op) is TextDelta:  # the next commonest: a piece of text
+                ch = self._choice(op.choice)
+                (ch.text if op.channel == "content" else ch.reasoning).append((event, op.text))
+                return
         finishes: list[Finish] = []
         errors: list[StreamError] = []
         deltas_seen: set[tuple[int, int]] = set()
