@@ -214,14 +214,14 @@ FORMAT_ROWS = ("openai-chat", "anthropic", "openai-responses", "cohere", "bedroc
                "bedrock-invoke", "ollama", "ai-sdk")
 
 
-def _child(cmd: list[str]) -> tuple[float, int]:
-    """Run ``cmd``; its CPU seconds (user + system) and peak RSS in bytes."""
+def _child(cmd: list[str]) -> float:
+    """Run ``cmd``; its CPU seconds (user + system), its own (wait4)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"{cmd} exited {proc.returncode}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+    return usage.ru_utime + usage.ru_stime
 
 
 def format_rows(rounds_: int, arg_bytes: int) -> None:
@@ -239,26 +239,22 @@ def format_rows(rounds_: int, arg_bytes: int) -> None:
             assert doc["format"] == fmt, (fmt, doc["format"])
             assert [c["status"] for c in doc["calls"]] == ["ok"], fmt
         times: dict[str, tuple[list[float], list[float]]] = {f: ([], []) for f in FORMAT_ROWS}
-        peak: dict[str, int] = {}
         for _ in range(rounds_):
             for fmt in FORMAT_ROWS:
-                t_floor, _ = _child([*floors, fmt, str(files[fmt])])
-                t_frag, rss = _child([*check, "check", "--json", str(files[fmt])])
-                times[fmt][0].append(t_floor)
-                times[fmt][1].append(t_frag)
-                peak[fmt] = max(peak.get(fmt, 0), rss)
+                times[fmt][0].append(_child([*floors, fmt, str(files[fmt])]))
+                times[fmt][1].append(_child([*check, "check", "--json", str(files[fmt])]))
         print(f"\nper format, whole processes (CPU s, median of {rounds_} in turns): "
               f"fraglens check --json vs the stdlib floor; memory: tracemalloc peak "
               f"of the pipeline in process / input")
         print(f"{'format':<18}{'input':>7}{'events':>8}{'floor':>8}{'check':>8}{'x floor':>8}"
-              f"{'peak RSS':>9}{'mem/input':>10}")
+              f"{'mem/input':>10}")
         for fmt in FORMAT_ROWS:
             data = files[fmt].read_bytes()
             events = len(stream_from_bytes(data)[0].events)
             tf, tg = (statistics.median(v) for v in times[fmt])
             mem = peak_memory(data)
             print(f"{fmt:<18}{len(data) / 1e6:>6.1f}M{events:>8}{tf:>7.2f}s{tg:>7.2f}s"
-                  f"{tg / tf:>7.2f}x{peak[fmt] / 1e6:>8.0f}M{mem / len(data):>9.1f}x")
+                  f"{tg / tf:>7.2f}x{mem / len(data):>9.1f}x")
 
 
 def floor(data: bytes) -> dict[int, str]:

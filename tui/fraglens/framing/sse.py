@@ -205,6 +205,7 @@ class SSEDecoder:
         pos, number = self._line_start, self._number
         clean = not (self._data or self._comment) and self._event_start < 0
         max_line = self.max_line
+        max_pair = min(max_line, self.max_event)  # an event line and a data line
         for block in blocks:
             if clean and block[:5] == b"data:" and len(block) <= max_line and eol not in block:
                 raw = block[6:] if block[5:6] == b" " else block[5:]
@@ -217,7 +218,7 @@ class SSEDecoder:
                 number += 1
                 pos = end
                 continue
-            if clean and block[:6] == b"event:" and len(block) <= min(max_line, self.max_event):
+            if clean and block[:6] == b"event:" and len(block) <= max_pair:
                 # the other common shape (Anthropic, Responses, Cohere): an event
                 # name line, then one data line
                 head, _, line = block.partition(eol)
