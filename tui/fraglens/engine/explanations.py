@@ -542,7 +542,7 @@ EXPLANATIONS: dict[str, Explanation] = {
               "should start that are no valid prelude (lengths plus their own CRC).",
         wire=_wire(
             "[prelude: total 91, headers 75, CRC ok][headers][payload][CRC 3f0a9c12]",
-            "  (the bytes before the last CRC sum to another value: one bit flipped)",
+            "  (the CRC32 of the bytes before it is another value: one bit flipped)",
         ),
         did="Skipped the damaged bytes and said how many, then read on from the next "
             "offset holding a prelude whose own CRC matches; the messages before and after "
@@ -550,7 +550,7 @@ EXPLANATIONS: dict[str, Explanation] = {
             "error.",
         todo="Suspect what sat between the server and the capture: a proxy that rewrote "
              "the body, a capture saved as text (line ends converted), bytes cut and "
-             "pasted. Capture again with `fraglens live --record` or a HAR.",
+             "pasted. Capture the body again as raw bytes (a HAR keeps them as base64).",
     ),
     "frame-truncated": Explanation(
         means="A binary event stream (AWS Bedrock) ended part-way through a message: its "
