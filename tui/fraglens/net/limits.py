@@ -56,8 +56,10 @@ class LineGuard:
     cut across two reads), so it can stand in front of any decoder.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, events: bool = True) -> None:
         self.limit = limit
+        #: cap events too (SSE); False: lines only (NDJSON, which has no blank lines)
+        self.events = events
         self._line = 0
         self._event = 0
         self._tail = b""
@@ -76,11 +78,17 @@ class LineGuard:
         self._tail = window[-3:]
         if self._line > self.limit:
             self.tripped = "line"
-        elif self._event > self.limit:
+        elif self.events and self._event > self.limit:
             self.tripped = "event"
         return self.tripped is None
 
     def message(self) -> str:
         """What tripped, naming the option that sets the cap."""
-        what = "an SSE line" if self.tripped == "line" else "an SSE event"
+        what = (
+            "an SSE event"
+            if self.tripped == "event"
+            else "a line"
+            if not self.events
+            else "an SSE line"
+        )
         return f"{what} ran past {mib(self.limit)} (--max-line-bytes)"

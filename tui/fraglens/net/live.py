@@ -40,7 +40,7 @@ from .body import LiveBody
 from .cost import Prices, Tokens, cost, tokens
 from .decoded import DecodedCopy
 from .limits import DEFAULT_LIMITS, Limits
-from .request import DEFAULT_TIMEOUT, RequestSpec, is_loopback
+from .request import DEFAULT_TIMEOUT, NDJSON_FORMATS, RequestSpec, is_loopback
 
 __all__ = ["DEFAULT_TIMEOUT", "LiveCall", "LiveStatus", "Phase", "describe_error"]
 
@@ -162,7 +162,7 @@ class LiveCall:
         # frozen snapshot is only built when someone looks (``status``)
         self._now: dict[str, Any] = {"phase": Phase.CONNECTING, "reads": 0}
         self._usage_seen = 0
-        self.body = LiveBody(limits.max_line)
+        self.body = LiveBody(lines=spec.format in NDJSON_FORMATS, max_line=limits.max_line)
         self._t0 = 0.0
         self._t_end = 0.0
         self._task: asyncio.Task[Any] | None = None
