@@ -55,6 +55,8 @@ class Call:
     notes: list[str] = field(default_factory=list)
     #: codes already raised for this call (info codes are raised once per call)
     raised: set[str] = field(default_factory=set)
+    #: (event, output, error) each time the stream carried the tool's result
+    outputs: list[tuple[int, Any, str | None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.pieces: list[str] = []

@@ -163,9 +163,12 @@ class CallResult(ComponentStyles, Prerendered):
             self._paint_stripe()
         # while a call streams its verdict does not change: no re-render per step
         # (and a verdict holds only while no fragment comes after it)
+        outputs = sum(1 for e, _, _ in call.outputs if e <= step)
         # (the fit of a live call comes once its stream closed)
         fit = self.index.fit
-        shows = (self.display, id(self.result), call.name_at(step), self.value_lines, id(fit))
+        shows = (
+            self.display, id(self.result), call.name_at(step), self.value_lines, id(fit), outputs
+        )
         self.step = step
         if shows != self._shows:
             self._shows = shows
@@ -200,7 +203,7 @@ class CallResult(ComponentStyles, Prerendered):
         meta = self._style("meta")
         if result is None:
             head.append("… streaming, no verdict yet", self._style("streaming"))
-            return head
+            return Group(head, *self._output(step))
         head.append(f" {STATUS_GLYPH[result.status]} ", self._style(result.status))
         # the fit judges the final verdict: shown beside it, not beside an earlier one
         fit = self.index.fit.calls.get(call.seq) if self.index.fit else None
@@ -243,7 +246,20 @@ class CallResult(ComponentStyles, Prerendered):
         if result.values:
             parts.append(Text(f"{len(result.values)} separate values came:", meta))
             parts.extend(pretty(v, 8) for v in result.values)
+        parts.extend(self._output(step))
         return Group(*parts)
+
+    def _output(self, step: int) -> list[RenderableType]:
+        """The tool's result, when the stream carried it (the AI SDK UI stream):
+        the last one up to the step (earlier ones were preliminary)."""
+        came = [o for o in self.call.outputs if o[0] <= step]
+        if not came:
+            return []
+        event, output, error = came[-1]
+        meta = self._style("meta")
+        if error is not None:
+            return [Text.assemble((f"tool error (e{event})  ", meta), (error, ""))]
+        return [Text(f"tool output (e{event})", meta), pretty(output, self.value_lines)]
 
 
     def _diff(self, raw: str, repaired: str) -> tuple[Text, Text]:
