@@ -230,6 +230,62 @@ def test_single_quotes_are_reported_as_quoting():
     assert all(change.startswith("quoted") for change in r.calls[0].result.repairs)
 
 
+def test_truncation_wins_over_repair_after_an_earlier_defect():
+    # a raw newline stops the strict scanner at offset 7; the text still ends
+    # inside an open string, so no closing quote and brace may be called a repair
+    r = run(T(0, "c1", "f", '{"a":"x\ny", "b": "unfinished'))
+    call = r.calls[0]
+    assert call.result.status == "truncated"
+    assert call.result.arguments == {"a": "x\ny", "b": "unfinished"}  # best effort, labelled
+    assert 'added "\\"}" at the end' in call.result.repairs
+    assert "args-truncated" in codes(r) and "args-repaired" not in codes(r)
+
+
+def test_a_trailing_comma_before_the_cut_is_still_truncated():
+    r = run(T(0, "c1", "f", '{"a": [1, 2,], "b": [3'))
+    assert r.calls[0].result.status == "truncated"
+
+
+def test_a_repair_that_changes_the_top_level_type_is_a_guess_not_a_repair():
+    r = run(T(0, "c1", "f", "{[1, 2]}"))  # json-repair makes it [[1, 2]]
+    result = r.calls[0].result
+    assert (result.status, result.arguments, result.has_value) == ("invalid", None, False)
+    assert result.repaired_text == "[[1,2]]"  # kept for showing, labelled a guess
+    assert any("turns the object into an array" in d.message for d in r.diagnostics())
+
+
+def test_a_repair_that_drops_a_key_or_makes_up_a_value_is_a_guess():
+    dropped = run(T(0, "c1", "f", '{"a": 1, "b"}')).calls[0].result  # json-repair: {"a": 1}
+    made_up = run(T(0, "c1", "f", '{"a": 1, "key": }')).calls[0].result  # {"key": ""}
+    assert dropped.status == made_up.status == "invalid"
+    assert dropped.repaired_text == '{"a":1}'
+    assert made_up.repaired_text == '{"a":1,"key":""}'
+
+
+def test_a_repair_that_drops_text_is_a_guess():
+    r = run(T(0, "c1", "f", '{"a": 1} and then some words'))
+    assert r.calls[0].result.status == "invalid"
+    assert "drops" in [d.message for d in r.diagnostics() if d.code == "args-invalid"][0]
+
+
+def test_text_past_the_repair_limit_is_too_large_to_repair():
+    from fraglens.engine.finalize import REPAIR_LIMIT
+
+    text = '{"a": "' + "x" * REPAIR_LIMIT + '",}'
+    r = run(T(0, "c1", "f", text))
+    assert r.calls[0].result.status == "invalid"
+    message = [d.message for d in r.diagnostics() if d.code == "args-invalid"][0]
+    assert "too large to repair" in message
+
+
+def test_changes_past_the_listed_limit_are_summarized():
+    text = "{" + ", ".join(f"'k{i}': {i}" for i in range(30)) + "}"
+    result = run(T(0, "c1", "f", text)).calls[0].result
+    assert result.status == "repaired"
+    assert result.arguments == {f"k{i}": i for i in range(30)}
+    assert len(result.repairs) == 41 and result.repairs[-1] == "… more changes not listed"
+
+
 def test_hopeless_text_is_invalid():
     r = run(T(0, "c1", "f", "I will now call the tool"))
     assert r.calls[0].result.status == "invalid"
