@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import json
 import re
-from difflib import SequenceMatcher
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 from typing import Any
 
 from .scanner import ScanState
@@ -185,7 +185,8 @@ def _finalize(
     guess = _guess_reason(text, best, walk)
     if guess is not None:
         # not a repair: json-repair made something up; shown, never used
-        findings.append(("args-invalid", f"not JSON; json-repair's guess {guess}, so it is not used"))
+        why = f"not JSON; json-repair's guess {guess}, so it is not used"
+        findings.append(("args-invalid", why))
         return Result(
             "invalid", None, False, tuple(repairs + walk.listed), tuple(findings),
             repaired_text=_dump(best),
@@ -505,7 +506,7 @@ def _small_edit(a: str, b: str, i: int, j: int) -> tuple[int, int] | None:
 def _common(x: str, y: str) -> int:
     """How many characters two short texts share at their start."""
     k = 0
-    for cx, cy in zip(x, y):
+    for cx, cy in zip(x, y, strict=False):
         if cx != cy:
             break
         k += 1
