@@ -399,3 +399,36 @@ def test_the_size_limit_counts_utf8_bytes_and_never_cuts_a_character():
     assert call.text == '{"a":"深深深'  # 6 + 9 bytes; a 4th would make 18
     assert call.dropped_bytes == 21
     assert "args-over-limit" in codes(r)
+
+
+# -- a value restated at the end, an id restated at the end (issue: verdicts) --
+
+
+def test_a_restatement_is_the_arguments_when_the_streamed_pieces_are_not_json():
+    r = run(T(0, "c1", "f", ""), T(0, args="qZ1x9Lk0"), [ArgsFinal(0, 0, '{"a": 1}')])
+    call = r.calls[0]
+    assert (call.result.status, call.result.arguments) == ("ok", {"a": 1})
+    assert call.text == "qZ1x9Lk0" and call.final_text == '{"a": 1}'  # both kept raw
+    assert codes(r) == ["args-restated"]
+
+
+def test_two_valid_values_that_differ_stay_multiple_values():
+    r = run(T(0, "c1", "f", '{"a": 1}'), [ArgsFinal(0, 0, '{"a": 2}')])
+    assert r.calls[0].result.arguments == {"a": 1}
+    assert "args-multiple-values" in codes(r) and "args-restated" not in codes(r)
+
+
+def test_the_same_value_spelled_differently_is_no_finding():
+    r = run(T(0, "c1", "f", '{"a": 1, "b": [1,2]}'), [ArgsFinal(0, 0, '{"b":[1, 2],"a":1}')])
+    assert codes(r) == []
+
+
+def test_an_id_restated_differently_at_the_end_becomes_the_id_and_the_first_an_alias():
+    r = run(T(0, "call_tmp", "f", '{"a": 1}'), [ArgsFinal(0, 0, "", id="call_real")])
+    call = r.calls[0]
+    assert (call.id, call.aliases) == ("call_real", ["call_tmp"])
+    assert codes(r) == ["id-changed"]
+    # a later fragment that still uses the first id finds the same call
+    r2 = run(T(0, "call_tmp", "f", '{"a": '), [ArgsFinal(0, 0, "", id="call_real")],
+             T(None, "call_tmp", None, "1}"))
+    assert len(r2.calls) == 1 and r2.calls[0].result.arguments == {"a": 1}

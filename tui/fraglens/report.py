@@ -45,6 +45,8 @@ def call_json(call: Call, position: int) -> dict[str, Any]:
         out["synthetic_id"] = call.synthetic_id
     if call.aliases:
         out["id_aliases"] = list(call.aliases)
+    if call.restated is not None and call.restated != call.text:
+        out["arguments_streamed"] = call.text  # what the pieces said, kept raw
     if result and result.values:
         out["values"] = list(result.values)
     if result and result.repaired_text is not None and result.status != "ok":

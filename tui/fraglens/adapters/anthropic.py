@@ -5,7 +5,8 @@ block keyed by its block ``index``; its arguments are the concatenated
 ``input_json_delta.partial_json`` pieces, starting from ``""``. The ``input``
 in ``content_block_start`` is a placeholder, except when no delta follows
 (gateways, and tool calls made from code execution, put the whole input
-there): then it is restated at ``content_block_stop`` as ``ArgsFinal``.
+there, then send only empty pieces or none): then it is restated at
+``content_block_stop`` as ``ArgsFinal``.
 
 Block indexes count from 0 in every message. Some captures hold several
 messages back to back; a ``message_start`` after a ``message_stop`` therefore
@@ -186,7 +187,7 @@ class AnthropicAdapter:
                 return []
             if index is not None:
                 self._next_base = max(self._next_base, index + 1)
-                if index in self._blocks:
+                if index in self._blocks and piece:  # an empty piece restates nothing
                     self._blocks[index][2] = True
             return [ToolDelta(choice=0, index=index, args=piece, native_index=True)]
         if kind == "text_delta":

@@ -184,9 +184,12 @@ class ResponsesAdapter:
         ops: list[Op] = []
         if index is None or index not in self._opened:
             ops.extend(self._open(index, item))
+        # the final item restates the arguments and the call_id the server
+        # stored: the engine checks both against what streamed
+        cid = as_str(item.get("call_id"))
         text = item_args(item)
-        if text:
-            ops.append(ArgsFinal(0, index, text, id=as_str(item.get("call_id")), item=item_id))
+        if text or cid:
+            ops.append(ArgsFinal(0, index, text or "", id=cid, item=item_id))
         return ops
 
     def _arg_delta(self, kind: str, payload: dict[str, Any]) -> list[Op]:

@@ -38,6 +38,7 @@ CODES: dict[str, tuple[Severity, str, str]] = {
     "finish-length": ("warning", "the stream stopped at the token limit", "Q22"),
     "args-repaired": ("warning", "malformed arguments were repaired", "-"),
     "args-invalid": ("error", "arguments are not JSON and could not be repaired", "-"),
+    "args-restated": ("warning", "non-JSON argument pieces; the restated value was used", "-"),
     "args-surrogate-split": ("info", "a UTF-16 surrogate pair was split and joined", "Q42"),
     "args-over-limit": ("error", "a call's arguments exceeded the size limit", "-"),
     "finish-reason-mismatch": ("warning", "finish_reason does not match the calls made", "Q20"),

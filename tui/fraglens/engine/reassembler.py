@@ -31,12 +31,23 @@ from .fragments import (
     ToolDelta,
     Usage,
 )
-from .slots import SlotResolver
+from .slots import SlotResolver, clean
 
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
 
 #: a UTF-16 surrogate pair written as two escapes, high half then low half
 _PAIR_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+_NOT_JSON: Any = object()
+
+
+def _json_value(text: str) -> Any:
+    """The value of a whole JSON text, or ``_NOT_JSON``."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
 
 
 def _utf8_len(text: str) -> int:
@@ -282,6 +293,11 @@ class Reassembler:
         call = self._slots.find_final(op)
         if call is None:
             return
+        cid = clean(op.id)
+        if cid and cid != call.id:
+            self._slots.final_id(event, call, cid)
+        if not op.text or op.text == call.restated:
+            return  # nothing restated, or the same restatement again (.done, then the item)
         if op.replaces and call.fragments:
             call.restated = op.text
             call.last_event = max(call.last_event, event)
@@ -294,14 +310,36 @@ class Reassembler:
             if op.text:
                 self._append(event, call, op.text)
             return
-        if op.text != call.text and not call.obj_seen:
-            call.notes.append("the closing restatement differs from the deltas")
+        if op.text == call.text or call.obj_seen:
+            return
+        streamed, restated = _json_value(call.text), _json_value(op.text)
+        if streamed is not _NOT_JSON and streamed == restated:
+            return  # the same value, spelled differently
+        if streamed is _NOT_JSON and restated is not _NOT_JSON:
+            # the pieces were no JSON (obfuscated, encrypted, or a gateway's
+            # own rendering); the format's restatement is: it is the arguments
+            call.restated = op.text
+            call.finalized = False  # decided again, on the restated text
+            call.last_event = max(call.last_event, event)
+            call.notes.append(
+                "the streamed pieces are not JSON; the arguments restated when the call "
+                "ended are used (both texts are kept)"
+            )
             self.call_once(
                 call,
-                "args-multiple-values",
-                "the arguments restated at the end differ from the streamed deltas",
+                "args-restated",
+                "the streamed argument pieces are not JSON; the value restated at the end is "
+                "used",
                 event,
             )
+            return
+        call.notes.append("the closing restatement differs from the deltas")
+        self.call_once(
+            call,
+            "args-multiple-values",
+            "the arguments restated at the end differ from the streamed deltas",
+            event,
+        )
 
     def _finish(self, event: int, fin: Finish) -> None:
         ch = self._choice(fin.choice)

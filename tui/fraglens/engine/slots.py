@@ -86,6 +86,28 @@ class SlotResolver:
         cid = clean(op.id)
         return self._by_id(op.choice, cid) if cid else None
 
+    def final_id(self, event: int, call: Call, cid: str) -> None:
+        """The id a format's closing event restates for ``call`` (a Responses
+        ``output_item.done``): what the server stored, so what a history must
+        reference. It becomes the call's id; a different earlier one is kept
+        as an alias and said (Q08, ``id-changed``), never dropped silently."""
+        old = call.id
+        call.id = cid
+        call.id_history.append((event, cid))
+        self._known_as(call, cid)
+        if cid in call.aliases:
+            call.aliases.remove(cid)
+        if old is None:
+            return
+        call.aliases.append(old)
+        self.owner.call_once(
+            call,
+            "id-changed",
+            f"the call's closing event gives it the id {cid!r} instead of {old!r}: "
+            f"{cid!r} is its id, {old!r} kept as an alias",
+            event,
+        )
+
     # -- resolving -----------------------------------------------------------
     def resolve(self, event: int, d: ToolDelta) -> Call | None:
         if d.id is None and d.name is None and d.index is not None and d.args:
