@@ -1,6 +1,6 @@
 """Engine benchmark: fraglens vs the floor vs the official SDK, in one run.
 
-    .venv/bin/python bench/engine.py            # the figures in the README
+    .venv/bin/python bench/engine.py            # the figures in docs/benchmarks.md
     .venv/bin/python bench/engine.py --quick    # smaller, for a smoke run
 
 Streams are generated here (Chat Completions SSE):

@@ -1,6 +1,6 @@
 """Live-call benchmark: fraglens serve -> fraglens live on loopback, end to end.
 
-    .venv/bin/python bench/live.py            # the figures in the README
+    .venv/bin/python bench/live.py            # the figures in docs/benchmarks.md
     .venv/bin/python bench/live.py --quick    # smaller, for a smoke run
 
 One generated Chat Completions stream (one call, N argument fragments) is
@@ -36,7 +36,7 @@ from fraglens.net.request import build_spec  # noqa: E402
 
 def make_stream(fragments: int) -> bytes:
     def chunk(delta: dict, finish: str | None = None) -> str:
-        return chat_chunk(delta, finish, id="c", created=0, model="m")  # the README's 9.4 MiB
+        return chat_chunk(delta, finish, id="c", created=0, model="m")  # 9.4 MiB, as benchmarked
 
     parts = [
         chunk(

@@ -1,6 +1,6 @@
 """Proxy benchmark: the latency ``fraglens proxy`` adds to each event, on loopback.
 
-    .venv/bin/python bench/proxy.py            # the figures in notes/proxy.md
+    .venv/bin/python bench/proxy.py            # the figures in docs/benchmarks.md
     .venv/bin/python bench/proxy.py --quick    # smaller, for a smoke run
 
 Real processes, as in real use: an upstream (uvicorn, this file with

@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fraglens.framing import Framed, FramingError, RawEvent, SSEDecoder, read_stream
+from fraglens.framing import (
+    DecoderMisuse,
+    Framed,
+    FrameTooLarge,
+    FramingError,
+    RawEvent,
+    SSEDecoder,
+    read_stream,
+)
 
 from .conftest import shared_or_skip
 
@@ -446,3 +454,103 @@ def test_real_streams_all_read_as_sse():
         framed = read_stream(path.read_bytes())
         assert framed.framing == "sse", path.name
         assert any(e.kind == "data" for e in framed.events), path.name
+
+
+# -- limits and misuse (every buffer is bounded; feeding after close is a bug) ---------------
+
+
+def test_feeding_after_close_is_misuse():
+    decoder = SSEDecoder()
+    decoder.feed(b"data: 1\n\n")
+    decoder.close()
+    with pytest.raises(DecoderMisuse):
+        decoder.feed(b"data: 2\n\n")
+    assert decoder.close() == []  # closing twice is harmless
+
+
+def test_an_unterminated_line_stops_at_the_limit_fed_in_small_reads():
+    decoder = SSEDecoder(max_line=1000)
+    events = decoder.feed(b"data: 1\n\n")
+    with pytest.raises(FrameTooLarge) as caught:
+        for _ in range(100):  # a server that never sends a newline
+            events += decoder.feed(b"x" * 100)
+    assert [e.data for e in events] == ["1"]
+    assert caught.value.offset == 9  # where the endless line began
+    assert caught.value.limit == 1000
+    assert "longer than the 1,000-byte limit" in str(caught.value)
+    with pytest.raises(FrameTooLarge) as again:  # the decoder stays failed
+        decoder.feed(b"\n\n")
+    assert again.value.events == []
+    assert decoder.close() == []
+
+
+def test_the_events_completed_before_the_limit_come_with_the_error():
+    decoder = SSEDecoder(max_line=50)
+    with pytest.raises(FrameTooLarge) as caught:
+        decoder.feed(b"data: a\n\ndata: b\n\ndata: " + b"y" * 80 + b"\n\ndata: c\n\n")
+    assert [e.data for e in caught.value.events] == ["a", "b"]
+    assert caught.value.offset == 18
+
+
+def test_an_event_of_many_short_lines_stops_at_the_event_limit():
+    decoder = SSEDecoder(max_line=100, max_event=500)
+    with pytest.raises(FrameTooLarge) as caught:
+        decoder.feed(b"data: ok\n\n" + b"data: 0123456789\n" * 100)
+    assert [e.data for e in caught.value.events] == ["ok"]
+    assert caught.value.offset == 10
+    assert str(caught.value).startswith("an event starting at byte 10")
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
+def test_lines_at_the_limit_are_read(eol):
+    line = b"data: " + b"z" * 94  # exactly 100 bytes
+    decoder = SSEDecoder(max_line=100)
+    events = decoder.feed(line + eol + eol) + decoder.close()
+    assert [len(e.data) for e in events] == [94]
+
+
+def test_endless_keep_alives_become_bounded_comment_events():
+    decoder = SSEDecoder(max_line=100, max_event=1000)
+    events = decoder.feed(b": ping\n" * 5000 + b"data: 1\n\n") + decoder.close()
+    comments = [e for e in events if e.kind == "comment"]
+    assert len(comments) > 1 and all(len(e.data) <= 1100 for e in comments)
+    assert sum(e.data.count("ping") for e in comments) == 5000  # none lost
+    assert events[-1].data == "1"
+
+
+def test_a_capture_with_an_overlong_line_keeps_what_came_before_and_says_where_it_stopped():
+    from fraglens.framing.detect import read_stream
+    from fraglens.framing.sse import DEFAULT_MAX_LINE
+
+    good = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+    data = good + b"data: " + b"q" * (DEFAULT_MAX_LINE + 10)
+    framed = read_stream(data)
+    assert len(framed.events) == 1
+    [problem] = framed.problems
+    assert problem.code == "frame-too-large"
+    assert f"starting at byte {len(good)}" in problem.message
+
+
+def test_check_reports_the_overlong_line_as_an_error(tmp_path, capsys):
+    from fraglens.cli import main
+    from fraglens.framing.sse import DEFAULT_MAX_LINE
+
+    path = tmp_path / "long.sse"
+    good = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+    path.write_bytes(good + b"data: " + b"q" * (DEFAULT_MAX_LINE + 10) + b"\n\n")
+    assert main(["check", "--json", str(path)]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [d["code"] for d in doc["diagnostics"] if d["severity"] == "error"] == [
+        "frame-too-large"
+    ]
+
+
+def test_check_on_nothing_but_an_overlong_line_is_one_line_and_exit_2(tmp_path, capsys):
+    from fraglens.cli import main
+    from fraglens.framing.sse import DEFAULT_MAX_LINE
+
+    path = tmp_path / "long.sse"
+    path.write_bytes(b"data: " + b"q" * (DEFAULT_MAX_LINE + 10))
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "longer than the 16,777,216-byte limit" in err

@@ -80,9 +80,12 @@ def demo_bytes() -> bytes:
 
 def frame(data: bytes, name: str = "input") -> Framed:
     try:
-        return read_stream(data)
+        framed = read_stream(data)
     except FramingError as exc:
         raise LoadError(f"{name}: {exc}") from None
+    if not framed.events and framed.problems:  # nothing to show but why
+        raise LoadError(f"{name}: {framed.problems[0].message}")
+    return framed
 
 
 def stream_from_framed(
@@ -101,6 +104,10 @@ def stream_from_framed(
     for ev in framed.events:
         stream.feed(ev)
     stream.close()
+    last = max(len(stream.events) - 1, 0)
+    for problem in framed.problems:
+        event = last if problem.event is None else min(problem.event, last)
+        stream.reassembler.diag(problem.code, problem.message, event)
     return stream
 
 

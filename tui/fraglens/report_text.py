@@ -71,6 +71,8 @@ def render(doc: dict[str, Any], source: str) -> Group:
                 where.append(f"call {d['call']}")
             loc = f" [{', '.join(where)}]" if where else ""
             parts.append(Text(f"  {d['code']}{loc}: {printable(d['message'])}"))
+    if doc["diagnostics"]:
+        parts.append(Text("fraglens explain CODE: what a code means and what to do", "dim"))
     text = doc.get("text") or {}
     for choice, value in text.items():
         parts.append(Text(f"text (choice {choice}): {_preview(value, 100)}", style="dim"))

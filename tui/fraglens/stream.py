@@ -8,9 +8,11 @@ read ``reassembler`` for calls and diagnostics. Sans-I/O like the engine.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .adapters import detect, make_adapter, sniff
+from .adapters.base import Continuation
 from .engine.fragments import StreamError, ToolDelta
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from .framing.events import RawEvent
@@ -175,7 +177,7 @@ class Stream:
     @property
     def _ends_with(self) -> str:
         """How a complete stream of this format ends: done, terminal or finish."""
-        return getattr(self.adapter, "ends_with", "done")
+        return self.adapter.ends_with if self.adapter is not None else "done"
 
     # -- internals ---------------------------------------------------------------
     def _choose(self, fmt: str | None) -> None:
@@ -189,12 +191,12 @@ class Stream:
         for number, payload, event in pending:
             self._apply(number, payload, event)
 
-    def _shortcut(self):
+    def _shortcut(self) -> Callable[[Any], Continuation | None] | None:
         """The adapter's reader of its commonest chunk, if it has one; not when
         every fragment must be logged for the naive comparison."""
         if self.adapter is None or self.naive_log is not None:
             return None
-        return getattr(self.adapter, "continuation", None)
+        return self.adapter.continuation
 
     def _apply(self, number: int, payload: Any, event: str | None) -> None:
         assert self.adapter is not None

@@ -4,7 +4,7 @@ Every adapter is a small class holding the state of one stream; ``feed`` takes
 the decoded JSON value of one event (and the SSE ``event:`` name, if any) and
 returns ``Op`` records from ``fraglens.engine.fragments``. Adapters never raise on
 odd input: a JSON value of an unexpected shape yields a ``Notice`` where
-QUIRKS.md has a code for it, and is otherwise ignored.
+``diagnostics.CODES`` has a code for it, and is otherwise ignored.
 
 ``detect`` names the format of a stream from one chunk, or says it cannot
 tell yet; ``sniff`` says how sure it is, so that a stream that never shows a

@@ -41,6 +41,7 @@ class AnthropicAdapter:
     name = "anthropic"
     ends_with = "terminal"
     indexes_calls = False
+    continuation = None  # no shortcut: every chunk goes through feed
 
     def __init__(self) -> None:
         self._base = 0  # index shift of the current message

@@ -10,9 +10,13 @@ blank, because deciding that ``""`` means "absent" is the engine's job (Q07).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..engine.fragments import Op
+
+#: ``(choice, index, text)``: more argument text for the call at a known index
+Continuation = tuple[int, int, str]
 
 
 class Adapter(Protocol):
@@ -28,11 +32,14 @@ class Adapter(Protocol):
     #: among every output block or item (text, reasoning, tool results too), as
     #: in Anthropic content blocks and Responses output items.
     indexes_calls: bool
-    # Optional, looked up with getattr: ``continuation(payload)`` reads the
-    # format's commonest chunk - more argument text for a known index - as
-    # ``(choice, index, text)``, None for anything else; the pipeline hands it
-    # to ``Reassembler.continue_call`` without building ops. It must agree with
-    # ``feed`` on every chunk it accepts.
+
+    @property
+    def continuation(self) -> Callable[[Any], Continuation | None] | None:
+        """None, or a reader of the format's commonest chunk - more argument
+        text for a known index - as a :data:`Continuation`, None for anything
+        else; the pipeline hands it to ``Reassembler.continue_call`` without
+        building ops. It must agree with ``feed`` on every chunk it accepts.
+        (A property here so that a class attribute, None or a function, fits.)"""
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]: ...
 

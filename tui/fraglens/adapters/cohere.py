@@ -39,6 +39,7 @@ class CohereAdapter:
     name = "cohere"
     ends_with = "terminal"
     indexes_calls = True
+    continuation = None  # no shortcut: every chunk goes through feed
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):

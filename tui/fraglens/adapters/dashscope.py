@@ -39,6 +39,7 @@ class DashScopeAdapter:
     name = "dashscope"
     ends_with = "finish"
     indexes_calls = True
+    continuation = None  # no shortcut: every chunk goes through feed
 
     def __init__(self) -> None:
         self._incremental = False  # proven by a text that did not extend the previous one

@@ -70,6 +70,7 @@ class GeminiAdapter:
     name = "gemini"
     ends_with = "finish"
     indexes_calls = True
+    continuation = None  # no shortcut: every chunk goes through feed
 
     def __init__(self) -> None:
         self._candidates: dict[int, _Candidate] = {}

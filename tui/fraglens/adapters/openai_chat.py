@@ -23,7 +23,7 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import as_dict, as_int, as_list, as_str, error_message, text_of
+from .base import Continuation, as_dict, as_int, as_list, as_str, error_message, text_of
 
 #: Reasoning text goes by several names; the first non-empty one wins, so a
 #: gateway that fills two of them with the same text is not shown twice.
@@ -67,7 +67,7 @@ def tool_delta(choice: int, entry: dict[str, Any], index: int | None) -> ToolDel
 _FAST_CHOICE_KEYS = frozenset({"index", "delta", "finish_reason", "logprobs"})
 
 
-def bare_continuation(payload: Any) -> tuple[int, int, str] | None:
+def bare_continuation(payload: Any) -> Continuation | None:
     """``(choice, index, text)`` when the chunk has the shape of nearly every
     chunk of a long call — one choice whose delta is one ``tool_calls`` entry
     carrying only ``index`` and argument text — read with a handful of lookups.

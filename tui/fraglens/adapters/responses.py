@@ -89,6 +89,7 @@ class ResponsesAdapter:
     name = "openai-responses"
     ends_with = "terminal"
     indexes_calls = False
+    continuation = None  # no shortcut: every chunk goes through feed
 
     def __init__(self) -> None:
         self._base = 0

@@ -35,6 +35,7 @@ from ..stream import Stream
 from . import clipboard
 from .commands import FraglensCommands
 from .keys import BINDINGS, KEY_BAR
+from .screens.explain import ExplainScreen
 from .screens.help import HelpScreen
 from .screens.history import HistoryScreen
 from .screens.jump import JumpScreen
@@ -490,6 +491,19 @@ class FraglensApp(App[int]):
 
     def action_show_raw(self) -> None:
         self.push_screen(RawEventScreen(self.index, self.step))
+
+    def action_explain(self, code: str | None = None) -> None:
+        """What a diagnostic means: the one named (a click on its code), else
+        the one at this event, else the latest before it."""
+        if code is None:
+            found = self.index.diagnostics_at(self.step)
+            here = [d for d in found if d.event == self.step]
+            dated = [d for d in found if d.event is not None]
+            if not found:
+                self.notify("No diagnostic up to this event; ] goes to the next one.")
+                return
+            code = (here or dated or found)[-1].code
+        self.push_screen(ExplainScreen(code))
 
     def action_help(self) -> None:
         """The help screen shows the keys as bound now (after a keymap)."""

@@ -1,5 +1,6 @@
 """The command palette (ctrl+p): every key's action by name ("step: next
-diagnostic", "copy: assistant message"), each diagnostic, and each call."""
+diagnostic", "copy: assistant message"), each diagnostic (to find it, and its
+code to explain), and each call."""
 
 from __future__ import annotations
 
@@ -41,6 +42,12 @@ class FraglensCommands(Provider):
         found = [(d, d.event) for d in diagnostics if d.event is not None]
         for d, event in found[:PALETTE_DIAGNOSTICS]:
             yield f"find: {d.code} at event {event}", d.message, partial(app.goto, event)
+        for code in dict.fromkeys(d.code for d in diagnostics):
+            yield (
+                f"explain: {code}",
+                "what it means and what to do",
+                partial(app.run_action, f"explain({code!r})"),
+            )
 
     async def discover(self) -> Hits:
         for title, help_text, callback in self._commands():

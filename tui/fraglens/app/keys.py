@@ -54,6 +54,8 @@ _TABLE: list[tuple[str, str, str, str, str, str, str | None]] = [
      "Copy the assistant message with its tool calls, for the history", None),
     ("enter", "show_raw", "view.raw", "Raw JSON", "raw JSON of this event",
      "Show the current event's raw JSON", None),
+    ("e", "explain", "view.explain", "Explain", "explain a diagnostic",
+     "What the diagnostic at this event (or the latest before it) means, and what to do", None),
     ("h", "show_history", "view.history", "History", "history to send back…",
      "The messages that go back to the model for these calls, and their check", None),
     ("b", "toggle_boundaries", "view.boundaries", "Boundaries", "fragment boundaries on / off",
@@ -103,6 +105,7 @@ PANE_KEYS = [
     ("Buffers", "↑ ↓  j k", "select the previous / next call (c, r and f act on it)"),
     ("Buffers", "esc", "select automatically again: the call being written"),
     ("Parse", "click e12", "go to event 12"),
+    ("Parse", "click a code", "what that diagnostic means (as `fraglens explain CODE` says)"),
     ("anywhere", "tab  shift+tab", "move between panes"),
     ("anywhere", "ctrl+p", "command palette: every action by name"),
 ]

@@ -32,7 +32,8 @@ EXAMPLES = """\
 examples:
   OPENAI_API_KEY=... fraglens live --url https://api.openai.com/v1 --model gpt-4o \\
       --prompt "Weather in Paris and Tokyo?" --tools tools.json --record rec.jsonl
-  fraglens live --url http://127.0.0.1:8765/v1 --json     # against fraglens serve"""
+  fraglens live --url http://127.0.0.1:8765/v1 --model demo --prompt hi --json
+                                                 # against fraglens serve, no key needed"""
 
 
 # -- live -------------------------------------------------------------------------------

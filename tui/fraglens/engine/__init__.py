@@ -3,4 +3,54 @@
 Fed decoded events, it keeps per-call append-only buffers, an incremental JSON
 scanner per call and the diagnostics, and finalizes each call strictly first,
 then with an honest repair.
+
+The public surface is below; the modules behind it are the engine's own and
+may change shape: ``fragments`` (what adapters hand in), ``reassembler`` (the
+state machine), ``calls`` (per-call buffers), ``slots`` (which call a fragment
+belongs to), ``scanner`` (incremental JSON), ``finalize`` (strict, then honest
+repair), ``diagnostics`` (the code table) and ``explanations`` (its reference).
 """
+
+from .calls import Call
+from .diagnostics import CODES, SEVERITY_RANK, Diagnostic, Severity
+from .explanations import EXPLANATIONS, Explanation, explain
+from .finalize import OK_STATUSES, Result
+from .fragments import (
+    ArgsFinal,
+    Finish,
+    Notice,
+    Op,
+    StreamError,
+    Terminal,
+    TextDelta,
+    ToolDelta,
+    Usage,
+)
+from .reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
+from .scanner import Scanner, ScanState
+
+__all__ = [
+    "CODES",
+    "DEFAULT_MAX_ARG_BYTES",
+    "EXPLANATIONS",
+    "OK_STATUSES",
+    "SEVERITY_RANK",
+    "ArgsFinal",
+    "Call",
+    "Diagnostic",
+    "Explanation",
+    "Finish",
+    "Notice",
+    "Op",
+    "Reassembler",
+    "Result",
+    "ScanState",
+    "Scanner",
+    "Severity",
+    "StreamError",
+    "Terminal",
+    "TextDelta",
+    "ToolDelta",
+    "Usage",
+    "explain",
+]

@@ -4,11 +4,18 @@
 from this table (``scripts/diagnostics_doc.py``), and the app's Parse pane and
 help point at the same text; a test holds the table, the code list and the
 document together, so none of them can drift.
+
+Each ``wire`` example is a small stream, one SSE event per line, built from
+Python values so that its JSON is right by construction; a test feeds every
+example to fraglens and checks that it raises the code it illustrates.
 """
 
 from __future__ import annotations
 
+import json
+import textwrap
 from dataclasses import dataclass
+from typing import Any
 
 from .diagnostics import CODES
 
@@ -19,7 +26,7 @@ __all__ = ["EXPLANATIONS", "Explanation", "explain"]
 class Explanation:
     #: what the code means, in a sentence or two
     means: str
-    #: a short example of the wire shape that raises it
+    #: a short example of the wire shape that raises it: one SSE event per line
     wire: str
     #: what fraglens did about it
     did: str
@@ -27,15 +34,523 @@ class Explanation:
     todo: str
 
 
-EXPLANATIONS: dict[str, Explanation] = {}
+# -- building the wire examples ---------------------------------------------------
 
 
-def explain(code: str) -> str:
-    """The entry for ``code`` as plain text, ending in a newline. KeyError for an unknown code."""
-    severity, summary, _ = CODES[code]
-    entry = EXPLANATIONS.get(code)
-    lines = [f"{code} ({severity}): {summary}", ""]
-    if entry is not None:
-        lines += [entry.means, "", "On the wire:", *("  " + w for w in entry.wire.splitlines())]
-        lines += ["", f"What fraglens did: {entry.did}", "", f"What to do: {entry.todo}"]
+def _data(payload: Any) -> str:
+    return "data: " + json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def _entry(
+    args: Any = "", index: int | None = 0, id: str | None = None, name: str | None = None
+) -> dict[str, Any]:
+    """One Chat Completions ``tool_calls[]`` entry."""
+    entry: dict[str, Any] = {} if index is None else {"index": index}
+    if id is not None:
+        entry["id"] = id
+    function: dict[str, Any] = {} if name is None else {"name": name}
+    function["arguments"] = args
+    entry["function"] = function
+    return entry
+
+
+def _calls(*entries: dict[str, Any], choice: int = 0) -> str:
+    return _data({"choices": [{"index": choice, "delta": {"tool_calls": list(entries)}}]})
+
+
+def _text(text: str) -> str:
+    return _data({"choices": [{"index": 0, "delta": {"content": text}}]})
+
+
+def _finish(reason: str, **extra: Any) -> str:
+    return _data({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}], **extra})
+
+
+def _wire(*events: str) -> str:
+    return "\n".join(events)
+
+
+_USAGE = {"prompt_tokens": 52, "completion_tokens": 18, "total_tokens": 70}
+
+# fmt: off
+EXPLANATIONS: dict[str, Explanation] = {
+    # -- which call a fragment belongs to --------------------------------------
+    "index-missing": Explanation(
+        means="The tool-call entries carry no `index` field, so the index cannot tell "
+              "parallel calls apart; fraglens has to attribute each fragment from its id, "
+              "its name, or which calls are still open.",
+        wire=_wire(
+            _calls(_entry("", index=None, id="call_1", name="get_weather")),
+            _calls(_entry('{"city":"Paris"}', index=None)),
+        ),
+        did="Attributed each fragment by the first rule that applies: an id it has seen "
+            "goes to that call; a new non-blank name opens a new call (unless it only "
+            "repeats the name of the open call whose arguments are unfinished); a bare "
+            "continuation goes to the only open call. Reported once per stream.",
+        todo="The calls are right as long as one call streams at a time. If the backend "
+             "streams parallel calls, have it (or the relay in front of it) send `index`, "
+             "or turn parallel tool calls off.",
+    ),
+    "unattributed-fragment": Explanation(
+        means="A piece of argument text with no index, no id and no name arrived while "
+              "several calls were open: nothing on the wire says which call it belongs to.",
+        wire=_wire(
+            _calls(_entry('{"q":', index=None, id="call_1", name="search")),
+            _calls(_entry('{"q":', index=None, id="call_2", name="lookup")),
+            _calls(_entry('"tea"}', index=None)),
+        ),
+        did="Kept the text aside instead of gluing it to a guessed call: `check --json` "
+            "lists it under `unattributed` with its event. The calls it should have "
+            "completed are usually left truncated.",
+        todo="Do not run these calls. Retry, or have the backend send `index` on every "
+             "entry (or disable parallel tool calls).",
+    ),
+    "index-nonzero-start": Explanation(
+        means="The first tool call of a choice has an index above 0, typically because a "
+              "gateway copied a content-block position into `tool_calls[].index`. Not "
+              "raised for formats whose index counts every block (Anthropic, Responses).",
+        wire=_wire(
+            _calls(_entry("{}", index=1, id="call_1", name="get_weather")),
+        ),
+        did="Keyed the call by the index value, not by list position, so no empty call 0 "
+            "was invented; calls are numbered in the order they appeared.",
+        todo="Nothing for the calls. A client that stores calls in a list by index gets a "
+             "hole or an IndexError: key them by the index value.",
+    ),
+    "index-changed": Explanation(
+        means="Fragments carrying the id of a call already seen arrived under a different "
+              "index than that call's first ones.",
+        wire=_wire(
+            _calls(_entry('{"cmd":', index=0, id="call_1", name="run")),
+            _calls(_entry('"ls"}', index=1, id="call_1")),
+        ),
+        did="Followed the id: the text went to the call it names, and both indexes now "
+            "lead to that call.",
+        todo="The call is right. A client keyed only by index builds two broken calls; "
+             "report the index jump to the backend's maintainers.",
+    ),
+    "index-collision": Explanation(
+        means="A new call arrived on an index that already held a call whose arguments "
+              "were one whole JSON value: a different id, or a name with a new value, on "
+              "the same index.",
+        wire=_wire(
+            _calls(_entry('{"a":1}', index=0, id="call_1", name="add")),
+            _calls(_entry('{"city":"Oslo"}', index=0, id="call_2", name="get_weather")),
+        ),
+        did="Started a new call on that index; the earlier call kept its id, name and "
+            "arguments. This is only done when the earlier arguments were already "
+            "complete, so no value is ever split in the middle.",
+        todo="The calls are right. Clients that merge by index glue names and arguments "
+             "together (`addget_weather`, `{..}{..}`): key by id as well.",
+    ),
+    "duplicate-index-in-chunk": Explanation(
+        means="One chunk's `tool_calls` array holds two entries with the same index (seen "
+              "with speculative decoding, where several tokens land in one chunk).",
+        wire=_wire(
+            _calls(
+                _entry("", index=0, id="call_1", name="get_weather"),
+                _entry('{"city":"Rome"}', index=0),
+            ),
+        ),
+        did="Applied the entries in order, exactly as if they had come in separate chunks.",
+        todo="Nothing. A client that keeps one entry per index per chunk loses text.",
+    ),
+    "id-repeated": Explanation(
+        means="The call's id came again on later fragments of the same call.",
+        wire=_wire(
+            _calls(_entry('{"city":', index=0, id="call_1", name="get_weather")),
+            _calls(_entry('"Lima"}', index=0, id="call_1")),
+        ),
+        did="Treated an id equal to the call's own as carrying nothing new.",
+        todo="Nothing. Clients that append every id they see build `call_1call_1` and "
+             "cannot match the tool result.",
+    ),
+    "id-changed": Explanation(
+        means="A different id arrived for a call that was still open, with no name: the "
+              "backend renamed the call mid-stream rather than starting another.",
+        wire=_wire(
+            _calls(_entry('{"city":', index=0, id="call_1", name="get_weather")),
+            _calls(_entry('"Lima"}', index=0, id="call_9")),
+        ),
+        did="Kept the first id as the call's id and remembered the second as an alias, "
+            "so later fragments with either id land on this call.",
+        todo="Send the tool result with the id fraglens shows (the first one). If the "
+             "backend expects the other, report it there.",
+    ),
+    "id-missing": Explanation(
+        means="The call ended without ever getting an id.",
+        wire=_wire(
+            _calls(_entry("{}", index=0, name="get_time")),
+            _finish("tool_calls"),
+        ),
+        did="Gave the call a stable made-up id, `call_fraglens_<choice>_<n>`, which "
+            "`check` reports (`synthetic_id`) and the history builder uses.",
+        todo="Tool results are matched to calls by id. If the backend checks the id in "
+             "the tool message, this one will not do: fix the server or relay that drops it.",
+    ),
+    "id-duplicate": Explanation(
+        means="Two calls of the same choice carry the same id.",
+        wire=_wire(
+            _calls(_entry("{}", index=0, id="call_1", name="get_time")),
+            _calls(_entry("{}", index=1, id="call_1", name="get_date")),
+        ),
+        did="Kept the calls apart (each has its own index and name) and flagged the "
+            "second one.",
+        todo="Tool results cannot be told apart by id: the backend or relay that makes "
+             "up ids needs fixing. Until then, match results by position.",
+    ),
+    "name-repeated": Explanation(
+        means="The whole function name came again on later fragments of the same call.",
+        wire=_wire(
+            _calls(_entry('{"path":', index=0, id="call_1", name="read_file")),
+            _calls(_entry('"a.txt"}', index=0, name="read_file")),
+        ),
+        did="Treated a name equal to the call's own as carrying nothing new.",
+        todo="Nothing. Clients that append every name piece get `read_fileread_file`.",
+    ),
+    "name-split": Explanation(
+        means="The function name arrived in pieces on several fragments of one call.",
+        wire=_wire(
+            _calls(_entry("", index=0, id="call_1", name="edit_")),
+            _calls(_entry("{}", index=0, name="file")),
+        ),
+        did="Appended each name piece that differs from the name so far, while the "
+            "arguments were still unfinished: the call is named `edit_file`. (A name "
+            "arriving after the arguments are one whole value starts a new call instead.)",
+        todo="Check that the joined name is one of your tools. Clients that take the "
+             "first name they see keep only `edit_`.",
+    ),
+    "name-late": Explanation(
+        means="The function name arrived after some argument text of its call (an empty "
+              "name before it counts as no name).",
+        wire=_wire(
+            _calls(_entry('{"q":', index=0, id="call_1", name="")),
+            _calls(_entry('"tea"}', index=0, name="search")),
+        ),
+        did="Gave the name to the call whose arguments were already streaming.",
+        todo="Nothing. Clients that read the name from the first fragment only end up "
+             "with an empty name.",
+    ),
+    "name-missing": Explanation(
+        means="The stream ended and a call never got a function name.",
+        wire=_wire(
+            _calls(_entry('{"q":"tea"}', index=0, id="call_1")),
+            _finish("tool_calls"),
+        ),
+        did="Kept the call and its arguments, unnamed; its status is still judged from "
+            "the arguments.",
+        todo="The call cannot be dispatched. Retry, or fix the backend's tool-call parser.",
+    ),
+    # -- the argument text --------------------------------------------------------
+    "args-duplicated": Explanation(
+        means="After its deltas, the complete arguments were sent once more as further "
+              "text, so the call's text holds the same JSON value twice in a row.",
+        wire=_wire(
+            _calls(_entry('{"city":"Oslo"}', index=0, id="call_1", name="get_weather")),
+            _calls(_entry('{"city":"Oslo"}', index=0)),
+        ),
+        did="Kept one copy and dropped the repeats; the status is `repaired` and the "
+            "dropped copy is listed as a repair.",
+        todo="The value is right. A strict parser in your client fails on this text and "
+             "a lenient one may hide the problem: report it to the bridge or relay.",
+    ),
+    "args-multiple-values": Explanation(
+        means="One call's text holds several different JSON values back to back, usually "
+              "two calls glued together by a backend that reused an index with no id or "
+              "name. Also raised when a format's closing copy of the arguments (Responses "
+              "`.done`) differs from the streamed deltas.",
+        wire=_wire(
+            _calls(_entry('{"city":"Paris"}', index=0, id="call_1", name="get_weather")),
+            _calls(_entry('{"city":"Rome"}', index=0)),
+        ),
+        did="Chose no value: the status is `invalid`, the raw text is kept and the "
+            "separate values are listed (`values` in `check --json`). When a closing copy "
+            "differs, the streamed text is kept and a note says so.",
+        todo="Do not guess which value was meant. Retry, or have the backend send an id "
+             "or a new index for each call.",
+    ),
+    "args-object": Explanation(
+        means="`arguments` came as a JSON object rather than as a string of JSON text.",
+        wire=_wire(
+            _calls(_entry({"city": "Oslo"}, index=0, id="call_1", name="get_weather")),
+        ),
+        did="Took the object as the value (status `ok`); several object pieces for one "
+            "call are merged key by key, and the buffer shows their JSON text.",
+        todo="Nothing for the value. Clients that concatenate argument strings fail with a "
+             "type error or drop the object.",
+    ),
+    "args-null": Explanation(
+        means="A fragment carried `\"arguments\": null`.",
+        wire=_wire(
+            _calls(_entry(None, index=0, id="call_1", name="get_quote")),
+            _calls(_entry('{"symbol":"AAPL"}', index=0)),
+        ),
+        did="Skipped the null: it adds no text to the call.",
+        todo="Nothing. Clients that append `str(None)` get `None{\"symbol\":\"AAPL\"}`.",
+    ),
+    "args-empty": Explanation(
+        means="The call finished with no argument text at all; it was read as `{}`.",
+        wire=_wire(
+            _calls(_entry("", index=0, id="call_1", name="get_time")),
+            _finish("tool_calls"),
+        ),
+        did="Gave the call the value `{}` with status `empty`, which counts as good and is "
+            "kept apart from a call that was cut off.",
+        todo="Fine for a tool without parameters. If the tool has required parameters, "
+             "the model sent none: look at the prompt or the tool schema.",
+    ),
+    "args-double-encoded": Explanation(
+        means="The arguments were JSON-encoded twice: the whole text is a JSON string that "
+              "holds the real object, or some values inside the object are strings that "
+              "hold JSON.",
+        wire=_wire(
+            _calls(_entry(json.dumps('{"city":"Oslo"}'), index=0, id="call_1",
+                          name="get_weather")),
+        ),
+        did="When the whole text is a string holding an object or array, decoded it once "
+            "more (status `repaired`, listed as a repair). When only values inside are such "
+            "strings, named their keys and left the value as sent.",
+        todo="Make sure your tool gets an object, not a string. The backend or its "
+             "template encodes twice: report it there.",
+    ),
+    "args-truncated": Explanation(
+        means="The argument text stops inside an open string, object or array, or it is "
+              "broken and the stream gave no normal finish: the call was cut off.",
+        wire=_wire(
+            _calls(_entry('{"path":"notes.txt","content":"Dear', index=0, id="call_1",
+                          name="write_file")),
+            _finish("length"),
+        ),
+        did="Set the status to `truncated`, never `repaired`. A best-effort value may be "
+            "shown, always next to the list of what was added to close it; `check` exits 1.",
+        todo="Do not run the tool with this value. If the finish was `length`, raise the "
+             "output token limit or ask for less; if the stream just stopped, retry.",
+    ),
+    "finish-length": Explanation(
+        means="The choice finished because the output token limit was reached (`length`, "
+              "`max_tokens`, `max_output_tokens`).",
+        wire=_wire(
+            _text("Here is the"),
+            _finish("length"),
+        ),
+        did="Recorded the finish and judged the open calls: one whose text stops inside a "
+            "value is `truncated`.",
+        todo="Raise the output token limit (`max_tokens` or the provider's equivalent), "
+             "or ask for less in one turn.",
+    ),
+    "args-repaired": Explanation(
+        means="The arguments were not valid JSON as sent (a trailing comma, single quotes, "
+              "Python literals, ...), but a lenient repair could read them.",
+        wire=_wire(
+            _calls(_entry('{"city":"Oslo",}', index=0, id="call_1", name="get_weather")),
+            _finish("tool_calls"),
+        ),
+        did="Repaired the text with json-repair, then compared the result with the text "
+            "as sent and listed every difference, with its offset. The status is "
+            "`repaired`; `check` exits 1.",
+        todo="Read the listed changes before trusting the value. A server-side tool "
+             "parser or constrained decoding keeps small models from writing this.",
+    ),
+    "args-invalid": Explanation(
+        means="The arguments are not JSON and no repair could read them (or they are "
+              "nested too deeply for any JSON parser in Python).",
+        wire=_wire(
+            _calls(_entry("get_weather(city='Oslo')", index=0, id="call_1",
+                          name="get_weather")),
+            _finish("tool_calls"),
+        ),
+        did="Set the status to `invalid` with no value and kept the raw text as received.",
+        todo="Do not run the tool. The model wrote something other than JSON: check the "
+             "server's tool-call parser and chat template.",
+    ),
+    "args-surrogate-split": Explanation(
+        means="A character outside the Basic Multilingual Plane (an emoji, say) arrived as "
+              "a UTF-16 surrogate pair cut between two fragments, as two `\\uXXXX` escapes "
+              "or as two lone surrogate characters.",
+        wire=_wire(
+            _calls(_entry('{"text":"Launch \\ud83d', index=0, id="call_1", name="post")),
+            _calls(_entry('\\ude80"}', index=0)),
+        ),
+        did="Joined the two halves into the one character they encode; nothing else "
+            "changed and the status stays `ok`.",
+        todo="Nothing. Clients that decode each fragment on its own crash on the lone "
+             "halves or show two garbage characters.",
+    ),
+    "args-over-limit": Explanation(
+        means="One call's argument text grew past the size limit (`--max-arg-bytes`, "
+              "16 MiB unless set). The example raises it with a limit of a few bytes.",
+        wire=_wire(
+            _calls(_entry('{"data":"0123456789abcdef', index=0, id="call_1", name="upload")),
+        ),
+        did="Kept the prefix that fits (never half a character), stopped buffering that "
+            "call and counted what was dropped. The status is `truncated`; other calls "
+            "are not affected.",
+        todo="If such a call is expected, raise `--max-arg-bytes`; otherwise the model "
+             "ran away, so do not run the tool.",
+    ),
+    # -- how the answer finished and what came with it -----------------------------
+    "finish-reason-mismatch": Explanation(
+        means="The finish reason disagrees with the calls: calls were made but the reason "
+              "is `stop` (or something else), the reason is `tool_calls` but no call came, "
+              "or calls came after the last finish.",
+        wire=_wire(
+            _calls(_entry("{}", index=0, id="call_1", name="get_time")),
+            _finish("stop"),
+        ),
+        did="Trusted the calls, not the reason: the calls are judged as usual. Calls that "
+            "the provider ran itself (hosted tools) do not count.",
+        todo="Decide whether to run tools from the calls present, not from "
+             "`finish_reason == \"tool_calls\"`, which skips these calls.",
+    ),
+    "multiple-finish": Explanation(
+        means="One choice sent a finish reason more than once.",
+        wire=_wire(
+            _calls(_entry("{}", index=0, id="call_1", name="get_time")),
+            _finish("tool_calls"),
+            _finish("tool_calls", usage=_USAGE),
+        ),
+        did="Recorded every finish; the calls were closed at the first, and the last "
+            "reason is the one reported.",
+        todo="Run each tool once, not once per finish chunk.",
+    ),
+    "usage-only-chunk": Explanation(
+        means="A chunk with an empty `choices` array carried only token usage.",
+        wire=_wire(
+            _data({"choices": [], "usage": _USAGE}),
+        ),
+        did="Showed the usage (the last usage seen is the stream's; running totals are "
+            "never added up) and read nothing else from the chunk. Reported once.",
+        todo="Nothing. Clients that read `choices[0]` from every chunk crash on it.",
+    ),
+    "no-done": Explanation(
+        means="An SSE stream ended after its finish without `data: [DONE]` or the "
+              "format's end event. Formats that end at the finish (Gemini) never raise it.",
+        wire=_wire(
+            _calls(_entry("{}", index=0, id="call_1", name="get_time")),
+            _finish("tool_calls"),
+        ),
+        did="Judged the calls as usual (the answer is complete) and reported the ending "
+            "as `eof-after-finish`.",
+        todo="Nothing for the calls. Clients that wait for `[DONE]` hang until their read "
+             "timeout: stop at the finish, or fix the server.",
+    ),
+    "eof-without-finish": Explanation(
+        means="The stream stopped with no finish reason, no end event and no error: the "
+              "connection dropped or the server died mid-answer.",
+        wire=_wire(
+            _calls(_entry('{"city":"Os', index=0, id="call_1", name="get_weather")),
+        ),
+        did="Closed every open call at the end: a call whose text stops inside a value is "
+            "`truncated`, a whole one is kept. `no-done` is not added on top.",
+        todo="Retry. If it happens often, look at timeouts in the proxies and load "
+             "balancers between you and the backend.",
+    ),
+    "sse-comment": Explanation(
+        means="The stream holds SSE comment lines (starting with `:`), usually keep-alives "
+              "sent while the model warms up.",
+        wire=_wire(
+            ": OPENROUTER PROCESSING",
+            _calls(_entry("{}", index=0, id="call_1", name="get_time")),
+        ),
+        did="Showed them in the stream view and ignored them for the calls. Reported once, "
+            "however many there are.",
+        todo="Nothing. Hand-written parsers that parse every line as JSON fail on them.",
+    ),
+    "error-event": Explanation(
+        means="The stream reported an error: an `error` object, `finish_reason: \"error\"`, "
+              "an Anthropic `error` event, a Responses `response.failed`, a Gemini "
+              "`blockReason`, or a format reader that could not read an event.",
+        wire=_wire(
+            _calls(_entry('{"city":', index=0, id="call_1", name="get_weather")),
+            _data({"error": {"message": "Internal server error", "type": "server_error"}}),
+        ),
+        did="Kept everything received and the error message. A call whose arguments were "
+            "already one whole value stays as it is; a call still open is `aborted`.",
+        todo="Read the message; usually retry. Do not run aborted calls.",
+    ),
+    "annotation-chunk": Explanation(
+        means="A chunk carried annotations only (content-filter or prompt-filter results, "
+              "as Azure OpenAI sends) and no delta.",
+        wire=_wire(
+            _data({"choices": [], "prompt_filter_results": [
+                {"prompt_index": 0, "content_filter_results": {}}]}),
+        ),
+        did="Showed it in the stream view and read nothing from it. Reported once.",
+        todo="Nothing. Clients that expect a delta in every chunk crash on it.",
+    ),
+    "choice-index-unstable": Explanation(
+        means="Tool calls came under more than one choice index: the request asked for "
+              "several choices (`n` > 1), or the backend's choice index drifts.",
+        wire=_wire(
+            _calls(_entry("{}", index=0, id="call_1", name="get_time"), choice=0),
+            _calls(_entry("{}", index=0, id="call_2", name="get_time"), choice=1),
+        ),
+        did="Kept the calls of each choice apart, each choice with its own text and "
+            "finish. This finding belongs to the whole stream, not to one event.",
+        todo="Expected when you asked for several choices. Otherwise one answer is split "
+             "across choices: report the drift to the backend.",
+    ),
+    "non-json-data": Explanation(
+        means="A `data:` payload is not JSON (or is nested too deeply to read), or the "
+              "body is not a stream at all, such as an HTML error page from a gateway.",
+        wire=_wire(
+            'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}',
+        ),
+        did="Kept the raw event in the stream view, labelled `non-json`, and read on.",
+        todo="Look at the raw event: a proxy may have injected or cut something, or the "
+             "capture itself was cut.",
+    ),
+    "frame-too-large": Explanation(
+        means="One SSE line, or one event's `data:` lines together, grew past the reader's "
+              "size limit (16 MiB): a server that never ends a line, or a gateway that "
+              "glued a whole response into one event.",
+        wire=_wire(
+            _text("Hi"),
+            'data: {"choices":[{"index":0,"delta":{"content":"…16 MiB with no newline…',
+        ),
+        did="Stopped reading at the start of that line or event instead of buffering "
+            "without end; every event before it is shown and checked, the bytes from there "
+            "on stay in the capture or recording untouched. An error.",
+        todo="Look at the capture from the byte offset the message names: an endless line "
+             "is a server or proxy bug. If the line is genuine, split the capture there.",
+    ),
+    # -- text beside the calls -----------------------------------------------------
+    "text-with-tool-calls": Explanation(
+        means="A choice wrote assistant text as well as making tool calls.",
+        wire=_wire(
+            _text("Let me check the time."),
+            _calls(_entry("{}", index=0, id="call_1", name="get_time")),
+        ),
+        did="Showed the text of each choice; the calls are not affected.",
+        todo="Nothing. Clients that assume text or calls, never both, drop one of them.",
+    ),
+    "tool-markup-in-content": Explanation(
+        means="The text content holds tool-call markup (`<tool_call>`, `[TOOL_CALLS]`, "
+              "`<|python_tag|>`, ...): the server did not turn the model's output into "
+              "tool calls.",
+        wire=_wire(
+            _text('<tool_call>{"name":"get_time","arguments":{}}</tool_call>'),
+            _finish("stop"),
+        ),
+        did="Named the markup it found and made no call out of the text.",
+        todo="Turn on the server's tool-call parser for this model (with vLLM, "
+             "`--enable-auto-tool-choice` and `--tool-call-parser`).",
+    ),
+}
+# fmt: on
+
+
+def explain(code: str, width: int = 78) -> str:
+    """The entry for ``code`` as plain text, paragraphs wrapped at ``width`` and
+    the wire example left whole, ending in a newline. KeyError for an unknown code."""
+    severity, summary = CODES[code]
+    entry = EXPLANATIONS[code]
+
+    def para(text: str, indent: str = "") -> list[str]:
+        return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent)
+
+    lines = [f"{code} ({severity}): {summary}", "", *para(entry.means), ""]
+    lines += ["On the wire (one event per line):", *("  " + w for w in entry.wire.splitlines())]
+    lines += ["", "What fraglens did:", *para(entry.did, "  ")]
+    lines += ["", "What to do:", *para(entry.todo, "  ")]
     return "\n".join(lines) + "\n"

@@ -1,6 +1,6 @@
 """Finalize one call's argument text: strict first, then an honest repair.
 
-Order matters and every step taken is reported (QUIRKS.md, "Repair"):
+Order matters and every step taken is reported (docs/diagnostics.md says what each code means):
 
 1. empty text -> ``{}``, status ``empty``;
 2. lone UTF-16 surrogates (a JS/Java gateway decoded half a pair) joined;

@@ -112,7 +112,7 @@ class Terminal:
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    """An adapter-level diagnostic (a code from QUIRKS.md) about this event."""
+    """An adapter-level diagnostic (a code of ``diagnostics.CODES``) about this event."""
 
     code: str
     message: str

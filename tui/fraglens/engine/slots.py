@@ -1,6 +1,6 @@
 """Which call does a tool delta belong to? Index, id and name together.
 
-Keying in one sentence (QUIRKS.md): a call is identified by (choice, slot),
+Keying in one sentence: a call is identified by (choice, slot),
 and a slot is resolved from the wire ``index``, the ``id`` and the ``name``
 together — never from ``id`` alone (it usually rides only on the first
 fragment) and never from the position in the ``tool_calls`` array.

@@ -6,7 +6,16 @@ stream incrementally; ``recording`` and ``har`` hold the container formats.
 """
 
 from .detect import read_stream
-from .events import Framed, FramingError, RawEvent
+from .events import DecoderMisuse, Framed, FrameTooLarge, FramingError, FramingProblem, RawEvent
 from .sse import SSEDecoder
 
-__all__ = ["Framed", "FramingError", "RawEvent", "SSEDecoder", "read_stream"]
+__all__ = [
+    "DecoderMisuse",
+    "FrameTooLarge",
+    "Framed",
+    "FramingError",
+    "FramingProblem",
+    "RawEvent",
+    "SSEDecoder",
+    "read_stream",
+]

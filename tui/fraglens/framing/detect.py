@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from .events import Framed, FramingError, RawEvent
+from .events import Framed, FrameTooLarge, FramingError, FramingProblem, RawEvent
 from .har import default_entry, har_entry_to_recording
 from .recording import Recording, is_recording, parse_recording
 from .sse import SSEDecoder
@@ -104,8 +105,25 @@ def _looks_like_sse(data: bytes) -> bool:
 
 
 def _read_sse(data: bytes) -> Framed:
+    events, problems = _decode_sse([(None, data)], None)
+    return Framed("sse", events, problems=problems)
+
+
+def _decode_sse(
+    chunks: Iterable[tuple[float | None, bytes]], end_time: float | None
+) -> tuple[list[RawEvent], list[FramingProblem]]:
+    """Decode SSE reads; past the decoder's size limit, the events before it
+    and a problem that says where reading stopped."""
     decoder = SSEDecoder()
-    return Framed("sse", decoder.feed(data) + decoder.close())
+    events: list[RawEvent] = []
+    try:
+        for t, chunk in chunks:
+            events += decoder.feed(chunk, time=t)
+        events += decoder.close(time=end_time)
+    except FrameTooLarge as exc:
+        events += exc.events
+        return events, [FramingProblem("frame-too-large", str(exc), None)]
+    return events, []
 
 
 def _read_json(data: bytes, start: int, containers: bool) -> Framed | None:
@@ -221,11 +239,11 @@ def _read_har(har: dict[str, Any]) -> Framed:
     framed = _read_recording(parse_recording(har_entry_to_recording(har, index)))
     entries = har["log"]["entries"]
     framed.meta["har"] = {"index": index, "entries": len(entries)}
-    return Framed("har", framed.events, framed.meta)
+    return Framed("har", framed.events, framed.meta, framed.problems)
 
 
 def _read_recording(rec: Recording) -> Framed:
-    body_framing, events = _frame_body(rec)
+    body_framing, events, problems = _frame_body(rec)
     meta: dict[str, Any] = {
         "version": rec.version,
         "created": rec.created,
@@ -238,7 +256,7 @@ def _read_recording(rec: Recording) -> Framed:
         "truncated": rec.truncated,
         "skipped_lines": rec.skipped_lines,
     }
-    return Framed("recording", events, meta)
+    return Framed("recording", events, meta, problems)
 
 
 def _end_time(rec: Recording) -> float | None:
@@ -247,22 +265,18 @@ def _end_time(rec: Recording) -> float | None:
     return rec.chunks[-1][0] if rec.chunks else None
 
 
-def _frame_body(rec: Recording) -> tuple[str | None, list[RawEvent]]:
+def _frame_body(rec: Recording) -> tuple[str | None, list[RawEvent], list[FramingProblem]]:
     """Frame the recorded body; stamp each event with the time its last byte came."""
     body = rec.body
     skip = len(_BOM) if body.startswith(_BOM) else 0
     start = _first_content(body, skip)
     if start < 0:
-        return None, []
+        return None, [], []
     # sniffed, not taken from Content-Type: servers send JSON error bodies as
     # text/event-stream and SSE as application/json
     if body[start : start + 1] not in (b"{", b"[") and _looks_like_sse(body):
-        decoder = SSEDecoder()
-        events: list[RawEvent] = []
-        for t, chunk in rec.chunks:
-            events += decoder.feed(chunk, time=t)
-        events += decoder.close(time=_end_time(rec))
-        return "sse", events
+        events, problems = _decode_sse(rec.chunks, _end_time(rec))
+        return "sse", events, problems
     try:
         framed = _read(body, containers=False)
     except FramingError:
@@ -279,4 +293,4 @@ def _frame_body(rec: Recording) -> tuple[str | None, list[RawEvent]]:
     for event in framed.events:
         end = event.span[1] if event.span else total
         stamped.append(replace(event, time=times[min(bisect_left(ends, end), len(times) - 1)]))
-    return framed.framing, stamped
+    return framed.framing, stamped, framed.problems

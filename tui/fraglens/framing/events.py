@@ -32,6 +32,17 @@ class RawEvent:
     span: tuple[int, int] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class FramingProblem:
+    """Something a reader met in the bytes and could not read as events: the
+    stream reports it as a diagnostic (``code`` is a diagnostic code) at
+    ``event``, the number of the event it happened before (None: at the end)."""
+
+    code: str
+    message: str
+    event: int | None = None
+
+
 @dataclass(slots=True)
 class Framed:
     """A whole stream after framing."""
@@ -41,6 +52,8 @@ class Framed:
     events: list[RawEvent]
     #: recording/HAR metadata: request, response (already redacted), etc.
     meta: dict[str, Any] = field(default_factory=dict)
+    #: what could not be read, in stream order
+    problems: list[FramingProblem] = field(default_factory=list)
 
 
 class FramingError(ValueError):
@@ -49,3 +62,29 @@ class FramingError(ValueError):
     It lives here, next to what framing hands on, so that every reader
     (detect, recording, HAR) can raise it without importing one another.
     """
+
+
+class FrameTooLarge(FramingError):
+    """A line or an event grew past the decoder's limit.
+
+    The peer misbehaved (a line that never ends, an event without end): the
+    decoder stops there rather than buffer without bound. ``events`` are the
+    events completed by the feed that hit the limit, before it; ``offset`` is
+    where the overlong line or event began, so the caller can keep the bytes
+    from there on as raw. The decoder stays failed: feeding it again raises
+    this again, with no events.
+    """
+
+    def __init__(self, what: str, offset: int, limit: int, events: list[RawEvent]) -> None:
+        super().__init__(
+            f"{what} starting at byte {offset} is longer than the {limit:,}-byte limit; "
+            "nothing after it was read"
+        )
+        self.offset = offset
+        self.limit = limit
+        self.events = events
+
+
+class DecoderMisuse(RuntimeError):
+    """The caller broke the decoder's contract (fed it after ``close()``): a bug
+    in the caller, not a problem with the stream, so not a FramingError."""

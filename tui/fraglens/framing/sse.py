@@ -18,6 +18,12 @@ like httpx-sse's ``_decoders.py``, with departures chosen for a debugger:
 Lines are split on bytes, never on decoded text. CR and LF bytes cannot occur
 inside a multi-byte UTF-8 sequence, so a character split across two feeds is
 never cut by a line split, and spans are byte offsets without bookkeeping.
+
+Every buffer is bounded, as in h11: a line longer than ``max_line`` bytes, or
+an event whose ``data:`` lines add up to more than ``max_event``, stops the
+decoder with :class:`FrameTooLarge` instead of growing without end (a server
+that never sends a newline would otherwise take all memory). Feeding after
+:meth:`SSEDecoder.close` raises :class:`DecoderMisuse`.
 """
 
 from __future__ import annotations
@@ -26,9 +32,17 @@ import re
 from collections.abc import Iterable
 from itertools import repeat
 
-from .events import EventKind, RawEvent
+from .events import DecoderMisuse, EventKind, FrameTooLarge, RawEvent
 
-__all__ = ["SSEDecoder"]
+__all__ = ["DEFAULT_MAX_EVENT", "DEFAULT_MAX_LINE", "SSEDecoder"]
+
+#: one line, and one event's data, at most: far above any real chunk (a whole
+#: call's arguments in one chunk included), far below what hurts a machine
+DEFAULT_MAX_LINE = 16 * 1024 * 1024
+DEFAULT_MAX_EVENT = 16 * 1024 * 1024
+#: consecutive comment lines gathered into one comment event, at most (and at
+#: most max_event bytes of them)
+_MAX_COMMENT_LINES = 1024
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"(\r\n|\r|\n)")
@@ -43,7 +57,16 @@ class SSEDecoder:
     given to :meth:`feed`, is stamped on the events that feed completed.
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self, max_line: int = DEFAULT_MAX_LINE, max_event: int = DEFAULT_MAX_EVENT
+    ) -> None:
+        if max_line <= 0 or max_event <= 0:
+            raise ValueError("the line and event limits must be positive")
+        self.max_line = max_line
+        self.max_event = max_event
+        self._closed = False
+        # set when a limit was hit: (what, where it began); the decoder is failed
+        self._overflow: tuple[str, int] | None = None
         self._number = 0
         # the first bytes, held until we know whether they are a BOM
         self._head = b""
@@ -53,9 +76,11 @@ class SSEDecoder:
         self._cr_held = False
         # the pieces of the line not terminated yet, and where it starts
         self._partial: list[bytes] = []
+        self._partial_len = 0
         self._line_start = 0
         # the event being built
         self._data: list[bytes] = []
+        self._data_len = 0
         #: comment lines of the block being read, and where the block began
         self._comment: list[bytes] = []
         self._comment_start = 0
@@ -64,7 +89,13 @@ class SSEDecoder:
         self._event_start = -1  # -1: no field line yet
 
     def feed(self, chunk: bytes, time: float | None = None) -> list[RawEvent]:
+        """The events ``chunk`` completes. FrameTooLarge past a limit (with the
+        events completed before it); DecoderMisuse after :meth:`close`."""
+        if self._closed:
+            raise DecoderMisuse("SSEDecoder.feed() after close()")
         out: list[RawEvent] = []
+        if self._overflow is not None:
+            self._fail(out)
         if not self._started:
             chunk = self._head + chunk
             if len(chunk) < len(_BOM) and _BOM.startswith(chunk):
@@ -83,11 +114,28 @@ class SSEDecoder:
             chunk = chunk[:-1]
         if chunk:
             self._split(chunk, out, time)
+            if self._partial_len > self.max_line and self._overflow is None:
+                self._overflow = ("a line", self._line_start)
+            if self._overflow is not None:
+                self._fail(out)
         return out
 
+    def _fail(self, out: list[RawEvent]) -> None:
+        assert self._overflow is not None
+        what, offset = self._overflow
+        # what was buffered is dropped: the caller keeps the bytes from offset on
+        self._partial, self._partial_len, self._data, self._comment = [], 0, [], []
+        limit = self.max_line if what == "a line" else self.max_event
+        raise FrameTooLarge(what, offset, limit, out)
+
     def close(self, time: float | None = None) -> list[RawEvent]:
-        """End of stream: terminate the last line and dispatch an open event."""
+        """End of stream: terminate the last line and dispatch an open event.
+        A failed decoder has nothing more to give; closing twice is harmless."""
         out: list[RawEvent] = []
+        if self._closed or self._overflow is not None:
+            self._closed = True
+            return out
+        self._closed = True
         if not self._started:
             # fewer bytes than a BOM that were not one: ordinary text
             self._started = True
@@ -99,7 +147,7 @@ class SSEDecoder:
             self._split(b"\r", out, time)
         if self._partial:
             line = b"".join(self._partial)
-            self._partial = []
+            self._partial, self._partial_len = [], 0
             self._consume([line], [0], out, time)
         if self._data or self._comment:
             # as if the missing blank line had come, zero bytes long
@@ -110,11 +158,12 @@ class SSEDecoder:
         if b"\r" not in text:
             if b"\n" not in text:
                 self._partial.append(text)
+                self._partial_len += len(text)
                 return
             if self._partial:
                 self._partial.append(text)
                 text = b"".join(self._partial)
-                self._partial = []
+                self._partial, self._partial_len = [], 0
             self._blocks(text, b"\n", out, time)
             return
         if text.count(b"\r") == text.count(b"\n") == text.count(b"\r\n") and not self._partial:
@@ -126,15 +175,17 @@ class SSEDecoder:
         terms = [len(sep) for sep in parts[1::2]]
         if len(lines) == 1:
             self._partial.append(text)
+            self._partial_len += len(text)
             return
         if self._partial:
             self._partial.append(lines[0])
             lines[0] = b"".join(self._partial)
-            self._partial = []
+            self._partial, self._partial_len = [], 0
         rest = lines.pop()
         self._consume(lines, terms, out, time)
-        if rest:
+        if rest and self._overflow is None:
             self._partial.append(rest)
+            self._partial_len += len(rest)
 
     def _blocks(self, text: bytes, eol: bytes, out: list[RawEvent], time: float | None) -> None:
         """Text with one kind of line end ``eol``, cut at blank lines.
@@ -152,8 +203,9 @@ class SSEDecoder:
         rest = blocks.pop()
         pos, number = self._line_start, self._number
         clean = not (self._data or self._comment) and self._event_start < 0
+        max_line = self.max_line
         for block in blocks:
-            if clean and block[:5] == b"data:" and eol not in block:
+            if clean and block[:5] == b"data:" and len(block) <= max_line and eol not in block:
                 raw = block[6:] if block[5:6] == b" " else block[5:]
                 payload = raw.decode("utf-8", "replace")
                 kind: EventKind = (
@@ -168,6 +220,8 @@ class SSEDecoder:
             lines = block.split(eol)
             lines.append(b"")  # the blank line the block ended with
             self._consume(lines, repeat(term), out, time)
+            if self._overflow is not None:
+                return
             pos, number = self._line_start, self._number
             clean = True
         self._line_start, self._number = pos, number
@@ -175,8 +229,9 @@ class SSEDecoder:
         rest = lines.pop()
         if lines:
             self._consume(lines, repeat(term), out, time)
-        if rest:
+        if rest and self._overflow is None:
             self._partial.append(rest)
+            self._partial_len += len(rest)
 
     def _consume(
         self, lines: list[bytes], terms: Iterable[int], out: list[RawEvent], time: float | None
@@ -188,23 +243,35 @@ class SSEDecoder:
         """
         number = self._number
         pos = self._line_start
-        data = self._data
+        data, dsize = self._data, self._data_len
+        max_line, max_event = self.max_line, self.max_event
         event, eid, estart = self._event, self._id, self._event_start
         # terms may be an endless repeat(): lines sets the length
         comment, cstart = self._comment, self._comment_start
+        csize = sum(map(len, comment)) if comment else 0
         for line, term in zip(lines, terms, strict=False):
             start = pos
             pos += len(line) + term
+            if len(line) > max_line:
+                self._overflow = ("a line", start)
+                pos = start
+                break
             if comment and line[:1] != b":":
                 # a block of comment lines (a sample's header, a keep-alive) is one event
                 text = b"\n".join(comment).decode("utf-8", "replace")
                 out.append(RawEvent(number, "comment", text, time=time, span=(cstart, start)))
                 number += 1
-                comment = []
+                comment, csize = [], 0
             if line.startswith(b"data:"):
                 if estart < 0:
                     estart = start
-                data.append(line[6:] if line[5:6] == b" " else line[5:])
+                value = line[6:] if line[5:6] == b" " else line[5:]
+                data.append(value)
+                dsize += len(value) + 1
+                if dsize > max_event:
+                    self._overflow = ("an event", estart)
+                    pos = start
+                    break
             elif not line:
                 if data:
                     raw = data[0] if len(data) == 1 else b"\n".join(data)
@@ -214,13 +281,21 @@ class SSEDecoder:
                     )
                     out.append(RawEvent(number, kind, payload, event, eid, time, (estart, pos)))
                     number += 1
-                    data = []
+                    data, dsize = [], 0
                 event = eid = None
                 estart = -1
             elif line[0] == 0x3A:  # ":"
                 if not comment:
                     cstart = start
+                elif len(comment) >= _MAX_COMMENT_LINES or csize > max_event:
+                    # endless keep-alives with nothing between them: one event
+                    # per so many lines, so that the block stays bounded too
+                    text = b"\n".join(comment).decode("utf-8", "replace")
+                    out.append(RawEvent(number, "comment", text, time=time, span=(cstart, start)))
+                    number += 1
+                    comment, cstart, csize = [], start, 0
                 comment.append(line[2:] if line[1:2] == b" " else line[1:])
+                csize += len(line)
             else:
                 if estart < 0:
                     estart = start
@@ -229,6 +304,11 @@ class SSEDecoder:
                     value = value[1:]
                 if name == b"data":
                     data.append(value)
+                    dsize += len(value) + 1
+                    if dsize > max_event:
+                        self._overflow = ("an event", estart)
+                        pos = start
+                        break
                 elif name == b"event":
                     event = value.decode("utf-8", "replace") or None
                 elif name == b"id" and b"\0" not in value:
@@ -236,5 +316,5 @@ class SSEDecoder:
         self._comment, self._comment_start = comment, cstart
         self._number = number
         self._line_start = pos
-        self._data = data
+        self._data, self._data_len = data, dsize
         self._event, self._id, self._event_start = event, eid, estart

@@ -32,7 +32,8 @@ PANES = [
         "Each call's verdict once it is finished: ok, empty, repaired, truncated, "
         "invalid or aborted, the parsed value, and for a repair what changed, with the "
         "raw and repaired text side by side. Below: the diagnostics up to the current "
-        "event; click e12 to go to event 12.",
+        "event; click e12 to go to event 12, click a code (or press e) for what it means "
+        "and what to do, the text `fraglens explain CODE` prints.",
     ),
     (
         "A step",

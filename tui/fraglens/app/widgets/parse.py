@@ -23,7 +23,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from ...engine.calls import Call
-from ...engine.diagnostics import CODES, Diagnostic
+from ...engine.diagnostics import Diagnostic
 from ...engine.finalize import Result
 from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
@@ -246,10 +246,8 @@ class DiagnosticsView(ComponentStyles, Titled, Prerendered):
                 link = self._style("event") + Style(meta={"@click": f"app.goto({d.event})"})
                 where = Text(f"e{d.event}", link)
             line = Text()
-            line.append(d.code, self._style(sev))
-            quirk = CODES[d.code][2]
-            if quirk != "-":
-                line.append(f" {quirk}", meta)
+            explained = Style(meta={"@click": f"app.explain({d.code!r})"})
+            line.append(d.code, self._style(sev) + explained)
             if d.call is not None:
                 line.append(f" #{self.index.position.get(d.call, d.call)}", meta)
             line.append(f" {d.message}")
