@@ -173,9 +173,12 @@ EXPLANATIONS: dict[str, Explanation] = {
             _calls(_entry('"Lima"}', index=0, id="call_9")),
         ),
         did="Kept the first id as the call's id and remembered the second as an alias, "
-            "so later fragments with either id land on this call.",
-        todo="Send the tool result with the id fraglens shows (the first one). If the "
-             "backend expects the other, report it there.",
+            "so later fragments with either id land on this call. When the format's "
+            "closing event restates the call with another id (a Responses `call_id` that "
+            "differs between `output_item.added` and `output_item.done`), that final id is "
+            "what the server stored: it becomes the call's id and the first one the alias.",
+        todo="Send the tool result with the id fraglens shows. If the backend expects the "
+             "other, report it there.",
     ),
     "id-missing": Explanation(
         means="The call ended without ever getting an id.",
@@ -258,7 +261,7 @@ EXPLANATIONS: dict[str, Explanation] = {
         means="One call's text holds several different JSON values back to back, usually "
               "two calls glued together by a backend that reused an index with no id or "
               "name. Also raised when a format's closing copy of the arguments (Responses "
-              "`.done`) differs from the streamed deltas.",
+              "`.done`) is valid JSON with another value than the valid streamed deltas.",
         wire=_wire(
             _calls(_entry('{"city":"Paris"}', index=0, id="call_1", name="get_weather")),
             _calls(_entry('{"city":"Rome"}', index=0)),
@@ -340,7 +343,8 @@ EXPLANATIONS: dict[str, Explanation] = {
     ),
     "args-repaired": Explanation(
         means="The arguments were not valid JSON as sent (a trailing comma, single quotes, "
-              "Python literals, ...), but a lenient repair could read them.",
+              "Python literals, ...), but a lenient repair could read them without changing "
+              "their shape, dropping anything written or making a value up.",
         wire=_wire(
             _calls(_entry('{"city":"Oslo",}', index=0, id="call_1", name="get_weather")),
             _finish("tool_calls"),
@@ -352,16 +356,41 @@ EXPLANATIONS: dict[str, Explanation] = {
              "parser or constrained decoding keeps small models from writing this.",
     ),
     "args-invalid": Explanation(
-        means="The arguments are not JSON and no repair could read them (or they are "
-              "nested too deeply for any JSON parser in Python).",
+        means="The arguments are not JSON and no honest repair could read them: json-repair "
+              "failed, or its result changes the top-level type, drops a key or more than a "
+              "few characters, or puts an empty string where no value was written; or the "
+              "text is too large to repair (256 KB), or nested too deeply for Python's JSON "
+              "parser.",
         wire=_wire(
             _calls(_entry("get_weather(city='Oslo')", index=0, id="call_1",
                           name="get_weather")),
             _finish("tool_calls"),
         ),
-        did="Set the status to `invalid` with no value and kept the raw text as received.",
+        did="Set the status to `invalid` with no value and kept the raw text as received. "
+            "When json-repair produced a guess, it is shown (`repaired_text`) with its "
+            "changes listed, but never used as the value.",
         todo="Do not run the tool. The model wrote something other than JSON: check the "
              "server's tool-call parser and chat template.",
+    ),
+    "args-restated": Explanation(
+        means="The argument pieces streamed for a call do not form JSON (a gateway that "
+              "obfuscates or encrypts deltas, say), while the format restated the whole "
+              "arguments when the call ended (Responses `function_call_arguments.done` or "
+              "`output_item.done`) and that text is JSON.",
+        wire=_wire(
+            _data({"type": "response.output_item.added", "output_index": 0, "item": {
+                "id": "fc_1", "type": "function_call", "call_id": "call_1",
+                "name": "get_weather", "arguments": ""}}),
+            _data({"type": "response.function_call_arguments.delta", "output_index": 0,
+                   "item_id": "fc_1", "delta": "qZ1x9Lk0"}),
+            _data({"type": "response.function_call_arguments.done", "output_index": 0,
+                   "item_id": "fc_1", "arguments": '{"city":"Oslo"}'}),
+        ),
+        did="Used the restatement as the arguments (the status follows from it, `ok` "
+            "here) and kept both texts: `arguments_raw` is the restatement, "
+            "`arguments_streamed` what the pieces said.",
+        todo="Nothing for the value. If you read the deltas yourself, read the closing "
+             "restatement instead, and ask the gateway why its deltas are not the text.",
     ),
     "args-surrogate-split": Explanation(
         means="A character outside the Basic Multilingual Plane (an emoji, say) arrived as "
