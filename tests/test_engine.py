@@ -432,3 +432,22 @@ def test_an_id_restated_differently_at_the_end_becomes_the_id_and_the_first_an_a
     r2 = run(T(0, "call_tmp", "f", '{"a": '), [ArgsFinal(0, 0, "", id="call_real")],
              T(None, "call_tmp", None, "1}"))
     assert len(r2.calls) == 1 and r2.calls[0].result.arguments == {"a": 1}
+
+
+def test_a_parallel_wrapper_is_kept_and_its_calls_shown():
+    wrapped = ('{"tool_uses": [{"recipient_name": "functions.get_weather", "parameters": '
+               '{"city": "Oslo"}}, {"recipient_name": "functions.get_time", "parameters": {}}]}')
+    r = run(T(0, "call_1", "multi_tool_use.parallel", wrapped))
+    call = r.calls[0]
+    assert (call.name, call.result.status) == ("multi_tool_use.parallel", "ok")  # as received
+    assert call.inner_calls == [
+        {"name": "get_weather", "recipient_name": "functions.get_weather",
+         "arguments": {"city": "Oslo"}},
+        {"name": "get_time", "recipient_name": "functions.get_time", "arguments": {}},
+    ]
+    assert codes(r) == ["parallel-wrapper"]
+
+
+def test_a_call_of_that_name_in_another_shape_is_left_alone():
+    r = run(T(0, "call_1", "multi_tool_use.parallel", '{"tool_uses": "nope"}'))
+    assert r.calls[0].inner_calls is None and codes(r) == []

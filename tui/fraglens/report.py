@@ -53,6 +53,8 @@ def call_json(call: Call, position: int) -> dict[str, Any]:
         out["repaired_text"] = result.repaired_text
     if call.over_limit:
         out["dropped_bytes"] = call.dropped_bytes
+    if call.inner_calls is not None:
+        out["inner_calls"] = call.inner_calls  # what a parallel wrapper meant; shown, not run
     if call.notes:
         out["notes"] = list(call.notes)
     return out

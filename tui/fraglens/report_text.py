@@ -55,6 +55,9 @@ def render(doc: dict[str, Any], source: str) -> Group:
         )
     parts.append(table)
     for c in doc["calls"]:
+        for k, inner in enumerate(c.get("inner_calls") or ()):
+            line = f"  call {c['position']} wraps #{k}: {printable(inner['name'])} "
+            parts.append(Text(line + _preview(inner["arguments"], 80), style="cyan"))
         for change in c["repairs"]:
             line = f"  call {c['position']} {c['status']}: {printable(change)}"
             parts.append(Text(line, style="yellow"))

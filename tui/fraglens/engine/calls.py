@@ -55,6 +55,8 @@ class Call:
     notes: list[str] = field(default_factory=list)
     #: codes already raised for this call (info codes are raised once per call)
     raised: set[str] = field(default_factory=set)
+    #: the calls a ``multi_tool_use.parallel`` wrapper holds (name, arguments)
+    inner_calls: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         self.pieces: list[str] = []

@@ -544,6 +544,24 @@ EXPLANATIONS: dict[str, Explanation] = {
              "is a server or proxy bug. If the line is genuine, split the capture there.",
     ),
     # -- text beside the calls -----------------------------------------------------
+    "parallel-wrapper": Explanation(
+        means="The model made one call named `multi_tool_use.parallel` whose arguments hold "
+              "the calls it meant, as `tool_uses` entries with a `recipient_name` "
+              "(`functions.NAME`) and `parameters`. OpenAI models sometimes do this instead "
+              "of making several tool calls.",
+        wire=_wire(
+            _calls(_entry('{"tool_uses":[{"recipient_name":"functions.get_weather",'
+                          '"parameters":{"city":"Oslo"}}]}', index=0, id="call_1",
+                          name="multi_tool_use.parallel")),
+            _finish("tool_calls"),
+        ),
+        did="Kept the call exactly as received and listed the calls inside it "
+            "(`inner_calls` in `check --json`: name without `functions.`, arguments), so "
+            "you see what the model meant.",
+        todo="No tool of that name exists: either run the inner calls yourself and answer "
+             "the wrapper's id, or tell the model to call the tools directly (turning "
+             "parallel tool calls off stops it).",
+    ),
     "text-with-tool-calls": Explanation(
         means="A choice wrote assistant text as well as making tool calls.",
         wire=_wire(

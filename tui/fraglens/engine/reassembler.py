@@ -39,6 +39,30 @@ DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
 _PAIR_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
+#: the name OpenAI models sometimes give one call holding several (issue 11)
+PARALLEL_WRAPPER = "multi_tool_use.parallel"
+
+
+def unwrap_parallel(value: Any) -> list[dict[str, Any]] | None:
+    """The calls a ``multi_tool_use.parallel`` wrapper holds, as the model meant
+    them (``{"tool_uses": [{"recipient_name": "functions.X", "parameters": {...}}]}``),
+    or None when the value is not that shape. The call itself stays as received."""
+    uses = value.get("tool_uses") if isinstance(value, dict) else None
+    if not isinstance(uses, list) or not uses:
+        return None
+    inner: list[dict[str, Any]] = []
+    for use in uses:
+        if not isinstance(use, dict) or not isinstance(use.get("recipient_name"), str):
+            return None
+        name = use["recipient_name"]
+        inner.append({
+            "name": name.removeprefix("functions."),
+            "recipient_name": name,
+            "arguments": use.get("parameters"),
+        })
+    return inner
+
+
 _NOT_JSON: Any = object()
 
 
@@ -386,6 +410,16 @@ class Reassembler:
         call.results.append((event, result))
         call.finalized = True
         call.proved_whole_at = call.fragments if result.whole_value else None
+        wrapped = call.name == PARALLEL_WRAPPER and result.has_value
+        call.inner_calls = inner = unwrap_parallel(result.arguments) if wrapped else None
+        if inner is not None:
+            self.call_once(
+                call,
+                "parallel-wrapper",
+                f"one {PARALLEL_WRAPPER} call wrapping {len(inner)} call(s): "
+                + ", ".join(c["name"] for c in inner[:5]),
+                event,
+            )
 
     def _surrogate_split(self, call: Call) -> None:
         """Q42: a surrogate pair escape cut between two fragments, said at the

@@ -171,7 +171,10 @@ class CallResult(ComponentStyles, Prerendered):
             table = Table.grid(padding=(0, 1), expand=True)
             table.add_column(ratio=1)
             table.add_column(ratio=1)
-            table.add_row(Text("raw, as sent", meta), Text("repaired", meta))
+            other = {"repaired": "repaired", "invalid": "json-repair's guess, not used"}
+            table.add_row(
+                Text("raw, as sent", meta), Text(other.get(result.status, "best effort"), meta)
+            )
             table.add_row(
                 Text(clip(raw), overflow="fold"), Text(clip(result.repaired_text), overflow="fold")
             )
@@ -186,6 +189,11 @@ class CallResult(ComponentStyles, Prerendered):
         if result.values:
             parts.append(Text(f"{len(result.values)} separate values came:", meta))
             parts.extend(pretty(v, 8) for v in result.values)
+        if call.inner_calls and result is call.result:
+            parts.append(Text(f"the {len(call.inner_calls)} call(s) this wrapper holds:", meta))
+            for inner in call.inner_calls:
+                parts.append(Text(inner["name"], self._style("heading")))
+                parts.append(pretty(inner["arguments"], 8))
         return Group(*parts)
 
 
