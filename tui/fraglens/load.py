@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from .framing.detect import FramingError, read_stream
 from .framing.events import Framed
-from .stream import Stream
+from .stream import FORMATS, Stream
 
 
 class LoadError(Exception):
@@ -94,8 +94,13 @@ def stream_from_framed(
     max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
     keep_naive: bool = False,
 ) -> Stream:
+    fmt = format or framed.meta.get("format")
+    if fmt is not None and fmt not in FORMATS:
+        known = ", ".join(FORMATS)
+        raise LoadError(f"the recording's header names the format {fmt!r}, which is not one "
+                        f"fraglens reads ({known})")
     stream = Stream(
-        format=format or framed.meta.get("format"),
+        format=fmt,
         framing=framed.framing,
         max_arg_bytes=max_arg_bytes,
         keep_naive=keep_naive,
@@ -108,7 +113,29 @@ def stream_from_framed(
     for problem in framed.problems:
         event = last if problem.event is None else min(problem.event, last)
         stream.reassembler.diag(problem.code, problem.message, event)
+    if framed.framing == "recording":
+        _recording_findings(stream, framed.meta, last)
     return stream
+
+
+def _recording_findings(stream: Stream, meta: dict[str, Any], last: int) -> None:
+    """What a recording itself says went wrong, as diagnostics at its last
+    event: lines that could not be read, a last line cut off, an end line
+    that records an error."""
+    r = stream.reassembler
+    skipped, cut = meta.get("skipped_lines") or 0, bool(meta.get("truncated"))
+    if skipped or cut:
+        what = []
+        if skipped:
+            what.append(f"{skipped} line(s) could not be read and were left out")
+        if cut:
+            what.append("the last line is cut off (the recorder stopped mid-write)")
+        r.diag("recording-damaged", "; ".join(what), last)
+    end = meta.get("end")
+    if isinstance(end, dict) and (end.get("end") == "error" or end.get("error")):
+        error = end.get("error")
+        said = f": {error}" if isinstance(error, str) and error else ""
+        r.diag("recording-error", f"the recording ends with an error{said}", last)
 
 
 @contextmanager

@@ -53,6 +53,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "choice-index-unstable": ("warning", "the choice index drifted or choices interleave"),
     "non-json-data": ("error", "a data: payload is not JSON"),
     "frame-too-large": ("error", "a line or event exceeded the reader's size limit"),
+    "recording-damaged": ("error", "lines of the recording could not be read"),
+    "recording-error": ("error", "the recording ends with an error"),
     "parallel-wrapper": ("warning", "one multi_tool_use.parallel call wraps several calls"),
     "text-with-tool-calls": ("info", "assistant text alongside tool calls"),
     "tool-markup-in-content": ("warning", "tool-call markup leaked into text"),

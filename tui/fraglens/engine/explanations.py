@@ -544,6 +544,35 @@ EXPLANATIONS: dict[str, Explanation] = {
              "is a server or proxy bug. If the line is genuine, split the capture there.",
     ),
     # -- text beside the calls -----------------------------------------------------
+    "recording-damaged": Explanation(
+        means="Lines of a fraglens recording could not be read: a line in the middle is "
+              "not JSON (the file was edited or damaged), or the last line stops mid-write "
+              "(the recorder was killed while writing it).",
+        wire=_wire(
+            json.dumps({"fraglens": "recording", "version": 1, "request": {}},
+                       separators=(",", ":")),
+            json.dumps({"t": 0.1, "b": _data({"choices": [{"index": 0, "delta": {
+                "content": "hi"}, "finish_reason": "stop"}]}) + "\n\n"},
+                separators=(",", ":")),
+            '{"t":0.2,"b":"data: [DO',
+        ),
+        did="Read every line it could, left the others out, and counted them here; the "
+            "report covers only what was read, so `check` exits 1.",
+        todo="Take the stream as incomplete. Record it again if you need all of it.",
+    ),
+    "recording-error": Explanation(
+        means="The recording's end line says the response ended in an error (the "
+              "connection was reset, the upstream timed out...).",
+        wire=_wire(
+            json.dumps({"fraglens": "recording", "version": 1, "request": {}},
+                       separators=(",", ":")),
+            json.dumps({"end": "error", "error": "connection reset by peer", "t": 1.5},
+                       separators=(",", ":")),
+        ),
+        did="Read the body up to the error as usual and reported the error with it; "
+            "`check` exits 1.",
+        todo="Calls still open when the error came are cut off: retry the request.",
+    ),
     "parallel-wrapper": Explanation(
         means="The model made one call named `multi_tool_use.parallel` whose arguments hold "
               "the calls it meant, as `tool_uses` entries with a `recipient_name` "
