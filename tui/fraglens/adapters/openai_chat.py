@@ -152,16 +152,12 @@ class OpenAIChatAdapter:
         if isinstance(choices, list) and not choices:
             if has_usage:
                 ops.append(Notice("usage-only-chunk", "a chunk with choices: [] carried usage"))
-            elif not errors:
-                ops.append(
-                    Notice(
-                        "annotation-chunk",
-                        "a chunk with choices: [] and no usage"
-                        + (
-                            " (prompt filter results)" if "prompt_filter_results" in payload else ""
-                        ),
-                    )
-                )
+            elif not errors and payload.get("prompt_filter_results"):
+                # an empty chunk with no annotation either carries nothing to report
+                ops.append(Notice(
+                    "annotation-chunk",
+                    "a chunk with choices: [] and no usage (prompt filter results)",
+                ))
         elif "prompt_filter_results" in payload and not ops and not finishes:
             ops.append(Notice("annotation-chunk", "prompt filter results with no delta"))
         ops.extend(finishes)
@@ -227,6 +223,11 @@ class OpenAIChatAdapter:
         elif choice.get("error") is not None:
             errors.append(StreamError(error_message(choice.get("error"), "error")))
 
-        filtered = "content_filter_results" in choice or "content_filter_result" in choice
+        # an empty results object annotates nothing: a trailing chunk with an empty
+        # delta is not an annotation chunk
+        filtered = any(
+            choice.get(key)
+            for key in ("content_filter_results", "content_filter_result", "content_filter_offsets")
+        )
         if filtered and len(ops) == before and raw in (None, "", "null"):
             ops.append(Notice("annotation-chunk", f"choice {number}: content filter results"))

@@ -508,16 +508,18 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Nothing. Clients that expect a delta in every chunk crash on it.",
     ),
     "choice-index-unstable": Explanation(
-        means="Tool calls came under more than one choice index: the request asked for "
-              "several choices (`n` > 1), or the backend's choice index drifts.",
+        means="A call's pieces moved from one choice index to another: the same call id "
+              "under two choices, or argument text with no id or name under a choice no "
+              "call opened. Choices that each keep their own index (a request with `n` > 1) "
+              "are not this.",
         wire=_wire(
-            _calls(_entry("{}", index=0, id="call_1", name="get_time"), choice=0),
-            _calls(_entry("{}", index=0, id="call_2", name="get_time"), choice=1),
+            _calls(_entry('{"tz":', index=0, id="call_1", name="get_time"), choice=0),
+            _calls(_entry('"UTC"}', index=0), choice=1),
         ),
         did="Kept the calls of each choice apart, each choice with its own text and "
-            "finish. This finding belongs to the whole stream, not to one event.",
-        todo="Expected when you asked for several choices. Otherwise one answer is split "
-             "across choices: report the drift to the backend.",
+            "finish, and did not move the stray piece back: it stays on its own call.",
+        todo="One answer is split across choices: report the drift to the backend, and "
+             "do not run the calls as they stand.",
     ),
     "non-json-data": Explanation(
         means="A `data:` payload is not JSON (or is nested too deeply to read), or the "

@@ -492,9 +492,11 @@ class Reassembler:
                 )
             content = "".join(p for _, p in ch.text)
             if calls and content.strip():
+                # said where it became true: when the second of the two arrived
+                first_text = next(e for e, p in ch.text if p.strip())
                 self.diag(
                     "text-with-tool-calls", f"choice {number} has text besides its calls",
-                    ch.text[0][0],
+                    max(first_text, min(c.first_event for c in calls)),
                 )
             m = _MARKUP.search(content)
             if m:
@@ -504,10 +506,35 @@ class Reassembler:
                     "no call was invented from it",
                     ch.text[0][0],
                 )
-        if len(self.choices) > 1 and any(c.choice for c in self.calls):
-            self.diag(
-                "choice-index-unstable",
-                f"tool calls under {len(self.choices)} choice indexes: "
-                f"{sorted(self.choices)}; calls are kept per choice",
-                None,
-            )
+        self._choice_drift()
+
+    def _choice_drift(self) -> None:
+        """Q30: choices that each keep their own index (an ``n>1`` request) are
+        fine; a call whose pieces moved to another choice index is not. It shows
+        as one id under two choices, or as a call with neither id nor name on a
+        choice other than the first (a continuation that lost its choice)."""
+        if len(self.choices) < 2:
+            return
+        first = min(self.choices)
+        seen: dict[str, int] = {}
+        for call in self.calls:
+            if call.id is not None:
+                other = seen.setdefault(call.id, call.choice)
+                if other != call.choice:
+                    self.diag(
+                        "choice-index-unstable",
+                        f"call {call.id!r} arrived under choice {other} and choice "
+                        f"{call.choice}; calls are kept per choice",
+                        call.first_event,
+                        call,
+                    )
+                    return
+            elif call.name is None and call.choice != first:
+                self.diag(
+                    "choice-index-unstable",
+                    f"argument text with no id or name under choice {call.choice}, which no "
+                    "call opened: the choice index drifted; calls are kept per choice",
+                    call.first_event,
+                    call,
+                )
+                return
