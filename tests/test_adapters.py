@@ -1531,3 +1531,47 @@ def _bare(index=0, args="x", choice=0, top=None, **extra):
 )
 def test_openai_chat_shortcut_gives_what_the_full_path_gives(chunk):
     assert OpenAIChatAdapter().feed(chunk) == OpenAIChatAdapter().feed_full(chunk)
+
+
+# -- parts of a chunk that cannot be read are named, never dropped silently ------
+
+def _chat_report(*deltas: dict) -> dict:
+    from fraglens.load import stream_from_bytes
+    from fraglens.report import build_report
+
+    body = "".join(
+        "data: " + json.dumps({"choices": [{"index": 0, "delta": d}]}) + "\n\n" for d in deltas
+    )
+    body += 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+    return build_report(stream_from_bytes(body.encode())[0])
+
+
+_CALL = {"id": "call_1", "function": {"name": "f", "arguments": "{}"}}
+
+
+@pytest.mark.parametrize(
+    ("tool_calls", "said"),
+    [
+        (dict(_CALL, index=0), 'tool_calls is an object, not an array: read as one entry'),
+        ("call f()", 'tool_calls is not an array: ignored (the wire has "call f()")'),
+        (["f()"], 'tool_calls[0] is not an object: ignored (the wire has "f()")'),
+        ([dict(_CALL, index="abc")], 'index is not a whole number: read as no index (the wire '
+                                     'has "abc")'),
+        ([dict(_CALL, index=1.5)], "(the wire has 1.5)"),
+        ([dict(_CALL, index=True)], "(the wire has true)"),
+        ([dict(_CALL, index=[0])], "(the wire has [0])"),
+        ([{"index": 0, "id": "call_1", "function": "f({})"}],
+         'tool_calls[0].function is not an object: ignored (the wire has "f({})")'),
+    ],
+    ids=["dict", "string", "entry-string", "index-abc", "index-float", "index-true",
+         "index-list", "function-string"],
+)
+def test_a_tool_calls_part_of_the_wrong_shape_is_named_with_its_wire_value(tool_calls, said):
+    doc = _chat_report({"tool_calls": tool_calls})
+    found = [d["message"] for d in doc["diagnostics"] if d["code"] == "chunk-unreadable"]
+    assert len(found) == 1 and said in found[0], found
+
+
+def test_well_formed_tool_calls_raise_no_unreadable_finding():
+    doc = _chat_report({"tool_calls": [dict(_CALL, index=0)]})
+    assert "chunk-unreadable" not in [d["code"] for d in doc["diagnostics"]]

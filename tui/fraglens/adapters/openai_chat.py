@@ -10,6 +10,7 @@ position is its identity when it has no ``index``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..engine.fragments import (
@@ -28,6 +29,18 @@ from .base import Continuation, as_dict, as_int, as_list, as_str, error_message,
 #: Reasoning text goes by several names; the first non-empty one wins, so a
 #: gateway that fills two of them with the same text is not shown twice.
 REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_text")
+
+
+def unread(what: str, value: Any) -> Notice:
+    """A part of a chunk the adapter could not read, named with its wire value:
+    kept in the stream view as it came, never dropped without a word."""
+    try:
+        shown = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        shown = repr(value)
+    if len(shown) > 60:
+        shown = shown[:59] + "…"
+    return Notice("chunk-unreadable", f"{what} (the wire has {shown})")
 
 
 def tool_delta(choice: int, entry: dict[str, Any], index: int | None) -> ToolDelta | None:
@@ -194,13 +207,24 @@ class OpenAIChatAdapter:
 
         calls = delta.get("tool_calls")
         if isinstance(calls, dict):
+            ops.append(unread("tool_calls is an object, not an array: read as one entry", calls))
             calls = [calls]
+        elif calls is not None and not isinstance(calls, list):
+            ops.append(unread("tool_calls is not an array: ignored", calls))
         for pos, entry in enumerate(as_list(calls)):
             if not isinstance(entry, dict):
+                ops.append(unread(f"tool_calls[{pos}] is not an object: ignored", entry))
                 continue
-            index = as_int(entry.get("index"))
+            wire_index = entry.get("index")
+            index = as_int(wire_index)
+            if index is None and wire_index is not None:
+                ops.append(unread(f"tool_calls[{pos}].index is not a whole number: read as "
+                                  "no index", wire_index))
             if index is None and whole:
                 index = pos  # a complete message: the array position is the call
+            fn = entry.get("function")
+            if fn is not None and not isinstance(fn, dict):
+                ops.append(unread(f"tool_calls[{pos}].function is not an object: ignored", fn))
             op = tool_delta(number, entry, index)
             if op is not None:
                 ops.append(op)

@@ -521,6 +521,22 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="One answer is split across choices: report the drift to the backend, and "
              "do not run the calls as they stand.",
     ),
+    "chunk-unreadable": Explanation(
+        means="A chunk is JSON, but a part that carries tool calls has a shape the format "
+              "does not allow: `tool_calls` as an object or a string, an entry or a "
+              "`function` that is not an object, an `index` that is not a whole number "
+              "(`\"abc\"`, `1.5`, `true`, `[0]`).",
+        wire=_wire(
+            _calls({"index": "abc", "id": "call_1",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}),
+            _finish("tool_calls"),
+        ),
+        did="Read what it could (an index it cannot read counts as no index), named what "
+            "it ignored with the wire value, and kept the chunk as it came in the stream "
+            "view. Only the first such finding of a stream is listed.",
+        todo="The relay or server writes chunks the format does not allow: report it "
+             "there; the call may be attributed differently than the model meant.",
+    ),
     "non-json-data": Explanation(
         means="A `data:` payload is not JSON (or is nested too deeply to read), or the "
               "body is not a stream at all, such as an HTML error page from a gateway.",
