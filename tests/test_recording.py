@@ -624,3 +624,32 @@ def test_an_unknown_format_in_the_header_is_one_line_and_exit_2(tmp_path, capsys
     assert main(["check", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("fraglens: error:") and "'bogus'" in err and len(err.splitlines()) == 1
+
+
+# -- a URL that cannot be parsed again does not stop a recording being read -------
+
+@pytest.mark.parametrize(
+    ("url", "kept"),
+    [
+        ("http://[redacted]@h/v1/chat/completions", "http://[redacted]@h/v1/chat/completions"),
+        ("https://u:[redacted]@api.example.com/v1?key=sk-live-123",
+         "https://[redacted]@api.example.com/v1?[redacted]"),
+        ("http://[::1/v1", "http://[::1/v1"),
+    ],
+    ids=["redacted-userinfo", "password-and-key", "broken-ipv6"],
+)
+@pytest.mark.parametrize(
+    "command", [["check"], ["check", "--json"], ["history", "build"], ["export"]]
+)
+def test_a_recording_with_an_unparsable_url_is_read(tmp_path, capsys, url, kept, command):
+    from fraglens.cli import main
+
+    header = json.dumps({"fraglens": "recording", "version": 1,
+                         "request": {"method": "POST", "url": url}})
+    data = "\n".join([header, _CHUNK, _DONE]) + "\n"
+    assert parse_recording(data.encode()).request["url"] == kept
+    path = tmp_path / "r.jsonl"
+    path.write_text(data, encoding="utf-8")
+    assert main([*command, str(path)]) == 0
+    out = capsys.readouterr()
+    assert "sk-live-123" not in out.out + out.err
