@@ -467,3 +467,15 @@ def test_a_call_whose_pieces_move_to_another_choice_is_unstable():
     # the same id under two choices
     r = run(T(0, "a", "f", '{"x":1}', choice=0), T(0, "a", "f", '{"x":1}', choice=1))
     assert "choice-index-unstable" in codes(r)
+
+
+def test_text_after_object_arguments_is_not_dropped():
+    r = run(T(0, "c1", "f", args_obj={"a": 1}), T(0, None, None, '{"b": 2}'))
+    result = r.calls[0].result
+    assert result.status == "invalid" and result.values == ({"a": 1}, {"b": 2})
+    assert "args-multiple-values" in codes(r)
+
+
+def test_object_arguments_alone_are_still_their_value():
+    r = run(T(0, "c1", "f", args_obj={"a": 1}), T(0, None, None, args_obj={"b": 2}))
+    assert summary(r) == [("f", "ok", {"a": 1, "b": 2})]

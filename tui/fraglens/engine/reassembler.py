@@ -311,7 +311,9 @@ class Reassembler:
             value = merged
         call.obj, call.obj_seen = value, True
         # the buffer shows the serialization, fragment by fragment
-        self._append(event, call, json.dumps(d.args_obj, ensure_ascii=False))
+        text = json.dumps(d.args_obj, ensure_ascii=False)
+        call.obj_chars += len(text)
+        self._append(event, call, text)
 
     def _args_final(self, event: int, op: ArgsFinal) -> None:
         call = self._slots.find_final(op)
@@ -402,7 +404,9 @@ class Reassembler:
             call.final_text,
             call.scan_state,
             obj=call.obj,
-            obj_seen=call.obj_seen,
+            # objects and text for one call: the whole buffer is judged, so the
+            # text's value is not dropped (several values are said as such)
+            obj_seen=call.obj_seen and call.length <= call.obj_chars,
             over_limit=call.over_limit,
             aborted=aborted,
             finish=finish,
