@@ -132,6 +132,7 @@ def main() -> None:
     print(f"  {calls:>6} calls  {few:.4f}")
     print(f"  {10 * calls:>6} calls  {many:.4f}   ratio {many / few:.2f}x (target <= 15x)")
 
+    del ok_doc, rep_doc, few_doc, many_doc  # a smaller heap for the next pair to collect
     few, many = best_history(conversation(calls), conversation(10 * calls), rounds)
     print(f"history check, one turn of calls answered in reverse (CPU s, best of {rounds}):")
     print(f"  {calls:>6} calls  {few:.4f}")
