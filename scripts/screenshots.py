@@ -11,8 +11,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import httpx
 
 from fraglens.app.app import FraglensApp
 from fraglens.load import load_stream
@@ -96,17 +104,88 @@ async def take(shot: Shot, out: Path) -> Path:
     return target
 
 
+#: the comparison screen: the captures of tests/data/compare, one per model,
+#: served on loopback by fraglens serve, compared with fraglens compare --app
+COMPARE_CAPTURES = Path(__file__).resolve().parent.parent / "tests" / "data" / "compare"
+COMPARE_MODELS = ("claude-sonnet-4-5", "glm-4.6", "deepseek-chat", "qwen3-coder", "kimi-k2")
+COMPARE_CAPTION = (
+    "fraglens compare --app: five backends behind one endpoint, listed as they finished; "
+    "the highlighted one's chunking profile, and where they disagree"
+)
+
+
+@contextmanager
+def serving(captures: list[str]) -> Iterator[str]:
+    """``fraglens serve`` in a process of its own, as an endpoint would be (in this
+    process it would share the interpreter with the app drawing the screen, and
+    the backends' times with it); yields its base URL."""
+    command = [sys.executable, "-m", "fraglens", "serve", "--port", "0"]
+    # a fixed pace: the list fills in the same order every time
+    command += ["--pace", "fixed", "--rate", "20", *captures]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            found = re.search(r"base URL (\S+)\)", line)
+            if found:
+                # a real endpoint is warm: the first answers of a fresh server
+                # process pay for its start-up, which is no backend's doing
+                for _ in range(3):
+                    httpx.post(f"{found.group(1)}/chat/completions", json={"model": "glm-4.6"})
+                yield found.group(1)
+                return
+        raise RuntimeError("fraglens serve did not start")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+async def take_compare(out: Path) -> Path:
+    """The comparison screen once every backend is in, the tiny-fragments one highlighted."""
+    from fraglens.app.screens.compare import CompareApp
+    from fraglens.net.compare import make_backends
+    from fraglens.net.cost import Prices
+    from fraglens.net.request import build_spec
+
+    captures = sorted(str(p) for p in COMPARE_CAPTURES.glob("*.*") if p.suffix != ".md")
+    with serving(captures) as url:
+        spec, _ = build_spec(url, prompt="Weather in São Paulo?", model="m", environ={})
+        backends = make_backends(
+            lambda model: dataclasses.replace(spec, body={**spec.body, "model": model}),
+            COMPARE_MODELS,
+            record_dir=None,
+            timeout=30,
+            prices_for=lambda model: Prices(1.0, 4.0, 1.3),
+        )
+        # the port changes from run to run: the intro names the server instead
+        intro = "One request to 5 models behind fraglens serve on loopback, 4 at a time."
+        app = CompareApp(backends, concurrency=4, intro=intro)
+        async with app.run_test(size=SIZE) as pilot:
+            while app.doc is None:
+                await pilot.pause(0.05)
+            table = app.list.query_one("#compare-table")
+            rows = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+            table.move_cursor(row=rows.index("claude-sonnet-4-5"))
+            await pilot.pause()
+            target = out / "compare.svg"
+            target.write_text(app.export_screenshot(title="fraglens — compare"), "utf-8")
+    return target
+
+
 async def take_all(out: Path, names: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for shot in SHOTS:
         if not names or shot.name in names:
             print(await take(shot, out))
+    if not names or "compare" in names:
+        print(await take_compare(out))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/screenshots.py", description=__doc__)
     parser.add_argument("out", type=Path, help="directory for the SVG files")
-    parser.add_argument("names", nargs="*", help=f"only these: {', '.join(s.name for s in SHOTS)}")
+    every = ", ".join([*(s.name for s in SHOTS), "compare"])
+    parser.add_argument("names", nargs="*", help=f"only these: {every}")
     args = parser.parse_args(argv)
     if not SAMPLES.is_dir():
         parser.error(f"{SAMPLES} is missing: run this from a checkout of the repository")

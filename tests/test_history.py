@@ -522,7 +522,7 @@ def test_problem_is_frozen() -> None:
 
 
 def test_every_code_is_documented() -> None:
-    notes = (Path(__file__).parent.parent / "notes" / "history.md").read_text()
+    notes = (Path(__file__).parent.parent / "docs" / "history.md").read_text()
     for code, (severity, _) in PROBLEM_CODES.items():
         assert f"`{code}` | {severity}" in notes, code
 

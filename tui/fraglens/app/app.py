@@ -35,6 +35,7 @@ from ..stream import Stream
 from . import clipboard
 from .commands import FraglensCommands
 from .keys import BINDINGS, KEY_BAR
+from .screens.chunking import ChunkingScreen
 from .screens.explain import ExplainScreen
 from .screens.help import HelpScreen
 from .screens.history import HistoryScreen
@@ -488,6 +489,9 @@ class FraglensApp(App[int]):
     # -- screens ------------------------------------------------------------------------
     def action_show_history(self) -> None:
         self.push_screen(HistoryScreen(self.stream))
+
+    def show_chunking(self) -> None:
+        self.push_screen(ChunkingScreen(self.stream))
 
     def action_show_raw(self) -> None:
         self.push_screen(RawEventScreen(self.index, self.step))

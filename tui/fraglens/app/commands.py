@@ -1,6 +1,7 @@
 """The command palette (ctrl+p): every key's action by name ("step: next
-diagnostic", "copy: assistant message"), each diagnostic (to find it, and its
-code to explain), and each call."""
+diagnostic", "copy: assistant message"), the views with no key of their own
+("view: chunking profile"), each diagnostic (to find it, and its code to
+explain), and each call."""
 
 from __future__ import annotations
 
@@ -30,6 +31,11 @@ class FraglensCommands(Provider):
                     binding.tooltip,
                     partial(app.run_action, binding.action),
                 )
+        yield (
+            "view: chunking profile",
+            "How the tool calls were cut into fragments: sizes, cuts inside strings…",
+            app.show_chunking,
+        )
         index = app.index
         for position, call in enumerate(index.calls):
             title = f"call: select #{position} {call.name or '(no name)'}"

@@ -29,6 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check", "the calls and diagnostics of a capture, headless"),
     "explain": ("explain", "what a diagnostic code means and what to do about it"),
     "live": ("live", "send a request, watch the tool calls assemble as they stream, record it"),
+    "compare": (
+        "compare",
+        "send one request to several models behind one endpoint; compare their tool calls",
+    ),
     "serve": (
         "serve",
         "replay captures from a local OpenAI/Anthropic/Responses-compatible server, with chaos",

@@ -11,6 +11,7 @@ from .common import CliError, add_stream_options, write_json
 EXAMPLES = """\
 examples:
   fraglens check capture.sse
+  fraglens check --chunking capture.sse     how the backend cut the calls into fragments
   curl -sN ... | fraglens check --json - | jq '.calls[].status'"""
 
 
@@ -19,6 +20,11 @@ def build(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the JSON report (the contract)")
     p.add_argument(
         "--compare", action="store_true", help="add what naive by-id / by-arrival grouping gives"
+    )
+    p.add_argument(
+        "--chunking",
+        action="store_true",
+        help="add how the tool calls were cut into fragments (sizes, cuts mid-string...)",
     )
     add_stream_options(p)
 
@@ -33,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.path}: no model response found ({stream.framing} of "
                        f"{len(stream.events)} event(s), none of them a model API's)")
     doc = build_report(stream, compare=args.compare)
+    if args.chunking:
+        from ..chunking import chunking_profile
+
+        doc["chunking"] = chunking_profile(stream)
     if args.json:
         write_json(doc)
     else:
@@ -44,4 +54,8 @@ def run(args: argparse.Namespace) -> int:
                 keys = doc["naive"][how]
                 sizes = " / ".join(str(k["chars"]) for k in keys)
                 print(f"naive {how}: {len(keys)} key(s), {sizes} chars of arguments")
+        if "chunking" in doc:
+            from ..chunking import chunking_line
+
+            print(f"chunking: {chunking_line(doc['chunking'])}")
     return exit_code(doc)

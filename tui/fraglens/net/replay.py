@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import random
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,8 @@ class Source:
     read_times: list[float] | None = None
     status: int = 200
     content_type: str = SSE_TYPE
-    #: the model the recorded request asked for, for GET /v1/models
+    #: the model the recorded request asked for, else the one the stream names:
+    #: requests for it get this capture, and GET /v1/models lists it
     model: str | None = None
     #: recorded response headers worth replaying (provider request ids and the like)
     headers: dict[str, str] = field(default_factory=dict)
@@ -136,12 +137,41 @@ def source_from_bytes(data: bytes, name: str) -> Source:
         raise LoadError(f"{name}: no events to replay")
     fmt = framed.meta.get("format") or stream_from_framed(framed).format
     if framed.framing in ("recording", "har"):
-        return _from_recording(_recording_of(data, framed), framed, fmt, name)
-    if framed.framing == "sse":
-        return _sse_source(name, fmt, data, framed.events, None)
-    if framed.framing in ("ndjson", "json-array"):
-        return _reencoded(name, fmt, framed.events, None)
-    return Source(name, fmt, data, [len(data)], content_type=JSON_TYPE)
+        source = _from_recording(_recording_of(data, framed), framed, fmt, name)
+    elif framed.framing == "sse":
+        source = _sse_source(name, fmt, data, framed.events, None)
+    elif framed.framing in ("ndjson", "json-array"):
+        source = _reencoded(name, fmt, framed.events, None)
+    else:
+        source = Source(name, fmt, data, [len(data)], content_type=JSON_TYPE)
+    if source.model is None:
+        source = replace(source, model=_streamed_model(framed.events))
+    return source
+
+
+#: how many events to look through for the model's name (it rides on the first ones)
+_MODEL_EVENTS = 8
+
+
+def _streamed_model(events: list[RawEvent]) -> str | None:
+    """The model a stream names in its first chunks: ``model`` (Chat Completions),
+    ``message.model`` (Anthropic), ``response.model`` (Responses), ``modelVersion``
+    (Gemini); None when none does."""
+    for ev in events[:_MODEL_EVENTS]:
+        if ev.kind != "data":
+            continue
+        try:
+            doc = json.loads(ev.data)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(doc, dict):
+            continue
+        for holder in (doc, doc.get("message"), doc.get("response")):
+            if isinstance(holder, dict):
+                for key in ("model", "modelVersion"):
+                    if isinstance(holder.get(key), str) and holder[key]:
+                        return str(holder[key])
+    return None
 
 
 def _recording_of(data: bytes, framed: Framed) -> Recording:

@@ -3,10 +3,12 @@
 A plain ASGI application (:class:`ReplayApp`) served by uvicorn — HTTP parsing,
 chunked encoding and connection handling are uvicorn's and h11's, not ours.
 Every POST is answered by replaying one of the loaded captures as a real
-``text/event-stream``: the capture whose wire format matches the path
-(``/chat/completions``, ``/messages``, ``/responses``), round-robin among
-them, or round-robin among all when none matches. ``GET /v1/models`` lists
-the recorded models. A request to one of those three endpoints whose JSON body
+``text/event-stream``: the captures of the model the request names, when some
+were recorded with it (so one server stands for several backends behind one
+key, as ``fraglens compare`` needs); else the captures whose wire format
+matches the path (``/chat/completions``, ``/messages``, ``/responses``);
+else all of them, round-robin in each case. ``GET /v1/models`` lists the
+recorded models. A request to one of those three endpoints whose JSON body
 says ``"stream": false`` gets HTTP 400 in its provider's error shape rather
 than an event stream its client would not parse; a body without ``stream``
 (curl, a quick test) is streamed to, as before. What to send and when comes
@@ -112,13 +114,16 @@ class ReplayApp:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- choosing ------------------------------------------------------------------------
-    def pick(self, path: str) -> Source:
+    def pick(self, path: str, model: str | None = None) -> Source:
+        """The capture that answers: one recorded with ``model``, else one in the
+        path's wire format, else any, round-robin among them."""
+        by_model = [s for s in self.sources if s.model == model] if model else []
         fmt = format_for_path(path)
-        matching = [s for s in self.sources if s.format == fmt] if fmt else []
-        key = fmt if matching else None
+        by_format = [s for s in self.sources if s.format == fmt] if fmt and not by_model else []
+        key = f"model:{model}" if by_model else fmt if by_format else None
         with self._lock:
             if key not in self._rotations:
-                self._rotations[key] = itertools.cycle(matching or self.sources)
+                self._rotations[key] = itertools.cycle(by_model or by_format or self.sources)
             return next(self._rotations[key])
 
     def abort_all(self) -> None:
@@ -153,7 +158,7 @@ class ReplayApp:
             await _send_json(send, 413, error_body(413, format_for_path(path)))
             return
         self.requests += 1
-        source = self.pick(path)
+        source = self.pick(path, _requested_model(request))
         if self.chaos.http_error is not None:
             status = self.chaos.http_error
             shape = format_for_path(path) or source.format
@@ -265,6 +270,16 @@ def _asks_no_stream(body: bytes) -> bool:
     except (ValueError, RecursionError):
         return False
     return isinstance(doc, dict) and doc.get("stream") is False
+
+
+def _requested_model(body: bytes) -> str | None:
+    """The ``model`` a JSON request body names, if any."""
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    model = doc.get("model") if isinstance(doc, dict) else None
+    return model if isinstance(model, str) and model else None
 
 
 def _is_stream(source: Source) -> bool:

@@ -1,0 +1,125 @@
+"""Stream timing: what arrived when, read from the events' receive times."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from fraglens.framing.recording import RecordingWriter
+from fraglens.load import stream_from_bytes
+from fraglens.timing import stream_timing
+
+from .test_live_streams import OPENAI_EVENTS, OPENAI_SSE
+from .test_recording import SSE_BODY, har, har_entry
+
+#: one read per event of OPENAI_SSE: comment, role, call_a opens, 2 fragments,
+#: then a 1.5 s silence before call_b opens (event 5), 2 fragments, finish, usage, [DONE]
+TIMES = [0.2, 0.3, 0.4, 0.45, 0.5, 2.0, 2.1, 2.2, 2.3, 2.4, 2.5]
+
+
+def events_of(body: bytes) -> list[bytes]:
+    parts = body.split(b"\n\n")[:-1]
+    return [part + b"\n\n" for part in parts]
+
+
+def recording(reads: list[tuple[float, bytes]]) -> bytes:
+    out = io.BytesIO()
+    writer = RecordingWriter(out)
+    writer.start({"method": "POST", "url": "http://h/v1/chat/completions", "body": {}})
+    writer.response(200, {"content-type": "text/event-stream"}, t=0.1)
+    for t, data in reads:
+        writer.chunk(t, data)
+    writer.end("eof", t=reads[-1][0])
+    return out.getvalue()
+
+
+def timing_of(data: bytes, **kwargs):
+    stream, _ = stream_from_bytes(data)
+    return stream_timing(stream, **kwargs)
+
+
+def paced() -> bytes:
+    pieces = events_of(OPENAI_SSE)
+    assert len(pieces) == OPENAI_EVENTS == len(TIMES)
+    return recording(list(zip(TIMES, pieces, strict=True)))
+
+
+def test_a_capture_without_times_has_no_timing():
+    assert timing_of(OPENAI_SSE) is None
+
+
+def test_times_of_first_event_first_tool_byte_calls_and_duration():
+    timing = timing_of(paced())
+    assert timing["first_event_ms"] == 200.0  # the keep-alive comment is the first event
+    assert timing["first_tool_byte_ms"] == 400.0  # call_a's id and name, event 2
+    assert timing["duration_ms"] == 2500.0
+    assert timing["calls"] == [
+        {"call": 0, "first_ms": 400.0, "last_ms": 500.0},
+        {"call": 1, "first_ms": 2000.0, "last_ms": 2200.0},
+    ]
+
+
+def test_output_tokens_per_second_over_the_events_span():
+    # usage says 48 completion tokens; the events span 2.5 - 0.2 = 2.3 s
+    assert timing_of(paced())["output_tokens_per_s"] == round(48 / 2.3, 1)
+
+
+def test_without_usage_there_is_no_token_rate():
+    pieces = [p for p in events_of(OPENAI_SSE) if b'"usage"' not in p]
+    timing = timing_of(recording(list(zip(TIMES[:-1], pieces, strict=True))))
+    assert timing["output_tokens_per_s"] is None
+
+
+def test_a_gap_longer_than_the_threshold_is_a_stall_named_by_the_event_after_it():
+    assert timing_of(paced())["stalls"] == [{"gap_ms": 1500.0, "event": 5}]
+
+
+def test_the_threshold_is_a_parameter_and_a_gap_equal_to_it_is_no_stall():
+    assert timing_of(paced(), stall_ms=1500.0)["stalls"] == []
+    # at 90 ms the 100 ms steps count too; the 50 ms ones (events 3, 4) do not
+    low = timing_of(paced(), stall_ms=90.0)["stalls"]
+    assert [s["event"] for s in low] == [1, 2, 5, 6, 7, 8, 9, 10]
+    assert low[1] == {"gap_ms": 100.0, "event": 2}
+
+
+def test_a_keep_alive_during_the_silence_breaks_the_stall():
+    pieces = events_of(OPENAI_SSE)
+    reads = list(zip(TIMES, pieces, strict=True))
+    reads.insert(5, (1.2, b": still here\n\n"))
+    stalls = timing_of(recording(reads))["stalls"]
+    assert stalls == []
+
+
+def test_events_completed_by_one_read_share_its_time():
+    pieces = events_of(OPENAI_SSE)
+    # everything up to call_b in one read at 0.5 s, the rest in one read 3 s later
+    reads = [(0.5, b"".join(pieces[:5])), (3.5, b"".join(pieces[5:]))]
+    timing = timing_of(recording(reads))
+    assert timing["first_event_ms"] == 500.0
+    assert timing["calls"][0] == {"call": 0, "first_ms": 500.0, "last_ms": 500.0}
+    assert timing["stalls"] == [{"gap_ms": 3000.0, "event": 5}]
+
+
+def test_a_stream_without_calls_has_no_first_tool_byte():
+    body = b'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\n'
+    timing = timing_of(recording([(0.3, body), (0.4, b"data: [DONE]\n\n")]))
+    assert timing["first_tool_byte_ms"] is None
+    assert timing["calls"] == []
+    assert timing["first_event_ms"] == 300.0
+
+
+def test_a_har_knows_only_when_the_body_ended():
+    # wait ends at 2 + 1 + 297 ms, the body 700 ms later: its events all carry 1000 ms
+    doc = har(
+        har_entry(
+            "https://api.openai.com/v1/chat/completions",
+            "text/event-stream",
+            SSE_BODY,
+            post={"model": "m", "messages": [], "stream": True},
+        )
+    )
+    timing = timing_of(json.dumps(doc).encode())
+    assert timing["duration_ms"] == 1000.0
+    assert timing["first_event_ms"] is None
+    assert timing["stalls"] is None
+    assert "HAR" in timing["note"]

@@ -1,0 +1,215 @@
+"""``fraglens compare``: one request to every model behind one endpoint, side by side.
+
+Exit codes: 0 every backend answered, every call ok, and the backends agree;
+1 a backend failed, a call is not ok, or they disagree; 2 the command could
+not run (bad usage, an unwritable --record-dir, no backend reachable at all).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..net.cost import Prices
+from ..net.request import DEFAULT_TIMEOUT, LIVE_FORMATS, RequestSpec
+from .common import CliError, count, non_negative, positive, read_json, write_json
+from .live import spec_from_args
+
+if TYPE_CHECKING:  # httpx and asyncio load only when the calls are made
+    from ..net.compare import Backend
+
+__all__ = ["build", "prices_for", "run"]
+
+EXAMPLES = """\
+examples:
+  AGGREGATOR_KEY=... fraglens compare --url https://gateway.example/v1 \\
+      --api-key-env AGGREGATOR_KEY --models claude-sonnet-4-5,gpt-4o,glm-4.6 \\
+      --prompt "Weather in Paris?" --tools tools.json --prices prices.json --markup 1.3
+  fraglens serve captures/*.sse &    # one capture per model, no network
+  fraglens compare --url http://127.0.0.1:8765/v1 --models glm-4.6,qwen3-coder --prompt hi --json"""
+
+
+def build(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--url", required=True, help="a base URL (https://host/v1) or a full endpoint")
+    p.add_argument(
+        "--models", required=True, metavar="A,B,C", help="the models to send the request to"
+    )
+    what = p.add_argument_group("what to send (as for live)")
+    what.add_argument("--request", metavar="FILE.json", help="the JSON body to send")
+    what.add_argument("--prompt", metavar="TEXT", help="one user message")
+    what.add_argument(
+        "--tools", metavar="FILE.json", help="tools, in OpenAI, Anthropic or Responses shape"
+    )
+    p.add_argument(
+        "--format",
+        choices=LIVE_FORMATS,
+        help="the API spoken (default: from the URL's path, else openai-chat)",
+    )
+    p.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="the environment variable holding the key "
+        "(default: OPENAI_API_KEY, or ANTHROPIC_API_KEY for anthropic)",
+    )
+    p.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        default=[],
+        metavar="'Name: value'",
+        help="an extra request header (repeatable)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive,
+        default=DEFAULT_TIMEOUT,
+        metavar="S",
+        help=f"seconds to wait for a connection or between two reads (default {DEFAULT_TIMEOUT:g})",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=count,
+        default=4,
+        metavar="N",
+        help="how many models are called at once (default 4)",
+    )
+    p.add_argument(
+        "--record-dir",
+        metavar="DIR",
+        help="write one recording per model there (MODEL.jsonl); created if missing",
+    )
+    price = p.add_argument_group("cost")
+    price.add_argument(
+        "--prices",
+        metavar="FILE.json",
+        help='per model, per million tokens: {"gpt-4o": {"input": 2.5, "output": 10}}',
+    )
+    price.add_argument(
+        "--price-in", type=non_negative, metavar="X", help="per million input tokens, every model"
+    )
+    price.add_argument(
+        "--price-out", type=non_negative, metavar="Y", help="per million output tokens, every model"
+    )
+    price.add_argument(
+        "--markup", type=positive, default=1.0, metavar="M", help="multiplies the cost (1.3)"
+    )
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    out.add_argument(
+        "--app", action="store_true", help="list the backends in the app as they finish"
+    )
+
+
+def _models(text: str) -> list[str]:
+    models = [m.strip() for m in text.split(",") if m.strip()]
+    if not models:
+        raise CliError("--models: give at least one model, comma-separated")
+    seen = set()
+    for m in models:
+        if m in seen:
+            raise CliError(f"--models: {m!r} is listed twice")
+        seen.add(m)
+    return models
+
+
+def _price(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CliError(f"{where}: a price must be a number, not {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise CliError(f"{where}: a price must be 0 or more, not {value!r}")
+    return float(value)
+
+
+def prices_for(args: argparse.Namespace) -> Callable[[str], Prices | None]:
+    """Each model's prices: its entry in --prices, else --price-in/--price-out, else none."""
+    table: dict[str, Prices] = {}
+    if args.prices:
+        doc = read_json(args.prices, "--prices")
+        if not isinstance(doc, dict):
+            raise CliError(f"--prices {args.prices}: expected an object mapping model -> prices")
+        for model, entry in doc.items():
+            where = f"--prices {args.prices}: {model}"
+            if isinstance(entry, dict) and {"input", "output"} <= entry.keys():
+                pair = (entry["input"], entry["output"])
+            elif isinstance(entry, list) and len(entry) == 2:
+                pair = (entry[0], entry[1])
+            else:
+                raise CliError(f'{where}: expected {{"input": X, "output": Y}} or [X, Y]')
+            table[model] = Prices(_price(pair[0], where), _price(pair[1], where), args.markup)
+    default = None
+    if args.price_in is not None or args.price_out is not None:
+        default = Prices(args.price_in or 0.0, args.price_out or 0.0, args.markup)
+    return lambda model: table.get(model, default)
+
+
+def _spec_for(args: argparse.Namespace, models: list[str]) -> Callable[[str], RequestSpec]:
+    if not (args.request or args.prompt):
+        raise CliError("say what to send: --request FILE.json, or --prompt TEXT")
+    # live's builder reads args.model; the request is built and checked once, with
+    # the first model (a typo is one usage error, not N failures), then re-aimed
+    args.model = models[0]
+    spec = spec_from_args(args)
+    return lambda model: dataclasses.replace(spec, body={**spec.body, "model": model})
+
+
+def _record_dir(path: str | None) -> Path | None:
+    if path is None:
+        return None
+    where = Path(path)
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        probe = where / ".fraglens-write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise CliError(f"--record-dir {path}: {exc.strerror or exc}") from None
+    return where
+
+
+def backends_from_args(args: argparse.Namespace) -> list[Backend]:
+    from ..net.compare import make_backends
+
+    models = _models(args.models)
+    if args.concurrency < 1:
+        raise CliError("--concurrency: at least 1")
+    spec_for = _spec_for(args, models)
+    prices = prices_for(args)
+    record_dir = _record_dir(args.record_dir)
+    return make_backends(
+        spec_for, models, record_dir=record_dir, timeout=args.timeout, prices_for=prices
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    backends = backends_from_args(args)
+    if args.app:
+        from ..app.screens.compare import run_compare_app
+
+        url = backends[0].call.spec.for_record()["url"]  # a key in the URL never shows
+        return run_compare_app(backends, concurrency=args.concurrency, source=url)
+    import asyncio
+
+    from ..net.compare import compare_doc, compare_exit, run_backends
+
+    def done(backend: Backend) -> None:
+        if not args.json and backend.row is not None:
+            state = backend.row["error"] or "done"
+            print(f"fraglens: compare: {backend.model}: {state}", file=sys.stderr)
+
+    try:
+        asyncio.run(run_backends(backends, concurrency=args.concurrency, on_done=done))
+    except KeyboardInterrupt:
+        return 130
+    doc = compare_doc([b.row for b in backends if b.row is not None])
+    if args.json:
+        write_json(doc)
+    else:
+        from ..compare_text import print_compare
+
+        print_compare(doc)
+    return compare_exit(doc)

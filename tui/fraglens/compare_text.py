@@ -1,0 +1,121 @@
+"""The ``fraglens compare`` report for people: one row per backend, then the differences.
+
+Reads the ``compare --json`` document, so both views always agree.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from .report_text import STATUS_STYLE
+
+__all__ = ["COLUMNS", "agreement_lines", "backend_cells", "print_compare", "render_compare"]
+
+#: the table's columns, in order (the app's comparison screen shows the same):
+#: "median" is the median fragment size in characters, "1st tool" the time from
+#: the request to the event that opened the first tool call
+COLUMNS = ("model", "calls", "worst", "codes raised", "fragments", "median", "1st tool", "cost")
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} ms" if value < 1000 else f"{value / 1000:.2f} s"
+
+
+def _first_tool_byte(row: dict[str, Any]) -> float | None:
+    value = (row.get("timing") or {}).get("first_tool_byte_ms")
+    return value if isinstance(value, (int, float)) else None
+
+
+def backend_cells(row: dict[str, Any]) -> tuple[Text, ...]:
+    """One backend's row, in COLUMNS order; a failed backend says why in ``worst``."""
+    codes = sorted({d["code"] for d in row["diagnostics"]})
+    chunking = row.get("chunking") or {}
+    median = (chunking.get("fragment_chars") or {}).get("median")
+    if row["error"] is not None:
+        worst = Text("✖ failed", "bold red")
+    elif row["worst"] is None:
+        worst = Text("no calls", "dim")
+    else:
+        worst = Text(row["worst"], STATUS_STYLE.get(row["worst"], ""))
+    return (
+        Text(row["model"], "bold"),
+        Text(str(len(row["calls"]))),
+        worst,
+        Text("\n".join(codes) or "-", "dim" if not codes else ""),
+        Text(str(chunking.get("fragments", "-"))),
+        Text("-" if median is None else f"{median:g}"),
+        Text(_ms(_first_tool_byte(row))),
+        Text("-" if row["cost"] is None else f"{row['cost']:.6f}"),
+    )
+
+
+def _value(call: dict[str, Any] | None) -> str:
+    if call is None:
+        return "(no call)"
+    args = json.dumps(call["arguments"], ensure_ascii=False)
+    return f"{call['name']} {args} ({call['status']})"
+
+
+def _difference_lines(difference: dict[str, Any]) -> list[Text]:
+    what = difference["what"]
+    keys = difference.get("keys")
+    head = f"call {difference['call']}: {what} differ"
+    if what == "missing":
+        head = f"call {difference['call']}: not made by every backend"
+    elif what == "status":
+        head = f"call {difference['call']}: same value, but not ok everywhere"
+    if keys:
+        head += f" (keys: {', '.join(keys)})"
+    lines = [Text(head, style="yellow")]
+    # backends that made the same call share one line
+    groups: dict[str, list[str]] = {}
+    for model, call in difference["backends"].items():
+        groups.setdefault(_value(call), []).append(model)
+    for value, models in groups.items():
+        lines.append(Text(f"  {', '.join(models)}: {value}"))
+    return lines
+
+
+def render_compare(doc: dict[str, Any]) -> Group:
+    rows = doc["backends"]
+    table = Table(title=f"{len(rows)} backend(s)", title_justify="left", expand=False)
+    for name in COLUMNS:
+        if name in ("model", "codes raised"):
+            table.add_column(name, overflow="fold", ratio=1)
+        else:  # short values, never cut
+            table.add_column(name, no_wrap=True, min_width=len(name))
+    for row in rows:
+        table.add_row(*backend_cells(row))
+    parts: list[Any] = [table]
+    for row in rows:
+        if row["error"] is not None:
+            parts.append(Text(f"{row['model']} failed: {row['error']}", style="red"))
+    recorded = [row["recording"] for row in rows if row.get("recording")]
+    if recorded:
+        parts.append(Text(f"recorded: {' '.join(recorded)}", style="dim"))
+    parts.extend(agreement_lines(doc))
+    return Group(*parts)
+
+
+def agreement_lines(doc: dict[str, Any]) -> list[Text]:
+    """Whether the backends that answered agree, then each difference."""
+    answered = sum(r["error"] is None for r in doc["backends"])
+    if doc["agree"]:
+        return [Text(f"the {answered} backend(s) that answered agree", style="green")]
+    lines = [Text(f"the {answered} backends that answered disagree:", style="bold yellow")]
+    for difference in doc["differences"]:
+        lines.extend(_difference_lines(difference))
+    return lines
+
+
+def print_compare(doc: dict[str, Any], console: Console | None = None) -> None:
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # a pipe or a file: no terminal to fit, room for the table
+            console = Console(width=120)
+    console.print(render_compare(doc))

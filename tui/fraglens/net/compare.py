@@ -1,0 +1,230 @@
+"""One request, several models behind one endpoint: run them all, then line them up.
+
+:func:`make_backends` prepares one :class:`~fraglens.net.live.LiveCall`
+per model, each recorded to its own file, and :func:`run_backends` runs them
+a few at a time; a backend that fails (HTTP error, dropped connection, timeout) ends
+as a row with its error, never as the end of the run. :func:`backend_row`
+turns one finished call into its row (the ``check`` report's calls and
+diagnostics, the chunking profile, timing, usage, cost) and
+:func:`agreement` says whether the backends that answered made the same calls:
+the same tool names with equal parsed arguments, in the same order, and where
+not, the differences call by call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+
+from ..chunking import chunking_profile
+from ..engine.finalize import OK_STATUSES
+from ..report import build_report, exit_code, ordered_calls
+from ..stream import Stream
+from ..timing import stream_timing
+from .cost import Prices
+from .live import LiveCall, LiveStatus, Phase
+from .proxy.flows import worst_status
+from .request import RequestSpec
+
+__all__ = [
+    "CONCURRENCY",
+    "Backend",
+    "agreement",
+    "backend_row",
+    "compare_doc",
+    "compare_exit",
+    "make_backends",
+    "recording_path",
+    "run_backends",
+]
+
+#: backends called at once: enough to overlap the waiting, few enough for a rate limit
+CONCURRENCY = 4
+
+
+@dataclass
+class Backend:
+    """One model's call, and its row once the call has finished."""
+
+    model: str
+    call: LiveCall
+    recording: str | None = None
+    row: dict[str, Any] | None = None
+
+
+def recording_path(record_dir: Path, model: str) -> Path:
+    """``provider/model:tag`` -> ``record_dir/provider_model_tag.jsonl``."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._") or "model"
+    return record_dir / f"{safe}.jsonl"
+
+
+def make_backends(
+    spec_for: Callable[[str], RequestSpec],
+    models: Sequence[str],
+    *,
+    record_dir: Path | None,
+    timeout: float,
+    prices_for: Callable[[str], Prices | None],
+) -> list[Backend]:
+    """One call per model, each with its own request body and recording file."""
+    backends = []
+    for model in models:
+        record = recording_path(record_dir, model) if record_dir is not None else None
+        # each call's transport is made here, before any clock starts: making one
+        # (its TLS context) blocks the event loop for a tenth of a second or more,
+        # which would otherwise count in the timing of every call already running
+        call = LiveCall(
+            spec_for(model),
+            record=record,
+            timeout=timeout,
+            prices=prices_for(model),
+            transport=httpx.AsyncHTTPTransport(),
+        )
+        backends.append(Backend(model, call, None if record is None else str(record)))
+    return backends
+
+
+async def run_backends(
+    backends: Sequence[Backend],
+    *,
+    concurrency: int = CONCURRENCY,
+    on_done: Callable[[Backend], None] | None = None,
+) -> list[Backend]:
+    """Run every call, ``concurrency`` at a time; ``on_done`` as each one finishes
+    (its ``row`` filled in). Returns the backends in the order given."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+    # httpcore's first request makes an anyio Event, and anyio loads its asyncio
+    # backend then (a fifth of a second on a busy machine, the event loop blocked):
+    # loaded here, it counts in no backend's timing instead of in every one running
+    anyio.Event()
+
+    async def one(backend: Backend) -> None:
+        async with gate:
+            status = await backend.call.run()
+        backend.row = backend_row(backend.model, backend.recording, status, backend.call)
+        if on_done is not None:
+            on_done(backend)
+
+    await asyncio.gather(*(one(b) for b in backends))
+    return list(backends)
+
+
+def backend_row(
+    model: str, recording: str | None, status: LiveStatus, call: LiveCall
+) -> dict[str, Any]:
+    """What one backend did, as ``compare --json`` prints it."""
+    stream = call.stream
+    doc = build_report(stream) if stream.events else None
+    failed = status.phase is not Phase.DONE or doc is None
+    error = None
+    if failed:
+        error = status.message or ("no events in the stream" if doc is None else status.phase.value)
+    calls = doc["calls"] if doc else []
+    return {
+        "model": model,
+        "recording": recording,
+        "error": error,
+        "http_status": status.http_status,
+        "calls": calls,
+        "worst": worst_status([c["status"] for c in calls]),
+        "diagnostics": doc["diagnostics"] if doc else [],
+        "chunking": chunking_profile(stream) if doc else None,
+        "timing": _timing(stream, status) if doc else None,
+        "usage": doc["usage"] if doc else None,
+        # to a billionth of the currency: no float noise (0.0005773999999999999)
+        "cost": None if status.cost is None else round(status.cost, 9),
+        "ok": doc is not None and not failed and exit_code(doc) == 0,
+    }
+
+
+def _timing(stream: Stream, status: LiveStatus) -> dict[str, Any] | None:
+    """The stream's timing, its calls named by their position in ``calls`` as the
+    diagnostics name them (the engine numbers them in creation order), and when
+    the response's status line came (``first_byte_ms``: before any event)."""
+    timing = stream_timing(stream)
+    if timing is not None:
+        position = {c.seq: i for i, c in enumerate(ordered_calls(stream))}
+        timing["calls"] = [dict(c, call=position[c["call"]]) for c in timing["calls"]]
+        first_byte = status.first_byte
+        timing["first_byte_ms"] = None if first_byte is None else round(first_byte * 1000, 1)
+    return timing
+
+
+def _key(value: Any) -> str:
+    """Equal parsed arguments give equal keys, whatever their key order."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _shown(call: dict[str, Any] | None) -> dict[str, Any] | None:
+    if call is None:
+        return None
+    return {"name": call["name"], "arguments": call["arguments"], "status": call["status"]}
+
+
+def agreement(rows: Sequence[dict[str, Any]]) -> tuple[bool, list[dict[str, Any]]]:
+    """Whether the backends that answered made the same calls, and where not.
+
+    A call agrees when every backend has one at that position with the same
+    name and equal parsed arguments, and its status is ok or empty everywhere
+    (a truncated call's best-effort value is not the call it was meant to be).
+    Each difference names the call's position, what differs (``missing``,
+    ``name``, ``arguments``, ``status``), the top-level argument keys whose
+    values differ, and every backend's call."""
+    answered = [r for r in rows if r["error"] is None]
+    if len(answered) < 2:
+        return True, []
+    longest = max(len(r["calls"]) for r in answered)
+    differences = []
+    for position in range(longest):
+        calls = [r["calls"][position] if position < len(r["calls"]) else None for r in answered]
+        present = [c for c in calls if c is not None]
+        if len(present) < len(calls):
+            what = "missing"
+        elif len({c["name"] for c in present}) > 1:
+            what = "name"
+        elif len({_key(c["arguments"]) for c in present}) > 1:
+            what = "arguments"
+        elif any(c["status"] not in OK_STATUSES for c in present):
+            what = "status"
+        else:
+            continue
+        difference: dict[str, Any] = {
+            "call": position,
+            "what": what,
+            "backends": {r["model"]: _shown(c) for r, c in zip(answered, calls, strict=True)},
+        }
+        if what == "arguments":
+            difference["keys"] = _differing_keys([c["arguments"] for c in present])
+        differences.append(difference)
+    return not differences, differences
+
+
+def _differing_keys(values: list[Any]) -> list[str]:
+    """The top-level keys whose values are not the same in every object."""
+    if not all(isinstance(v, dict) for v in values):
+        return []
+    keys = sorted({k for v in values for k in v})
+    # an absent key differs from every value, null included
+    return [k for k in keys if len({_key(v[k]) if k in v else "" for v in values}) > 1]
+
+
+def compare_doc(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    agree, differences = agreement(rows)
+    return {"backends": list(rows), "agree": agree, "differences": differences}
+
+
+def compare_exit(doc: dict[str, Any]) -> int:
+    """0: every backend answered, every call ok, and they agree; 2: no backend
+    could even be reached (nothing ran); 1: anything else."""
+    rows = doc["backends"]
+    if rows and all(r["error"] is not None and r["http_status"] is None for r in rows):
+        return 2
+    return 0 if doc["agree"] and all(r["ok"] for r in rows) else 1

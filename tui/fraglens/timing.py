@@ -1,0 +1,92 @@
+"""When the stream arrived: time to the first event and the first tool byte, each
+call's span, output tokens per second, and the stalls.
+
+Every event a recording, a live call or the proxy produces carries the time of
+the network read that completed it (``RawEvent.time``, seconds since the
+request was sent). That is all this module reads, so it works the same on a
+closed capture and on a stream still arriving. A read that carried only part of
+an event is not seen on its own: a stall is measured from one completed event
+to the next, which is what a client waiting on its SSE parser waits for. A
+keep-alive comment is an event, so a server that keeps talking does not stall.
+
+A HAR keeps each body whole, so its events all carry the time the body ended:
+only the duration is known there, and nothing finer is made up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .stream import Stream
+from .usage import tokens
+
+__all__ = ["DEFAULT_STALL_MS", "stream_timing"]
+
+DEFAULT_STALL_MS = 1000.0
+
+
+def _ms(seconds: float) -> float:
+    # recordings keep microseconds; a tenth of a millisecond reads better
+    return round(seconds * 1000, 1)
+
+
+def stream_timing(stream: Stream, stall_ms: float = DEFAULT_STALL_MS) -> dict[str, Any] | None:
+    """The ``timing`` object of ``check --json``, or None for a capture without times.
+
+    ``calls`` name each call by its engine ``seq`` (as engine diagnostics do);
+    the report turns that into the position in its ``calls`` list. ``stalls``
+    lists every gap longer than ``stall_ms`` between two events' receive times,
+    with the number of the event that ended it. One pass over the events.
+    """
+    events = stream.events
+    times = [ev.time for ev in events]
+    timed = [t for t in times if t is not None]
+    if not timed:
+        return None
+    r = stream.reassembler
+    used = tokens(r.usage[-1][1]) if r.usage else None
+    generated = used.output if used is not None else None
+    if stream.framing == "har":
+        return {
+            "first_event_ms": None,
+            "first_tool_byte_ms": None,
+            "duration_ms": _ms(max(timed)),
+            "output_tokens_per_s": None,
+            "calls": [{"call": c.seq, "first_ms": None, "last_ms": None} for c in r.calls],
+            "stalls": None,
+            "note": "a HAR keeps the body whole: only when it ended is known",
+        }
+
+    def at(event: int) -> float | None:
+        t = times[event] if 0 <= event < len(times) else None
+        return None if t is None else _ms(t)
+
+    stalls: list[dict[str, Any]] = []
+    previous: float | None = None
+    for number, t in enumerate(times):
+        if t is None:
+            continue
+        if previous is not None and (t - previous) * 1000 > stall_ms:
+            stalls.append({"gap_ms": _ms(t - previous), "event": number})
+        previous = t
+    first, last = timed[0], timed[-1]
+    starts = [c.first_event for c in r.calls]
+    rate = None
+    # generation speed: the tokens over the time from the first event to the last
+    if generated is not None and last > first:
+        rate = round(generated / (last - first), 1)
+    return {
+        "first_event_ms": _ms(first),
+        "first_tool_byte_ms": at(min(starts)) if starts else None,
+        "duration_ms": _ms(last),
+        "output_tokens_per_s": rate,
+        "calls": [
+            {
+                "call": c.seq,
+                "first_ms": at(c.first_event),
+                "last_ms": at(max(c.first_event, c.last_event)),
+            }
+            for c in r.calls
+        ],
+        "stalls": stalls,
+    }
