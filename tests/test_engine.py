@@ -479,3 +479,11 @@ def test_text_after_object_arguments_is_not_dropped():
 def test_object_arguments_alone_are_still_their_value():
     r = run(T(0, "c1", "f", args_obj={"a": 1}), T(0, None, None, args_obj={"b": 2}))
     assert summary(r) == [("f", "ok", {"a": 1, "b": 2})]
+
+
+def test_text_findings_sit_at_the_event_that_made_them_true():
+    r = run([TextDelta(0, "Let me check. ")], T(0, "c1", "f", "{}"),
+            [TextDelta(0, "<tool_")], [TextDelta(0, "call>{}")])
+    at = {d.code: d.event for d in r.diagnostics()}
+    assert at["text-with-tool-calls"] == 1  # the text came at 0, the call at 1
+    assert at["tool-markup-in-content"] == 3  # the markup was complete at event 3

@@ -504,11 +504,18 @@ class Reassembler:
                 )
             m = _MARKUP.search(content)
             if m:
+                # at the event whose text completed the markup
+                end, at = 0, ch.text[-1][0]
+                for e, piece in ch.text:
+                    end += len(piece)
+                    if end >= m.end():
+                        at = e
+                        break
                 self.diag(
                     "tool-markup-in-content",
                     f"choice {number}: tool-call markup {m.group(0)!r} in the text; "
                     "no call was invented from it",
-                    ch.text[0][0],
+                    at,
                 )
         self._choice_drift()
 
