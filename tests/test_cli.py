@@ -271,3 +271,17 @@ def test_endless_stdin_stops_at_the_input_cap(monkeypatch, capsys):
     assert main(["check", "-"]) == 2
     assert "stdin: more than" in capsys.readouterr().err
     assert pipe.given == (4 << 20) + 1  # read one byte past the cap, then stopped
+
+
+def test_bytes_that_are_not_utf8_are_reported_where_they_came(tmp_path, capsys):
+    good = _tool_chunk('{"city":"Zürich"}').replace("\\u00fc", "ü").encode()
+    bad = good.replace("ü".encode(), b"\xfc")  # Latin-1, as a re-encoding relay sends it
+    for data, expected in ((good, []), (bad, ["bytes-replaced"])):
+        path = tmp_path / "s.sse"
+        path.write_bytes(data + _FINISH.encode())
+        main(["check", "--json", str(path)])
+        doc = json.loads(capsys.readouterr().out)
+        found = [d for d in doc["diagnostics"] if d["code"] == "bytes-replaced"]
+        assert [d["code"] for d in found] == expected
+    assert found[0]["event"] == 0 and "(fc at byte" in found[0]["message"]
+    assert doc["calls"][0]["arguments"] == {"city": "Z\ufffdrich"}  # the text as read

@@ -157,7 +157,35 @@ def stream_from_bytes(data: bytes, name: str = "input", **kwargs) -> tuple[Strea
     """A whole capture, framed and read: what ``check`` and the app open."""
     with _bulk():
         framed = frame(data, name)
-        return stream_from_framed(framed, **kwargs), framed
+        stream = stream_from_framed(framed, **kwargs)
+        _replaced_bytes(stream, framed, data)
+        return stream, framed
+
+
+def _replaced_bytes(stream: Stream, framed: Framed, data: bytes) -> None:
+    """Events whose bytes are not UTF-8 were decoded with U+FFFD in their place:
+    say so at each such event (what arrived is in the raw bytes, not the text).
+    One strict decode of the whole input, and a look at an event only then."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return
+    for ev in framed.events:
+        if ev.span is None or "\ufffd" not in ev.data:
+            continue
+        raw = data[ev.span[0] : ev.span[1]]
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start : exc.end]
+            stream.reassembler.diag(
+                "bytes-replaced",
+                f"bytes that are not UTF-8 ({bad.hex(' ')} at byte {ev.span[0] + exc.start}) "
+                "were read as U+FFFD",
+                ev.number,
+            )
 
 
 def load_stream(path: str, **kwargs) -> tuple[Stream, Framed]:

@@ -51,6 +51,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "error-event": ("error", "the stream reported an error"),
     "annotation-chunk": ("info", "an annotation chunk with no delta"),
     "choice-index-unstable": ("warning", "the choice index drifted or choices interleave"),
+    "bytes-replaced": ("warning", "bytes that are not UTF-8 were read as U+FFFD"),
     "chunk-unreadable": ("warning", "part of a chunk has a shape the format does not allow"),
     "non-json-data": ("error", "a data: payload is not JSON"),
     "frame-too-large": ("error", "a line or event exceeded the reader's size limit"),

@@ -521,6 +521,20 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="One answer is split across choices: report the drift to the backend, and "
              "do not run the calls as they stand.",
     ),
+    "bytes-replaced": Explanation(
+        means="An event held bytes that are not UTF-8 (a relay that re-encodes text as "
+              "Latin-1, a multi-byte character cut by a faulty proxy), so they were read "
+              "as U+FFFD, the replacement character.",
+        wire=_wire(
+            _calls(_entry('{"city":"Z<0xFC>rich"}', index=0, id="call_1", name="get_weather")),
+            _finish("tool_calls"),
+        ),
+        did="Read the event with U+FFFD in place of the bad bytes, named them and their "
+            "offset here; the raw bytes stay in the capture and the stream view. The "
+            "status is decided on the text as read.",
+        todo="The value differs from what the model wrote: check the relay's encoding "
+             "before trusting text fields.",
+    ),
     "chunk-unreadable": Explanation(
         means="A chunk is JSON, but a part that carries tool calls has a shape the format "
               "does not allow: `tool_calls` as an object or a string, an entry or a "
