@@ -1575,3 +1575,26 @@ def test_a_tool_calls_part_of_the_wrong_shape_is_named_with_its_wire_value(tool_
 def test_well_formed_tool_calls_raise_no_unreadable_finding():
     doc = _chat_report({"tool_calls": [dict(_CALL, index=0)]})
     assert "chunk-unreadable" not in [d["code"] for d in doc["diagnostics"]]
+
+
+def test_an_unknown_responses_event_carrying_tool_data_is_named():
+    from fraglens.load import stream_from_bytes
+    from fraglens.report import build_report
+
+    events = [
+        {"type": "response.created", "response": {"id": "r", "output": []}},
+        {"type": "response.output_item.added", "output_index": 0, "item": {
+            "id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "f",
+            "arguments": ""}},
+        {"type": "response.function_call_arguments.delta", "output_index": 0,
+         "item_id": "fc_1", "delta": "{}"},
+        {"type": "response.tool_call_arguments.delta", "output_index": 0,
+         "item_id": "fc_1", "delta": '{"x":1}'},  # a type no API documents
+        {"type": "response.completed", "response": {"id": "r", "status": "completed"}},
+    ]
+    body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    doc = build_report(stream_from_bytes(body.encode())[0])
+    [found] = [d for d in doc["diagnostics"] if d["code"] == "chunk-unreadable"]
+    assert "'response.tool_call_arguments.delta'" in found["message"]
+    assert '(the wire has "{\\"x\\":1}")' in found["message"]
+    assert doc["calls"][0]["arguments"] == {}  # the known deltas are read as before

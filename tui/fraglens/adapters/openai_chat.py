@@ -10,7 +10,6 @@ position is its identity when it has no ``index``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..engine.fragments import (
@@ -24,23 +23,20 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import Continuation, as_dict, as_int, as_list, as_str, error_message, text_of
+from .base import (
+    Continuation,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    error_message,
+    text_of,
+    unread,
+)
 
 #: Reasoning text goes by several names; the first non-empty one wins, so a
 #: gateway that fills two of them with the same text is not shown twice.
 REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_text")
-
-
-def unread(what: str, value: Any) -> Notice:
-    """A part of a chunk the adapter could not read, named with its wire value:
-    kept in the stream view as it came, never dropped without a word."""
-    try:
-        shown = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        shown = repr(value)
-    if len(shown) > 60:
-        shown = shown[:59] + "…"
-    return Notice("chunk-unreadable", f"{what} (the wire has {shown})")
 
 
 def tool_delta(choice: int, entry: dict[str, Any], index: int | None) -> ToolDelta | None:

@@ -33,7 +33,7 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import as_dict, as_int, as_list, as_str, dump, error_message
+from .base import as_dict, as_int, as_list, as_str, dump, error_message, unread
 
 #: Item types that are always client-side calls, whether or not the name came yet.
 CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
@@ -119,6 +119,13 @@ class ResponsesAdapter:
             return handler(self, payload)
         if not kind and payload.get("error") not in (None, ""):
             return [StreamError(error_message(payload.get("error"), "error")), Terminal("error")]
+        if kind.endswith(("arguments.delta", "arguments.done", "_call.delta")) or is_call(
+            as_dict(payload.get("item"))
+        ):
+            # an event type this adapter does not know, carrying what looks like
+            # tool data: named, never dropped without a word
+            return [unread(f"event {kind!r} carries tool-call data fraglens does not read: "
+                           "ignored", payload.get("delta", payload.get("item")))]
         return []
 
     # -- indexes -----------------------------------------------------------------
