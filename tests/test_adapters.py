@@ -1598,3 +1598,25 @@ def test_an_unknown_responses_event_carrying_tool_data_is_named():
     assert "'response.tool_call_arguments.delta'" in found["message"]
     assert '(the wire has "{\\"x\\":1}")' in found["message"]
     assert doc["calls"][0]["arguments"] == {}  # the known deltas are read as before
+
+
+def test_an_unknown_anthropic_delta_carrying_tool_input_is_named():
+    from fraglens.load import stream_from_bytes
+    from fraglens.report import build_report
+
+    events = [
+        {"type": "message_start", "message": {"id": "m", "content": []}},
+        {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_json_delta", "partial_json": "{}"}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_delta_v2", "partial_json": '{"x":1}'}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_stop"},
+    ]
+    body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    doc = build_report(stream_from_bytes(body.encode())[0])
+    [found] = [d for d in doc["diagnostics"] if d["code"] == "chunk-unreadable"]
+    assert "'input_delta_v2'" in found["message"]
+    assert doc["calls"][0]["arguments"] == {}

@@ -30,7 +30,7 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import as_dict, as_int, as_list, as_str, dump, error_message
+from .base import as_dict, as_int, as_list, as_str, dump, error_message, unread
 
 TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
@@ -197,6 +197,10 @@ class AnthropicAdapter:
         if kind == "thinking_delta":
             text = delta.get("thinking")
             return [TextDelta(0, text, "reasoning")] if isinstance(text, str) and text else []
+        if "partial_json" in delta or "input" in delta:
+            # a delta type this adapter does not know, carrying tool input
+            return [unread(f"content_block_delta of type {kind!r} carries tool input fraglens "
+                           "does not read: ignored", delta.get("partial_json", delta.get("input")))]
         return []  # signature_delta, citations_delta: metadata
 
     def _block_stop(self, payload: dict[str, Any]) -> list[Op]:
