@@ -44,6 +44,7 @@ bench: $(TEST)
 	$(BIN)/python bench/tui.py
 	$(BIN)/python bench/live.py
 	$(BIN)/python bench/proxy.py
+	$(BIN)/python bench/fit_timing.py
 	$(BIN)/python bench/chunking.py
 
 conformance: $(APP)

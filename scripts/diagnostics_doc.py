@@ -8,7 +8,9 @@ not: tests/test_diagnostics_doc.py fails when the file and this output differ.
 
 from __future__ import annotations
 
+import json
 import sys
+from typing import Any
 
 from fraglens.engine.diagnostics import CODES
 from fraglens.engine.explanations import EXPLANATIONS
@@ -31,6 +33,24 @@ the codes of how the stream ended, because an example stops early.
 """
 
 
+def _declared(tools: Any) -> list[str]:
+    """The tools a fit code's example assumes the request declared."""
+    if tools is None:
+        return []
+    lines = [json.dumps(tool, ensure_ascii=False) for tool in tools]
+    text = "\n".join(lines)
+    return [
+        "The request declared these tools (`--tools`, or a recording's request):",
+        "",
+        "```json",
+        text,
+        "```",
+        "",
+        "and the stream said:",
+        "",
+    ]
+
+
 def markdown() -> str:
     out = [HEAD, "| code | severity | in short |", "|---|---|---|"]
     for code, (severity, summary) in CODES.items():
@@ -45,6 +65,7 @@ def markdown() -> str:
             "",
             entry.means,
             "",
+            *_declared(entry.tools),
             "```text",
             entry.wire,
             "```",

@@ -554,7 +554,7 @@ async def test_each_status_reads_without_colour(sample, status):
 
 
 def _args(path: str | None) -> argparse.Namespace:
-    return argparse.Namespace(path=path, format=None, max_arg_bytes=1 << 20)
+    return argparse.Namespace(path=path, format=None, max_arg_bytes=1 << 20, tools=None)
 
 
 def test_a_missing_file_is_one_clear_line_and_exit_2(capsys):

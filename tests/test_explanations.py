@@ -6,8 +6,10 @@ import pytest
 
 from fraglens.engine.diagnostics import CODES
 from fraglens.engine.explanations import EXPLANATIONS, explain
+from fraglens.fit import check_fit
 from fraglens.framing.sse import DEFAULT_MAX_LINE
 from fraglens.load import stream_from_bytes
+from fraglens.tools import read_tools
 
 
 def test_every_code_has_an_explanation_and_every_explanation_a_code():
@@ -35,7 +37,11 @@ def test_the_wire_example_raises_its_code(code):
     limit = {"max_arg_bytes": 8} if code == "args-over-limit" else {}
     stream, _ = stream_from_bytes(data, **limit)
     stream.close()
-    assert code in [d.code for d in stream.reassembler.diagnostics()]
+    found = stream.reassembler.diagnostics()
+    tools = EXPLANATIONS[code].tools
+    if tools is not None:  # a fit code: the calls held to the tools the example declared
+        found += check_fit(stream, read_tools(tools)).diagnostics
+    assert code in [d.code for d in found]
 
 
 def test_explain_gives_the_summary_then_the_four_parts():

@@ -17,19 +17,35 @@ import re
 
 import pytest
 
+from fraglens.fit import check_fit
 from fraglens.framing.detect import read_stream
 from fraglens.load import load_stream
 from fraglens.report import build_report, dumps
 from fraglens.stream import Stream
+from fraglens.tools import read_tools
 
 from .conftest import SAMPLES
 
 SSE = sorted(SAMPLES.glob("*.sse"))
 
 
+def tools_path(path):
+    """A sample's declared tools sit beside it: ``NAME.tools.json``."""
+    return path.with_name(path.stem + ".tools.json")
+
+
+def build(path, stream: Stream) -> dict:
+    """The report, checked against the sample's tools when it has some."""
+    tools = tools_path(path)
+    fit = None
+    if tools.exists():
+        fit = check_fit(stream, read_tools(json.loads(tools.read_text(encoding="utf-8"))))
+    return build_report(stream, compare=True, fit=fit)
+
+
 def report_for(path) -> dict:
     stream, _ = load_stream(str(path), keep_naive=True)
-    return build_report(stream, compare=True)
+    return build(path, stream)
 
 
 def test_there_are_at_least_thirty_samples():
@@ -98,7 +114,7 @@ def _eager_report(path) -> dict:
         for call in stream.reassembler.calls:
             call.catch_up()  # catches the scanner up
     stream.close()
-    return build_report(stream, compare=True)
+    return build(path, stream)
 
 
 @pytest.mark.parametrize("path", SSE, ids=lambda p: p.name)

@@ -12,7 +12,9 @@ from typing import Any
 from .engine.calls import Call
 from .engine.diagnostics import SEVERITY_RANK
 from .engine.finalize import OK_STATUSES
+from .fit import Fit
 from .stream import Stream
+from .timing import DEFAULT_STALL_MS, stream_timing
 
 SCHEMA_VERSION = 1
 
@@ -60,12 +62,21 @@ def call_json(call: Call, position: int) -> dict[str, Any]:
     return out
 
 
-def build_report(stream: Stream, compare: bool = False) -> dict[str, Any]:
+def build_report(
+    stream: Stream,
+    compare: bool = False,
+    fit: Fit | None = None,
+    stall_ms: float = DEFAULT_STALL_MS,
+) -> dict[str, Any]:
+    """``fit``: the calls checked against the declared tools, when they are known."""
     r = stream.reassembler
     calls = ordered_calls(stream)
     position = {c.seq: i for i, c in enumerate(calls)}
+    found = r.diagnostics()
+    if fit is not None:
+        found = sorted(found + fit.diagnostics, key=lambda d: (d.event is None, d.event or 0))
     diagnostics = []
-    for d in r.diagnostics():
+    for d in found:
         item = d.as_json()
         if d.call is not None:
             item["call"] = position[d.call]
@@ -94,6 +105,18 @@ def build_report(stream: Stream, compare: bool = False) -> dict[str, Any]:
     }
     if reasoning:
         doc["reasoning"] = reasoning
+    if fit is not None:
+        doc["tools"] = [t.name for t in fit.tools]
+        for item, call in zip(doc["calls"], calls, strict=True):
+            verdict = fit.calls.get(call.seq)
+            if verdict is not None:
+                item["fit"] = verdict.as_json()
+    timing = stream_timing(stream, stall_ms)
+    if timing is not None:
+        # per call in the report's order, named by position like the diagnostics
+        by_seq = {t["call"]: t for t in timing["calls"]}
+        timing["calls"] = [dict(by_seq[c.seq], call=position[c.seq]) for c in calls]
+        doc["timing"] = timing
     if stream.format_note:
         doc["format_note"] = stream.format_note
     if r.errors:

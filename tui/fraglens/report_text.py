@@ -61,6 +61,14 @@ def render(doc: dict[str, Any], source: str) -> Group:
         for change in c["repairs"]:
             line = f"  call {c['position']} {c['status']}: {printable(change)}"
             parts.append(Text(line, style="yellow"))
+    if "tools" in doc:
+        parts.append(Text(f"fit against {len(doc['tools'])} declared tool(s)", style="bold"))
+        for c in doc["calls"]:
+            if "fit" in c:
+                line, style = fit_line(c)
+                name = printable(c["name"])
+                parts.append(Text(f"  call {c['position']} {name}: {printable(line)}", style=style))
+    parts.extend(Text(printable(line)) for line in timing_lines(doc))
     for severity in ("error", "warning", "info"):
         found = [d for d in doc["diagnostics"] if d["severity"] == severity]
         if not found:
@@ -80,6 +88,50 @@ def render(doc: dict[str, Any], source: str) -> Group:
     for choice, value in text.items():
         parts.append(Text(f"text (choice {choice}): {_preview(value, 100)}", style="dim"))
     return Group(*parts)
+
+
+def fit_line(call: dict[str, Any]) -> tuple[str, str]:
+    """A call's fit verdict in a few words, and its style."""
+    fit = call["fit"]
+    if not fit["checked"]:
+        style = "bold red" if fit["tool"] is None and call["name"] else "dim"
+        return f"not checked: {fit['reason']}", style
+    count = len(fit["errors"]) + fit.get("more_errors", 0)
+    if not count:
+        return f"fits {fit['tool']}'s schema", "green"
+    strict = " (declared strict: the provider broke its promise)" if fit.get("strict") else ""
+    return f"{count} schema error(s){strict}", "bold red"
+
+
+def timing_lines(doc: dict[str, Any]) -> list[str]:
+    """The report's timing in plain lines: a summary, one per call, one per stall."""
+    timing = doc.get("timing")
+    if timing is None:
+        return []
+
+    def ms(value: float | None) -> str:
+        return "?" if value is None else f"{value:,.1f} ms"
+
+    head = f"timing: duration {ms(timing['duration_ms'])}"
+    if timing["first_event_ms"] is not None:
+        head += f", first event {ms(timing['first_event_ms'])}"
+    if timing["first_tool_byte_ms"] is not None:
+        head += f", first tool byte {ms(timing['first_tool_byte_ms'])}"
+    if timing["output_tokens_per_s"] is not None:
+        head += f", {timing['output_tokens_per_s']:,.1f} output tokens/s"
+    lines = [head]
+    if timing.get("note"):
+        lines.append(f"  {timing['note']}")
+    names = {c["position"]: c["name"] for c in doc["calls"]}
+    for t in timing["calls"]:
+        if t["first_ms"] is not None:
+            lines.append(
+                f"  call {t['call']} {names.get(t['call']) or '(no name)'}: "
+                f"{ms(t['first_ms'])} -> {ms(t['last_ms'])}"
+            )
+    for stall in timing["stalls"] or []:
+        lines.append(f"  stall: {ms(stall['gap_ms'])} with nothing, before event {stall['event']}")
+    return lines
 
 
 def print_report(doc: dict[str, Any], source: str, console: Console | None = None) -> None:

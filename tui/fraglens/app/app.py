@@ -31,6 +31,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Header
 
+from ..fit import Fit
 from ..stream import Stream
 from . import clipboard
 from .commands import FraglensCommands
@@ -41,6 +42,7 @@ from .screens.help import HelpScreen
 from .screens.history import HistoryScreen
 from .screens.jump import JumpScreen
 from .screens.raw_event import RawEventScreen
+from .screens.tools import ToolsScreen
 from .steps import StepIndex
 from .widgets.buffers import BuffersPane, CallCard
 from .widgets.key_bar import KeyBar
@@ -81,10 +83,12 @@ class FraglensApp(App[int]):
     #: one line from the live-calls / proxy features, shown in the status line
     live_status: reactive[str] = reactive("", init=False)
 
-    def __init__(self, stream: Stream, source: str = "", step: int | None = None) -> None:
+    def __init__(
+        self, stream: Stream, source: str = "", step: int | None = None, fit: Fit | None = None
+    ) -> None:
         """``step``: where to open; by default just before the first data event,
         past the comments a capture may open with, so that ``n`` shows the first
-        chunk."""
+        chunk. ``fit``: the calls against the declared tools, when they are known."""
         super().__init__()
         self.boundaries = False
         self.speed = 1.0
@@ -94,12 +98,14 @@ class FraglensApp(App[int]):
         self.signal_status: int | None = None
         #: the handlers in place before the app caught ``QUIT_SIGNALS``, by signal
         self._previous_handlers: dict[int, Any] = {}
-        self._take(stream, source, step)
+        self._take(stream, source, step, fit)
 
-    def _take(self, stream: Stream, source: str, step: int | None) -> None:
+    def _take(
+        self, stream: Stream, source: str, step: int | None, fit: Fit | None = None
+    ) -> None:
         """The view state that belongs to one stream."""
         self.stream = stream
-        self.index = StepIndex(stream)
+        self.index = StepIndex(stream, fit)
         self.source = source or "stream"
         self.sub_title = self.source
         if step is None:
@@ -309,6 +315,7 @@ class FraglensApp(App[int]):
             "copy_raw": lambda: self.selected is not None,
             "copy_message": lambda: bool(self.index.calls or self.stream.reassembler.choices),
             "show_history": lambda: bool(self.index.calls),
+            "show_tools": lambda: self.index.fit is not None,
             "show_raw": lambda: self.index.last >= 0,
             "jump": lambda: self.index.last > 0,
         }.get(action)
@@ -489,6 +496,10 @@ class FraglensApp(App[int]):
     # -- screens ------------------------------------------------------------------------
     def action_show_history(self) -> None:
         self.push_screen(HistoryScreen(self.stream))
+
+    def action_show_tools(self) -> None:
+        if self.index.fit is not None:
+            self.push_screen(ToolsScreen(self.index.fit.tools))
 
     def show_chunking(self) -> None:
         self.push_screen(ChunkingScreen(self.stream))

@@ -44,7 +44,7 @@ class FraglensCommands(Provider):
                 f"choice {call.choice}, events {call.first_event}–{call.last_event}",
                 (partial(app.select_call, call.seq)),
             )
-        diagnostics = index.stream.reassembler.diagnostics()
+        diagnostics = index.diagnostics_at(None)
         found = [(d, d.event) for d in diagnostics if d.event is not None]
         for d, event in found[:PALETTE_DIAGNOSTICS]:
             yield f"find: {d.code} at event {event}", d.message, partial(app.goto, event)

@@ -58,6 +58,8 @@ _TABLE: list[tuple[str, str, str, str, str, str, str | None]] = [
      "What the diagnostic at this event (or the latest before it) means, and what to do", None),
     ("h", "show_history", "view.history", "History", "history to send back…",
      "The messages that go back to the model for these calls, and their check", None),
+    ("t", "show_tools", "view.tools", "Tools", "declared tools…",
+     "The tools the request declared, and each one's schema", None),
     ("b", "toggle_boundaries", "view.boundaries", "Boundaries", "fragment boundaries on / off",
      "Show or hide where each fragment ends in the buffers", None),
     ("question_mark", "help", "app.help", "Help", "keys and panes",

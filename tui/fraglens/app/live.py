@@ -17,6 +17,7 @@ from typing import Any
 
 from textual.binding import Binding
 
+from ..fit import fit_for_request
 from ..net.live import LiveCall, LiveStatus, Phase
 from .app import FraglensApp, StreamGrew
 
@@ -61,6 +62,8 @@ class LiveApp(FraglensApp):
     def _status_changed(self, status: LiveStatus) -> None:
         self.live_status = status.line()
         if status.phase.finished:
+            # the stream is closed: its calls against the tools the request declared
+            self.index.fit = fit_for_request(self.call.stream, {"body": self.call.spec.body})
             self.post_message(StreamGrew())
             if status.phase is Phase.FAILED:
                 self.notify(status.message or "the call failed", severity="error")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..engine.calls import Call
 from ..engine.diagnostics import SEVERITY_RANK, Diagnostic
+from ..fit import Fit
 from ..report import ordered_calls
 from ..stream import Stream
 
@@ -56,8 +57,10 @@ class StepIndex:
     """Read-only lookups the panes share. Call :meth:`refresh` after the
     stream grew (live calls, the proxy)."""
 
-    def __init__(self, stream: Stream) -> None:
+    def __init__(self, stream: Stream, fit: Fit | None = None) -> None:
         self.stream = stream
+        #: the calls against the declared tools, when whoever opened the stream knew them
+        self.fit = fit
         self.calls: list[Call] = []
         #: call seq -> position in display order (the report's ``calls`` order)
         self.position: dict[int, int] = {}
@@ -75,7 +78,7 @@ class StepIndex:
         self.calls = ordered_calls(self.stream)
         self.position = {c.seq: i for i, c in enumerate(self.calls)}
         severity: dict[int, int] = {}
-        for d in self.stream.reassembler.diagnostics():
+        for d in self.diagnostics_at(None):
             if d.event is not None:
                 rank = SEVERITY_RANK[d.severity]
                 severity[d.event] = max(rank, severity.get(d.event, -1))
@@ -92,8 +95,14 @@ class StepIndex:
         """The calls that existed after event ``step``, in display order."""
         return [c for c in self.calls if c.first_event <= step]
 
-    def diagnostics_at(self, step: int) -> list[Diagnostic]:
-        return self.stream.reassembler.diagnostics(step)
+    def diagnostics_at(self, step: int | None) -> list[Diagnostic]:
+        """The engine's diagnostics up to event ``step`` (None: all), and the
+        fit's when the tools are known, in event order."""
+        found = self.stream.reassembler.diagnostics(step)
+        if self.fit is None:
+            return found
+        extra = [d for d in self.fit.diagnostics if step is None or (d.event or 0) <= step]
+        return sorted(found + extra, key=lambda d: (d.event is None, d.event or 0))
 
     def next_diagnostic(self, step: int) -> int | None:
         i = bisect_right(self.diagnostic_events, step)

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import argparse
 
+from ..fit import fit_for_request
 from ..load import load_stream
 from ..report import build_report, exit_code
-from .common import CliError, add_stream_options, write_json
+from ..tools import Tool, ToolsError, read_tools
+from .common import CliError, add_stall_option, add_stream_options, read_json, write_json
 
 EXAMPLES = """\
 examples:
   fraglens check capture.sse
-  fraglens check --chunking capture.sse     how the backend cut the calls into fragments
+  fraglens check --tools request.json capture.sse   # do the calls fit the declared tools?
+  fraglens check --stall-ms 500 recording.jsonl
+  fraglens check --chunking capture.sse             # how the backend cut the calls up
   curl -sN ... | fraglens check --json - | jq '.calls[].status'"""
 
 
@@ -22,15 +26,32 @@ def build(p: argparse.ArgumentParser) -> None:
         "--compare", action="store_true", help="add what naive by-id / by-arrival grouping gives"
     )
     p.add_argument(
+        "--tools",
+        metavar="FILE",
+        help="the declared tools (OpenAI, Responses, Anthropic or Gemini shape, or a whole "
+        "request body): check each call's arguments against its tool's schema "
+        "(default: the tools of the request a recording or HAR holds)",
+    )
+    p.add_argument(
         "--chunking",
         action="store_true",
         help="add how the tool calls were cut into fragments (sizes, cuts mid-string...)",
     )
+    add_stall_option(p)
     add_stream_options(p)
 
 
+def load_tools(path: str) -> list[Tool]:
+    """The tools declared in a JSON file, or a one-line CliError."""
+    try:
+        return read_tools(read_json(path, "--tools"))
+    except ToolsError as exc:
+        raise CliError(f"--tools {path}: {exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    stream, _ = load_stream(
+    tools = load_tools(args.tools) if args.tools else None
+    stream, framed = load_stream(
         args.path, format=args.format, max_arg_bytes=args.max_arg_bytes, keep_naive=args.compare
     )
     if not stream.events:
@@ -38,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     if not stream.model_response:
         raise CliError(f"{args.path}: no model response found ({stream.framing} of "
                        f"{len(stream.events)} event(s), none of them a model API's)")
-    doc = build_report(stream, compare=args.compare)
+    fit = fit_for_request(stream, framed.meta.get("request"), tools)
+    doc = build_report(stream, compare=args.compare, fit=fit, stall_ms=args.stall_ms)
     if args.chunking:
         from ..chunking import chunking_profile
 

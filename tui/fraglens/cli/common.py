@@ -21,6 +21,7 @@ from ..stream import FORMATS
 __all__ = [
     "CliError",
     "EXIT_CODES",
+    "add_stall_option",
     "add_stream_options",
     "count",
     "non_negative",
@@ -90,6 +91,18 @@ def add_stream_options(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_ARG_BYTES,
         metavar="N",
         help="stop buffering a call past this size (default 16MiB; 512k, 4M, ... accepted)",
+    )
+
+
+def add_stall_option(p: argparse.ArgumentParser) -> None:
+    from ..timing import DEFAULT_STALL_MS
+
+    p.add_argument(
+        "--stall-ms",
+        type=positive,
+        default=DEFAULT_STALL_MS,
+        metavar="MS",
+        help="a gap between two events longer than this is a stall (default 1000)",
     )
 
 

@@ -7,13 +7,16 @@ import gc
 import os
 import sys
 
+from ..fit import fit_for_request
 from ..load import LoadError, load_stream
-from .common import EXIT_CODES, add_stream_options
+from .check import load_tools
+from .common import EXIT_CODES, CliError, add_stream_options
 
 EXAMPLES = """\
 examples:
   fraglens                      the bundled demo
   fraglens capture.sse          any capture `fraglens check` reads
+  fraglens --tools t.json c.sse each call checked against its tool (t shows the tools)
   curl -sN ... | fraglens -     a stream on stdin (keys come from the terminal)"""
 
 
@@ -25,6 +28,11 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("path", nargs="?", help="a capture (default: the bundled demo)")
+    p.add_argument(
+        "--tools",
+        metavar="FILE",
+        help="the declared tools, to check each call against (default: the recorded request's)",
+    )
     add_stream_options(p)
     p.set_defaults(run=run)
     return p
@@ -35,9 +43,11 @@ def run(args: argparse.Namespace) -> int:
     that cannot be read exits 2 with a one-line reason, never a traceback."""
     path = args.path
     try:
-        stream, _ = load_stream(path or ":demo:", format=args.format,
-                                max_arg_bytes=args.max_arg_bytes)
-    except LoadError as exc:
+        tools = load_tools(args.tools) if args.tools else None
+        stream, framed = load_stream(
+            path or ":demo:", format=args.format, max_arg_bytes=args.max_arg_bytes
+        )
+    except (LoadError, CliError) as exc:
         print(f"fraglens: error: {exc}", file=sys.stderr)
         return 2
     source = "demo" if not path else ("stdin" if path == "-" else path)
@@ -53,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     # keep the garbage collector from walking them on every collection (the
     # pauses it caused were the slowest steps in bench/tui.py).
     gc.freeze()
-    app = FraglensApp(stream, source=source)
+    fit = fit_for_request(stream, framed.meta.get("request"), tools)
+    app = FraglensApp(stream, source=source, fit=fit)
     app.run()
     # SIGTERM or SIGHUP ended it (terminal restored, as on `q`): 143 or 129
     return app.signal_status or 0

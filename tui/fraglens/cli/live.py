@@ -21,7 +21,7 @@ from ..net.request import (
     RequestSpec,
     build_spec,
 )
-from .common import CliError, non_negative, positive, read_json, write_json
+from .common import CliError, add_stall_option, non_negative, positive, read_json, write_json
 
 if TYPE_CHECKING:  # httpx and asyncio load only when a call is made, not for `check`
     from ..net.live import LiveCall, LiveStatus
@@ -75,6 +75,7 @@ def build(p: argparse.ArgumentParser) -> None:
         help=f"seconds to wait for a connection or between two reads (default {DEFAULT_TIMEOUT:g})",
     )
     p.add_argument("--record", metavar="FILE", help="write a recording as the events arrive")
+    add_stall_option(p)
     price = p.add_argument_group("cost")
     price.add_argument(
         "--price-in", type=non_negative, metavar="X", help="per million input tokens"
@@ -152,6 +153,7 @@ def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
     """Make the call, print the report of what arrived, and say how it went."""
     import asyncio
 
+    from ..fit import fit_for_request
     from ..report import build_report
 
     try:
@@ -159,7 +161,10 @@ def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
     except KeyboardInterrupt:
         status = call.status
     stream = call.stream
-    doc = build_report(stream) if stream.events else None
+    doc = None
+    if stream.events:
+        fit = fit_for_request(stream, {"body": call.spec.body})
+        doc = build_report(stream, fit=fit, stall_ms=args.stall_ms)
     if doc is not None:
         if args.json:
             write_json(doc)  # exactly as check --json writes it

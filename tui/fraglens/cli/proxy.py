@@ -13,7 +13,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from .common import CliError
+from .common import CliError, add_stall_option
 
 DEFAULT_PORT = 8788
 EXAMPLES = """\
@@ -56,6 +56,7 @@ def build(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="headless, one JSON object per flow (with its check --json document)",
     )
+    add_stall_option(p)
 
 
 def exposure_warning(host: str) -> str | None:
@@ -154,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             return run_flows_app(proxy, store, base_url=base, log_lines=lines)
     from ..net.proxy.headless import HeadlessPrinter
 
-    HeadlessPrinter(store, as_json=args.json)
+    HeadlessPrinter(store, as_json=args.json, stall_ms=args.stall_ms)
     with StopOnSigterm() as sigterm:
         try:
             # Ctrl-C or SIGTERM from the moment the child is started, not only once

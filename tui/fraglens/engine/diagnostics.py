@@ -60,6 +60,11 @@ CODES: dict[str, tuple[Severity, str]] = {
     "parallel-wrapper": ("warning", "one multi_tool_use.parallel call wraps several calls"),
     "text-with-tool-calls": ("info", "assistant text alongside tool calls"),
     "tool-markup-in-content": ("warning", "tool-call markup leaked into text"),
+    # the calls against the declared tools (fraglens.fit), when the tools are known
+    "args-schema": ("error", "the arguments break the tool's JSON Schema"),
+    "strict-broken": ("error", "a strict: true tool got arguments that break its schema"),
+    "tool-undeclared": ("error", "the call names a tool the request did not declare"),
+    "tool-schema-invalid": ("warning", "a declared tool's schema is not valid JSON Schema"),
 }
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}

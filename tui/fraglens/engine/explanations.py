@@ -32,6 +32,9 @@ class Explanation:
     did: str
     #: what the user should do
     todo: str
+    #: the tools the example's request declared (OpenAI Chat shape), for the codes
+    #: that hold calls to their tools; None for the others
+    tools: Any = None
 
 
 # -- building the wire examples ---------------------------------------------------
@@ -71,6 +74,16 @@ def _wire(*events: str) -> str:
 
 
 _USAGE = {"prompt_tokens": 52, "completion_tokens": 18, "total_tokens": 70}
+
+#: what the fit examples' requests declared
+_WEATHER_TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "required": ["city"],
+        "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}}}}},
+    {"type": "function", "function": {"name": "book_table", "strict": True, "parameters": {
+        "type": "object", "required": ["restaurant", "party"], "additionalProperties": False,
+        "properties": {"restaurant": {"type": "string"}, "party": {"type": "integer"}}}}},
+]
 
 # fmt: off
 EXPLANATIONS: dict[str, Explanation] = {
@@ -644,6 +657,62 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Turn on the server's tool-call parser for this model (with vLLM, "
              "`--enable-auto-tool-choice` and `--tool-call-parser`).",
     ),
+    "args-schema": Explanation(
+        means="The call's arguments parsed as JSON, but they do not satisfy the parameters "
+              "schema its tool declared: a required field is absent, a value has the wrong "
+              "type, a string is outside the enum. The message gives the JSON pointer into "
+              "the arguments and the schema keyword that failed.",
+        wire=_wire(
+            _calls(_entry('{"city":"Lima","unit":"kelvin"}', id="call_1", name="get_weather")),
+            _finish("tool_calls"),
+        ),
+        did="Validated the parsed value (the repaired one for a repaired call) with jsonschema "
+            "against the declared tools (`--tools`, or the request a recording holds) and "
+            "listed every failure, up to 50 per call; `check` exits 1.",
+        todo="Do not run the tool with this value: answer with an error result or ask again. "
+             "If it recurs, tighten the tool's description, or ask for strict schema "
+             "adherence where the provider offers it.",
+        tools=_WEATHER_TOOLS,
+    ),
+    "strict-broken": Explanation(
+        means="The tool was declared with strict: true (or, on Gemini, the request asked "
+              "for VALIDATED function calling): the provider promised arguments that match "
+              "the schema. These do not, so the promise was broken, by the provider or by a "
+              "server in between.",
+        wire=_wire(
+            _calls(_entry('{"restaurant":"Noma"}', id="call_1", name="book_table")),
+            _finish("tool_calls"),
+        ),
+        did="Raised it once per call, beside that call's args-schema findings.",
+        todo="Keep the capture: it is evidence for the provider. Check that every hop between "
+             "you and the model passes strict through; some compatible servers drop it.",
+        tools=_WEATHER_TOOLS,
+    ),
+    "tool-undeclared": Explanation(
+        means="The model called a tool by a name that none of the request's tools carries: "
+              "an invented tool, a typo, or a tool list that changed between requests.",
+        wire=_wire(
+            _calls(_entry('{"city":"Rome"}', id="call_1", name="get_forecast")),
+            _finish("tool_calls"),
+        ),
+        did="Did not validate its arguments: there is no schema to hold them to.",
+        todo="Answer the call with an error result that names the tools that exist, or drop "
+             "it; never route it to the closest-sounding tool.",
+        tools=_WEATHER_TOOLS,
+    ),
+    "tool-schema-invalid": Explanation(
+        means="The schema a declared tool gives is not valid JSON Schema (a type name that "
+              "does not exist, a required that is not a list), so its calls cannot be "
+              "checked.",
+        wire=_wire(
+            _calls(_entry('{"q":"x"}', id="call_1", name="search")),
+            _finish("tool_calls"),
+        ),
+        did="Left the call unchecked and said why.",
+        todo="Fix the declaration: a provider may reject it, or read it otherwise than meant.",
+        tools=[{"type": "function", "function": {"name": "search",
+                                                 "parameters": {"type": "dict"}}}],
+    ),
 }
 # fmt: on
 
@@ -658,6 +727,10 @@ def explain(code: str, width: int = 78) -> str:
         return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent)
 
     lines = [f"{code} ({severity}): {summary}", "", *para(entry.means), ""]
+    if entry.tools is not None:
+        names = ", ".join(tool["function"]["name"] for tool in entry.tools)
+        declared = f"The request declared the tools {names} (check --tools, or a recording's)."
+        lines += [*para(declared), ""]
     lines += ["On the wire (one event per line):", *("  " + w for w in entry.wire.splitlines())]
     lines += ["", "What fraglens did:", *para(entry.did, "  ")]
     lines += ["", "What to do:", *para(entry.todo, "  ")]

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from .errors import HistoryError
+from .fit import conversation_calls, declared_checker
 
 Severity = Literal["warning", "error"]
 
@@ -68,6 +69,8 @@ PROBLEM_CODES: dict[str, tuple[Severity, str]] = {
     "arguments-not-string": ("error", "OpenAI arguments that are not a string"),
     "input-not-object": ("error", "Anthropic tool_use input that is not an object"),
     "arguments-invalid-json": ("error", "OpenAI arguments that are not valid JSON"),
+    "undeclared-tool": ("error", "a call to a tool the request's tools do not declare"),
+    "arguments-schema": ("error", "arguments that break the declared tool's JSON Schema"),
 }
 
 #: Exit status for ``fraglens history check`` when ``HistoryError`` is raised.
@@ -110,7 +113,36 @@ def check_conversation(doc: Any) -> list[Problem]:
     problems: list[Problem] = []
     msgs = [_read(i, m, array, problems) for i, m in enumerate(items)]
     _Pairing(msgs, array, problems).run()
+    problems += _fit_problems(doc, items, array)
     problems.sort(key=lambda p: p.position)
+    return problems
+
+
+def _fit_problems(doc: Any, items: list[Any], array: str) -> list[Problem]:
+    """The calls against the conversation's own ``tools``, when it declares some."""
+    checker = declared_checker(doc)
+    if checker is None:
+        return []
+    problems = []
+    for i, path, name, value in conversation_calls(items, array):
+        if name is None:
+            continue  # no name: nothing to match, and the provider says so itself
+        verdict = checker.check(name, value)
+        if verdict.undeclared:
+            problems.append(
+                _problem("undeclared-tool", i, f"{path} calls {name!r}, which no tool declares")
+            )
+        for e in verdict.errors:
+            where = e.pointer or "(the whole value)"
+            problems.append(
+                _problem(
+                    "arguments-schema", i, f"{path} ({name}) at {where}: {e.message} ({e.rule})"
+                )
+            )
+        if verdict.more_errors:
+            problems.append(
+                _problem("arguments-schema", i, f"{path} ({name}): {verdict.more_errors} more")
+            )
     return problems
 
 

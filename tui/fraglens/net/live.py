@@ -165,6 +165,7 @@ class LiveCall:
         self._scrub = _Scrubber(spec.secret)
         self._writer: RecordingWriter | None = None
         self._body_closed = False
+        self._body_end = 0.0
 
     @staticmethod
     def new_stream(spec: RequestSpec) -> Stream:
@@ -341,7 +342,8 @@ class LiveCall:
         tail = self._scrub.close()
         if tail:
             self._take(self.elapsed, tail)
-        self._emit(self.body.close(self.elapsed))
+        self._body_end = self.elapsed
+        self._emit(self.body.close(self._body_end))
 
     def _http_message(self, response: httpx.Response) -> str:
         status = response.status_code
@@ -362,7 +364,9 @@ class LiveCall:
             message = None
         elif message is not None:
             message = _one_line(self.spec.safe(message))
-        t = self.elapsed
+        # the end line's time is when the body ended: a reader stamps the events
+        # the close flushed with it, as this stream did
+        t = self._body_end
         self._t_end = time.monotonic()
         if self._writer is not None:
             self._writer.end(end, error=message if phase is Phase.FAILED else None, t=t)

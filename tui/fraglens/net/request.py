@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..redact import REDACTED, redact_headers, redact_url
+from ..tools import tool_parts
 
 __all__ = [
     "ENDPOINTS",
@@ -144,27 +145,11 @@ def resolve_url(url: str, format: str | None) -> tuple[str, str]:
     return urlunsplit(parts._replace(path=path + ENDPOINTS[format])), format
 
 
-def _tool_parts(tool: Any) -> tuple[str, str | None, Any] | None:
-    """(name, description, JSON schema) from a tool in any of the three shapes."""
-    if not isinstance(tool, Mapping):
-        return None
-    function = tool.get("function")
-    inner: Mapping[str, Any] = function if isinstance(function, Mapping) else tool
-    name = inner.get("name")
-    if not isinstance(name, str):
-        return None
-    schema = inner.get("parameters", inner.get("input_schema"))
-    if schema is None:
-        schema = {"type": "object", "properties": {}}
-    description = inner.get("description")
-    return name, description if isinstance(description, str) else None, schema
-
-
 def convert_tools(tools: Sequence[Any], format: str) -> list[Any]:
     """Tools written for one API, reshaped for ``format``; unknown shapes pass as they are."""
     out: list[Any] = []
     for tool in tools:
-        parts = _tool_parts(tool)
+        parts = tool_parts(tool)
         if parts is None:
             out.append(tool)
             continue

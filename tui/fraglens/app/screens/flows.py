@@ -27,6 +27,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from ...fit import fit_for_request
 from ...net.proxy.flows import Flow, FlowRow, FlowState, FlowStore
 from ...net.proxy.record import recording_name, save_flow
 from ...report_text import STATUS_STYLE
@@ -389,12 +390,15 @@ class ProxyFlowsApp(FraglensApp):
             new = flow.events[self._fed :]
             done = flow.stream.closed
             framing = flow.stream.framing
+            request = {"body": flow.request_body}
         for ev in new:
             mirror.feed(ev)
         self._fed += len(new)
         if done:
             mirror.framing = framing
             mirror.close()
+            # closed: its calls against the tools the flow's request declared
+            self.index.fit = fit_for_request(mirror, request)
         if new or done:
             self._stale = True
 

@@ -28,6 +28,7 @@ from ...engine.finalize import Result
 from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
 from .buffers import CallCard, call_title
+from .fit import fit_details, fit_verdict, marked_value
 from .prerendered import Prerendered
 from .styled import ComponentStyles
 from .titled import Titled
@@ -100,6 +101,10 @@ class CallResult(ComponentStyles, Prerendered):
         "call-result--invalid",
         "call-result--aborted",
         "call-result--streaming",
+        "call-result--fit-ok",
+        "call-result--fit-bad",
+        "call-result--fit-unchecked",
+        "call-result--fit-mark",
     }
 
     def __init__(self, index: StepIndex, call: Call, **kwargs: Any) -> None:
@@ -122,7 +127,9 @@ class CallResult(ComponentStyles, Prerendered):
             self._paint_stripe()
         # while a call streams its verdict does not change: no re-render per step
         # (and a verdict holds only while no fragment comes after it)
-        shows = (self.display, id(self.result), call.name_at(step), self.value_lines)
+        # (the fit of a live call comes once its stream closed)
+        fit = self.index.fit
+        shows = (self.display, id(self.result), call.name_at(step), self.value_lines, id(fit))
         self.step = step
         if shows != self._shows:
             self._shows = shows
@@ -159,8 +166,19 @@ class CallResult(ComponentStyles, Prerendered):
             head.append("… streaming, no verdict yet", self._style("streaming"))
             return head
         head.append(f" {STATUS_GLYPH[result.status]} ", self._style(result.status))
+        # the fit judges the final verdict: shown beside it, not beside an earlier one
+        fit = self.index.fit.calls.get(call.seq) if self.index.fit else None
+        if fit is not None and result is call.result:
+            styles = {k: self._style(f"fit-{k}") for k in ("ok", "bad", "unchecked")}
+            head.append(" ")
+            head.append_text(fit_verdict(fit, styles))
+        else:
+            fit = None
         head.append(f"\n{STATUS_MEANING[result.status]}", meta)
         parts: list[RenderableType] = [head]
+        details = fit_details(fit, meta) if fit is not None else None
+        if details is not None:
+            parts.append(details)
         if result.repairs:
             log = Text()
             for i, change in enumerate(result.repairs):
@@ -185,7 +203,12 @@ class CallResult(ComponentStyles, Prerendered):
             if result.status not in ("ok", "empty"):
                 label = "value" if result.status == "repaired" else "best-effort value"
                 parts.append(Text(label, meta))
-            parts.append(pretty(result.arguments, self.value_lines))
+            marked = {e.pointer for e in fit.errors} if fit is not None else set()
+            if marked:
+                mark = self._style("fit-mark")
+                parts.append(marked_value(result.arguments, marked, mark, self.value_lines))
+            else:
+                parts.append(pretty(result.arguments, self.value_lines))
         if result.values:
             parts.append(Text(f"{len(result.values)} separate values came:", meta))
             parts.extend(pretty(v, 8) for v in result.values)
@@ -226,13 +249,13 @@ class DiagnosticsView(ComponentStyles, Titled, Prerendered):
         shows = (len(self.found), any(d.event == step for d in self.found))
         if shows != self._shows:
             self._shows = shows
-            total = len(self.index.stream.reassembler.diagnostics())
+            total = len(self.index.diagnostics_at(None))
             self.set_titles(subtitle=f"{len(self.found)} of {total}")
             self.update_content()
 
     def content(self, width: int) -> RenderableType:
         step, found = self.step, self.found
-        total = len(self.index.stream.reassembler.diagnostics())
+        total = len(self.index.diagnostics_at(None))
         meta = self._style("meta")
         if not found:
             note = "none so far"

@@ -1,4 +1,5 @@
-"""``fraglens proxy --headless``: one line per flow, then its ``check`` summary.
+"""``fraglens proxy --headless``: one line per flow, then its ``check`` summary
+(calls checked against the request's tools, the stream's timing and stalls).
 
 For terminals without a TUI and for logs. A flow is printed when it ends, so
 concurrent flows never interleave their lines; ``--json`` prints one JSON
@@ -15,8 +16,10 @@ from typing import IO, Any
 
 from rich.console import Console
 
+from ...fit import fit_for_request
 from ...report import build_report
 from ...report_text import print_report
+from ...timing import DEFAULT_STALL_MS
 from .flows import Flow, FlowRow, FlowStore
 
 __all__ = ["HeadlessPrinter", "flow_line"]
@@ -48,8 +51,15 @@ def flow_line(row: FlowRow) -> str:
 class HeadlessPrinter:
     """Subscribes to a store and prints each flow once it has ended."""
 
-    def __init__(self, store: FlowStore, out: IO[str] | None = None, as_json: bool = False) -> None:
+    def __init__(
+        self,
+        store: FlowStore,
+        out: IO[str] | None = None,
+        as_json: bool = False,
+        stall_ms: float = DEFAULT_STALL_MS,
+    ) -> None:
         self.store = store
+        self.stall_ms = stall_ms
         self.out = out or sys.stdout
         self.as_json = as_json
         self.console = Console(file=self.out, highlight=False, soft_wrap=True)
@@ -61,7 +71,10 @@ class HeadlessPrinter:
             return
         with self.store.lock:
             row = flow.row()
-            doc = build_report(flow.stream) if flow.stream is not None and flow.events else None
+            doc = None
+            if flow.stream is not None and flow.events:
+                fit = fit_for_request(flow.stream, {"body": flow.request_body})
+                doc = build_report(flow.stream, fit=fit, stall_ms=self.stall_ms)
             notes = list(flow.notes)
             saved = flow.saved_to
         if self.as_json:
