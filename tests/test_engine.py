@@ -487,3 +487,16 @@ def test_text_findings_sit_at_the_event_that_made_them_true():
     at = {d.code: d.event for d in r.diagnostics()}
     assert at["text-with-tool-calls"] == 1  # the text came at 0, the call at 1
     assert at["tool-markup-in-content"] == 3  # the markup was complete at event 3
+
+
+def test_a_cut_text_past_the_repair_limit_is_truncated_without_a_guess():
+    from fraglens.engine.finalize import REPAIR_LIMIT
+
+    r = run(T(0, "c1", "f", '{"a": "' + "x" * REPAIR_LIMIT), finish="length")
+    result = r.calls[0].result
+    assert (result.status, result.has_value) == ("truncated", False)
+    assert "too many to build one" in result.repairs[0]
+    # and a call cut at the size limit the same way
+    r = run(T(0, "c1", "f", '{"a": "' + "x" * (REPAIR_LIMIT + 10)),
+            max_arg_bytes=REPAIR_LIMIT + 5)
+    assert (r.calls[0].result.status, r.calls[0].result.has_value) == ("truncated", False)

@@ -156,6 +156,8 @@ def _finalize(
         # the text stops inside a value: whatever a lenient parser builds is made up
         best = _best_effort(text)
         changes = _changes(text, best).listed if best is not None else []
+        if len(text) > REPAIR_LIMIT:
+            changes = [f"no best-effort value: {len(text)} characters are too many to build one"]
         if not aborted:
             if scan.valid:
                 where = "an open string" if scan.in_string else f"depth {scan.depth}"
@@ -329,6 +331,10 @@ def _has_lone_surrogate(text: str) -> bool:
 
 
 def _best_effort(text: str) -> Any:
+    """json-repair's reading of ``text``, or None; never tried past
+    ``REPAIR_LIMIT`` (a call cut at the 16 MiB size limit would take minutes)."""
+    if len(text) > REPAIR_LIMIT:
+        return None
     import json_repair  # loaded on the first repair: most runs never need it
 
     try:
