@@ -31,10 +31,12 @@ pass (tracing slows it down, so it is not timed).
 from __future__ import annotations
 
 import argparse
+import base64
 import gc
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -88,6 +90,171 @@ def make_stream(calls: int, arg_bytes: int, frag: int = 10) -> bytes:
     out.append(f"data: {head}{finish}\n\n")
     out.append("data: [DONE]\n\n")
     return "".join(out).encode()
+
+
+# -- one stream per wire format ---------------------------------------------------------
+
+
+def _args_text(arg_bytes: int) -> str:
+    items, size, i = [], 0, 0
+    while size < arg_bytes:
+        item = f'{{"line":{i},"text":"word {i} of call 0, déjà vu \\"quoted\\""}}'
+        items.append(item)
+        size += len(item) + 1
+        i += 1
+    return '{"rows":[' + ",".join(items) + "]}"
+
+
+def _pieces(arg_bytes: int, frag: int) -> list[str]:
+    text = _args_text(arg_bytes)
+    return [text[i : i + frag] for i in range(0, len(text), frag)]
+
+
+def _sse(events: list[tuple[str | None, dict]]) -> bytes:
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    out = []
+    for name, payload in events:
+        head = f"event: {name}\n" if name else ""
+        out.append(f"{head}data: {dumps(payload)}\n\n")
+    return "".join(out).encode()
+
+
+def _anthropic_events(pieces: list[str]) -> list[dict]:
+    return [
+        {"type": "message_start", "message": {"id": "msg_1", "type": "message",
+         "role": "assistant", "content": [], "usage": {"input_tokens": 10}}},
+        {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": "toolu_1", "name": "tool_0", "input": {}}},
+        *({"type": "content_block_delta", "index": 0,
+           "delta": {"type": "input_json_delta", "partial_json": p}} for p in pieces),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+         "usage": {"output_tokens": 99}},
+        {"type": "message_stop"},
+    ]
+
+
+def format_stream(fmt: str, arg_bytes: int = 1_000_000, frag: int = 10) -> bytes:
+    """One call whose ~arg_bytes of arguments arrive in frag-character pieces,
+    as ``fmt`` streams it (Ollama, whose calls come whole: the same number of
+    text lines, then the call)."""
+    from fraglens.framing.eventstream import encode_message
+
+    pieces = _pieces(arg_bytes, frag)
+    if fmt == "openai-chat":
+        return make_stream(1, arg_bytes, frag)
+    if fmt == "anthropic":
+        return _sse([(e["type"], e) for e in _anthropic_events(pieces)])
+    if fmt == "openai-responses":
+        item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "tool_0",
+                "arguments": ""}
+        return _sse([
+            ("response.created", {"type": "response.created", "response": {"id": "resp_1"}}),
+            ("response.output_item.added", {"type": "response.output_item.added",
+                                            "output_index": 0, "item": item}),
+            *(("response.function_call_arguments.delta", {
+                "type": "response.function_call_arguments.delta", "item_id": "fc_1",
+                "output_index": 0, "delta": p}) for p in pieces),
+            ("response.completed", {"type": "response.completed",
+                                    "response": {"id": "resp_1", "status": "completed"}}),
+        ])
+    if fmt == "cohere":
+        return _sse([
+            ("message-start", {"type": "message-start", "id": "m1"}),
+            ("tool-call-start", {"type": "tool-call-start", "index": 0, "delta": {"message": {
+                "tool_calls": {"id": "c1", "type": "function",
+                               "function": {"name": "tool_0", "arguments": ""}}}}}),
+            *(("tool-call-delta", {"type": "tool-call-delta", "index": 0, "delta": {"message": {
+                "tool_calls": {"function": {"arguments": p}}}}}) for p in pieces),
+            ("tool-call-end", {"type": "tool-call-end", "index": 0}),
+            ("message-end", {"type": "message-end",
+                             "delta": {"finish_reason": "TOOL_CALL"}}),
+        ])
+    if fmt == "ai-sdk":
+        return _sse([
+            (None, {"type": "start"}),
+            (None, {"type": "tool-input-start", "toolCallId": "c1", "toolName": "tool_0"}),
+            *((None, {"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": p})
+              for p in pieces),
+            (None, {"type": "finish"}),
+        ]) + b"data: [DONE]\n\n"
+    if fmt == "bedrock-converse":
+        def ev(name: str, payload: dict) -> bytes:
+            body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+            return encode_message({":event-type": name, ":message-type": "event"}, body)
+        return b"".join([
+            ev("messageStart", {"role": "assistant"}),
+            ev("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {
+                "toolUseId": "tooluse_1", "name": "tool_0"}}}),
+            *(ev("contentBlockDelta", {"contentBlockIndex": 0,
+                                       "delta": {"toolUse": {"input": p}}}) for p in pieces),
+            ev("contentBlockStop", {"contentBlockIndex": 0}),
+            ev("messageStop", {"stopReason": "tool_use"}),
+        ])
+    if fmt == "bedrock-invoke":
+        def chunk(inner: dict) -> bytes:
+            raw = json.dumps(inner, ensure_ascii=False, separators=(",", ":")).encode()
+            body = json.dumps({"bytes": base64.b64encode(raw).decode()}).encode()
+            return encode_message({":event-type": "chunk", ":message-type": "event"}, body)
+        return b"".join(chunk(e) for e in _anthropic_events(pieces))
+    if fmt == "ollama":
+        head = '{"model":"m","created_at":"2025-01-01T00:00:00Z","message":{"role":"assistant",'
+        dumps = json.JSONEncoder(ensure_ascii=False).encode
+        lines = [f'{head}"content":{dumps(p)}}},"done":false}}' for p in pieces]
+        call = {"function": {"name": "tool_0", "arguments": json.loads(_args_text(arg_bytes))}}
+        lines.append(f'{head}"content":"","tool_calls":[{dumps(call)}]}},"done":false}}')
+        lines.append(f'{head}"content":""}},"done":true,"done_reason":"stop","eval_count":9}}')
+        return ("\n".join(lines) + "\n").encode()
+    raise ValueError(fmt)
+
+
+#: the formats with a per-format row (Gemini and DashScope send whole values or
+#: cumulative snapshots: there is no 100k-fragment argument stream to time)
+FORMAT_ROWS = ("openai-chat", "anthropic", "openai-responses", "cohere", "bedrock-converse",
+               "bedrock-invoke", "ollama", "ai-sdk")
+
+
+def _child(cmd: list[str]) -> float:
+    """Run ``cmd``; its CPU seconds (user + system), its own (wait4)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"{cmd} exited {proc.returncode}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def format_rows(rounds_: int, arg_bytes: int) -> None:
+    """Whole processes, floor and fraglens in turns, per format: medians."""
+    exe = ROOT / ".venv" / "bin" / "fraglens"
+    check = [str(exe)] if exe.exists() else [sys.executable, "-m", "fraglens"]
+    floors = [sys.executable, str(ROOT / "bench" / "floors.py")]
+    files = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt in FORMAT_ROWS:
+            path = Path(tmp) / f"{fmt}.bin"
+            path.write_bytes(format_stream(fmt, arg_bytes))
+            files[fmt] = path
+            doc = fraglens(path.read_bytes())
+            assert doc["format"] == fmt, (fmt, doc["format"])
+            assert [c["status"] for c in doc["calls"]] == ["ok"], fmt
+        times: dict[str, tuple[list[float], list[float]]] = {f: ([], []) for f in FORMAT_ROWS}
+        for _ in range(rounds_):
+            for fmt in FORMAT_ROWS:
+                times[fmt][0].append(_child([*floors, fmt, str(files[fmt])]))
+                times[fmt][1].append(_child([*check, "check", "--json", str(files[fmt])]))
+        print(f"\nper format, whole processes (CPU s, median of {rounds_} in turns): "
+              f"fraglens check --json vs the stdlib floor; memory: tracemalloc peak "
+              f"of the pipeline in process / input")
+        print(f"{'format':<18}{'input':>7}{'events':>8}{'floor':>8}{'check':>8}{'x floor':>8}"
+              f"{'mem/input':>10}")
+        for fmt in FORMAT_ROWS:
+            data = files[fmt].read_bytes()
+            events = len(stream_from_bytes(data)[0].events)
+            tf, tg = (statistics.median(v) for v in times[fmt])
+            mem = peak_memory(data)
+            print(f"{fmt:<18}{len(data) / 1e6:>6.1f}M{events:>8}{tf:>7.2f}s{tg:>7.2f}s"
+                  f"{tg / tf:>7.2f}x{mem / len(data):>9.1f}x")
 
 
 def floor(data: bytes) -> dict[int, str]:
@@ -190,7 +357,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-sdk", action="store_true")
+    ap.add_argument("--formats-only", action="store_true", help="only the per-format rows")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of the per-format rows")
     args = ap.parse_args()
+    if args.formats_only:
+        format_rows(args.rounds, 1_000_000 // (10 if args.quick else 1))
+        return
     scale = 10 if args.quick else 1
     cases = [
         ("1 call, 0.1 MB", 1, 100_000 // scale),
@@ -240,6 +412,7 @@ def main() -> None:
     small, big = (fs, gs), (fb, gb)
     print(f"growth 0.1 MB -> 1 MB (10x input): floor {big[0] / small[0]:.1f}x, "
           f"fraglens {big[1] / small[1]:.1f}x")
+    format_rows(args.rounds, 1_000_000 // scale)
 
 
 if __name__ == "__main__":

@@ -1060,7 +1060,13 @@ def test_make_adapter_gives_fresh_state_and_knows_aliases():
         "gemini",
         "cohere",
         "dashscope",
+        "bedrock-converse",
+        "bedrock-invoke",
+        "ollama",
+        "ai-sdk",
     }
+    assert make_adapter("bedrock").name == "bedrock-converse"
+    assert make_adapter("vercel").name == "ai-sdk"
     one, two = make_adapter("gemini"), make_adapter("vertex")
     one.feed(gem(fc(name="a", args={})))
     assert two.feed(gem(fc(name="b", args={})))[0].index == 0
@@ -1077,12 +1083,18 @@ def test_every_adapter_says_how_its_streams_end():
         "cohere": "terminal",
         "gemini": "finish",
         "dashscope": "finish",
+        "bedrock-converse": "terminal",
+        "bedrock-invoke": "terminal",
+        "ollama": "terminal",
+        "ai-sdk": "done",
     }
 
 
 def test_native_block_and_item_positions_are_not_call_counts():
     positional = {name for name, cls in ADAPTERS.items() if not cls.indexes_calls}
-    assert positional == {"anthropic", "openai-responses"}
+    # Bedrock content blocks count text blocks too; InvokeModel hands Claude's own
+    # events to the Anthropic adapter
+    assert positional == {"anthropic", "openai-responses", "bedrock-converse", "bedrock-invoke"}
 
 
 # == the recorded real streams ========================================================

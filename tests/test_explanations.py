@@ -7,6 +7,7 @@ import pytest
 from fraglens.engine.diagnostics import CODES
 from fraglens.engine.explanations import EXPLANATIONS, explain
 from fraglens.fit import check_fit
+from fraglens.framing.eventstream import encode_message
 from fraglens.framing.sse import DEFAULT_MAX_LINE
 from fraglens.load import stream_from_bytes
 from fraglens.tools import read_tools
@@ -24,12 +25,31 @@ def test_an_entry_says_all_four_things(code):
     assert 1 <= len(entry.wire.splitlines()) <= 4, code
 
 
+def _message(payload: bytes = b'{"contentBlockIndex":0}') -> bytes:
+    return encode_message({":event-type": "contentBlockStop"}, payload)
+
+
+def _flipped() -> bytes:
+    damaged = bytearray(_message())
+    damaged[-6] ^= 0x01  # a payload bit: the message CRC no longer holds
+    return _message() + bytes(damaged) + _message()
+
+
+#: the binary (Bedrock) codes: their wire example describes bytes in words
+BINARY_EXAMPLES = {
+    "frame-damaged": _flipped,
+    "frame-truncated": lambda: _message() + _message()[:20],
+}
+
+
 @pytest.mark.parametrize("code", sorted(EXPLANATIONS))
 def test_the_wire_example_raises_its_code(code):
     """Each line of the example is one SSE event; fed to fraglens as a stream,
     it must raise the code it illustrates (the size limit needs a tiny limit)."""
     events = EXPLANATIONS[code].wire.splitlines()
     data = "".join(line + "\n\n" for line in events).encode("utf-8")
+    if code in BINARY_EXAMPLES:  # the example describes bytes: these are they
+        data = BINARY_EXAMPLES[code]()
     if code == "frame-too-large":  # the example's last line, as long as it says
         data = data.rstrip(b"\n") + b"x" * DEFAULT_MAX_LINE
     if code == "bytes-replaced":  # the example spells the byte that is not UTF-8

@@ -554,3 +554,30 @@ def test_check_on_nothing_but_an_overlong_line_is_one_line_and_exit_2(tmp_path, 
     assert main(["check", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "longer than the 16,777,216-byte limit" in err
+
+
+def test_event_and_data_blocks_read_whole_and_byte_by_byte_alike():
+    """The fast path for an ``event:`` line plus a ``data:`` line agrees with the
+    line-by-line reading (one byte per feed never sees a whole block)."""
+    from fraglens.framing.sse import SSEDecoder
+
+    text = (
+        b"event: content_block_delta\ndata: {\"a\":1}\n\n"
+        b"event:ping\ndata:{}\n\n"
+        b"event:\ndata: [DONE]\n\n"
+        b"event: two\ndata: x\ndata: y\n\n"
+        b"event: \xc3\xa9\ndata: \xe2\x82\xac\n\n"
+    )
+    whole = SSEDecoder()
+    fast = whole.feed(text) + whole.close()
+    slow_decoder = SSEDecoder()
+    slow = [ev for i in range(len(text)) for ev in slow_decoder.feed(text[i : i + 1])]
+    slow += slow_decoder.close()
+    assert fast == slow
+    assert [(e.event, e.kind, e.data) for e in fast] == [
+        ("content_block_delta", "data", '{"a":1}'),
+        ("ping", "data", "{}"),
+        (None, "done", "[DONE]"),
+        ("two", "data", "x\ny"),
+        ("é", "data", "€"),
+    ]

@@ -27,6 +27,9 @@ from fraglens.tools import read_tools
 from .conftest import SAMPLES
 
 SSE = sorted(SAMPLES.glob("*.sse"))
+#: every sample: SSE ones carry their spec in a header comment; NDJSON and
+#: binary event streams cannot, their spec is sample_streams/README.md
+ALL = sorted([*SSE, *SAMPLES.glob("*.ndjson"), *SAMPLES.glob("*.eventstream")])
 
 
 def tools_path(path):
@@ -52,7 +55,7 @@ def test_there_are_at_least_thirty_samples():
     assert len(SSE) >= 30
 
 
-@pytest.mark.parametrize("path", SSE, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
 def test_sample_matches_its_golden(path):
     golden = path.with_suffix(".expected.json")
     doc = report_for(path)
@@ -117,6 +120,6 @@ def _eager_report(path) -> dict:
     return build(path, stream)
 
 
-@pytest.mark.parametrize("path", SSE, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
 def test_sample_scanned_on_every_event_gives_its_golden_too(path):
     assert _eager_report(path) == report_for(path)

@@ -59,6 +59,12 @@ def call_json(call: Call, position: int) -> dict[str, Any]:
         out["inner_calls"] = call.inner_calls  # what a parallel wrapper meant; shown, not run
     if call.notes:
         out["notes"] = list(call.notes)
+    if call.outputs:
+        # the tool's result as the stream carried it: the last one (earlier
+        # ones are preliminary)
+        event, output, error = call.outputs[-1]
+        out["output"] = {"event": event, "error": error} if error is not None else {
+            "event": event, "value": output}
     return out
 
 

@@ -17,7 +17,18 @@ from .engine.fragments import StreamError, ToolDelta
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from .framing.events import RawEvent
 
-FORMATS = ("openai-chat", "anthropic", "openai-responses", "gemini", "cohere", "dashscope")
+FORMATS = (
+    "openai-chat",
+    "anthropic",
+    "openai-responses",
+    "gemini",
+    "cohere",
+    "dashscope",
+    "bedrock-converse",
+    "bedrock-invoke",
+    "ollama",
+    "ai-sdk",
+)
 
 #: how many undecided events to hold back while the format is still unknown
 _DETECT_WINDOW = 16
@@ -110,6 +121,11 @@ class Stream:
             self.labels.append("[DONE]")
             if self.done_at is None:
                 self.done_at = number
+            return
+        if kind == "damaged":
+            self.labels.append("damaged")
+            code = "frame-truncated" if ev.event == "cut" else "frame-damaged"
+            r.diag(code, ev.data, number)
             return
         # a body that is neither events nor JSON (a gateway's HTML error page)
         self.labels.append(kind)

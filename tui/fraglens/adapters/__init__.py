@@ -16,11 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .ai_sdk import PART_TYPES as _AI_SDK_TYPES
+from .ai_sdk import AISDKAdapter
 from .anthropic import AnthropicAdapter
 from .base import Adapter
+from .bedrock import CONVERSE_EVENTS as _CONVERSE_EVENTS
+from .bedrock import BedrockConverseAdapter, BedrockInvokeAdapter
 from .cohere import CohereAdapter
 from .dashscope import DashScopeAdapter
 from .gemini import GeminiAdapter
+from .ollama import OllamaAdapter
 from .openai_chat import OpenAIChatAdapter
 from .responses import ResponsesAdapter
 
@@ -43,6 +48,10 @@ ADAPTERS: dict[str, type[Adapter]] = {
         GeminiAdapter,
         CohereAdapter,
         DashScopeAdapter,
+        BedrockConverseAdapter,
+        BedrockInvokeAdapter,
+        OllamaAdapter,
+        AISDKAdapter,
     )
 }
 
@@ -55,6 +64,11 @@ ALIASES = {
     "vertex": "gemini",
     "claude": "anthropic",
     "qwen": "dashscope",
+    "bedrock": "bedrock-converse",
+    "converse": "bedrock-converse",
+    "ollama-native": "ollama",
+    "vercel": "ai-sdk",
+    "ai-sdk-ui": "ai-sdk",
 }
 
 
@@ -110,6 +124,8 @@ _CHAT_OBJECTS = frozenset({"chat.completion.chunk", "chat.completion", "text_com
 
 
 def _by_type(kind: str, payload: dict[str, Any]) -> Detection | None:
+    if kind in _AI_SDK_TYPES or kind.startswith("data-"):
+        return Detection("ai-sdk", "certain", f"UI message part {kind!r}")
     if kind.startswith("response."):
         return Detection("openai-responses", "certain", f"event type {kind!r}")
     if kind in _ANTHROPIC_TYPES:
@@ -118,12 +134,27 @@ def _by_type(kind: str, payload: dict[str, Any]) -> Detection | None:
         return Detection("cohere", "certain", f"event type {kind!r}")
     if kind == "message" and isinstance(payload.get("content"), list):
         return Detection("anthropic", "certain", "a Messages body")
+    if kind == "start" and set(payload) <= {"type", "messageId", "messageMetadata"}:
+        return Detection("ai-sdk", "likely", "a start part")
     if kind == "ping":
         return Detection("anthropic", "likely", "a ping event")
     if kind == "error":
         if isinstance(payload.get("error"), dict):
             return Detection("anthropic", "likely", "an error event with an error object")
         return Detection("openai-responses", "likely", "an error event with a message")
+    return None
+
+
+def _by_event(event: str, payload: dict[str, Any]) -> Detection | None:
+    """What a binary event-stream message's name (``:event-type``) tells: Bedrock."""
+    if event in _CONVERSE_EVENTS:
+        # "metadata" alone is a common SSE event name elsewhere too
+        sure: Confidence = "likely" if event == "metadata" else "certain"
+        return Detection("bedrock-converse", sure, f"Bedrock event {event!r}")
+    if event == "chunk" and isinstance(payload.get("bytes"), str):
+        return Detection("bedrock-invoke", "certain", "a Bedrock chunk with base64 bytes")
+    if event.endswith("Exception"):
+        return Detection("bedrock-converse", "likely", f"a Bedrock {event}")
     return None
 
 
@@ -144,6 +175,8 @@ def _by_shape(payload: dict[str, Any]) -> Detection | None:
         isinstance(output.get("choices"), list) or "text" in output or "finish_reason" in output
     ):
         return Detection("dashscope", "certain", "an output object")
+    if isinstance(payload.get("message"), dict) and isinstance(payload.get("done"), bool):
+        return Detection("ollama", "certain", "an /api/chat line (message, done)")
     if isinstance(payload.get("usageMetadata"), dict):
         sure = "modelVersion" in payload or "responseId" in payload
         return Detection("gemini", "certain" if sure else "likely", "usageMetadata")
@@ -161,6 +194,10 @@ def sniff(payload: Any, event: str | None = None) -> Detection | None:
         certain = [d for d in items if d is not None and d.confidence == "certain"]
         return certain[0] if certain else next((d for d in items if d is not None), None)
     if isinstance(payload, dict):
+        if isinstance(event, str) and event:
+            bedrock = _by_event(event, payload)
+            if bedrock is not None:
+                return bedrock
         kind = payload.get("type")
         found = _by_type(kind, payload) if isinstance(kind, str) else None
         if found is None or found.confidence != "certain":

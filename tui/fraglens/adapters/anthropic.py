@@ -30,7 +30,16 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import as_dict, as_int, as_list, as_str, dump, error_message, unread
+from .base import (
+    Continuation,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    dump,
+    error_message,
+    unread,
+)
 
 TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
@@ -41,7 +50,6 @@ class AnthropicAdapter:
     name = "anthropic"
     ends_with = "terminal"
     indexes_calls = False
-    continuation = None  # no shortcut: every chunk goes through feed
 
     def __init__(self) -> None:
         self._base = 0  # index shift of the current message
@@ -51,6 +59,28 @@ class AnthropicAdapter:
         self._usage: dict[str, Any] = {}
         #: shifted block index -> (id, input from content_block_start, saw a delta)
         self._blocks: dict[int, list[Any]] = {}
+
+    def continuation(self, payload: Any) -> Continuation | None:
+        """``(0, index, text)`` for the commonest event of a long call - an
+        ``input_json_delta`` for a block index - with ``feed``'s bookkeeping
+        for it (both idempotent, so ``feed`` may read the same event after);
+        None for anything else."""
+        if type(payload) is not dict or payload.get("type") != "content_block_delta":
+            return None
+        delta = payload.get("delta")
+        wire = payload.get("index")
+        if type(delta) is not dict or type(wire) is not int:
+            return None
+        piece = delta.get("partial_json")
+        if type(piece) is not str or delta.get("type") != "input_json_delta":
+            return None
+        index = self._base + wire
+        if index >= self._next_base:
+            self._next_base = index + 1
+        block = self._blocks.get(index)
+        if block is not None:
+            block[2] = True
+        return 0, index, piece
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):

@@ -22,7 +22,7 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import as_dict, as_int, as_list, as_str, error_message
+from .base import Continuation, as_dict, as_int, as_list, as_str, error_message
 
 
 def _calls(payload: dict[str, Any]) -> list[dict[str, Any]]:
@@ -39,7 +39,23 @@ class CohereAdapter:
     name = "cohere"
     ends_with = "terminal"
     indexes_calls = True
-    continuation = None  # no shortcut: every chunk goes through feed
+    @staticmethod
+    def continuation(payload: Any) -> Continuation | None:
+        """``(0, index, text)`` for a ``tool-call-delta`` that carries only
+        argument text (no id, no name); None for anything else."""
+        if type(payload) is not dict or payload.get("type") != "tool-call-delta":
+            return None
+        index = payload.get("index")
+        delta = payload.get("delta")
+        if type(index) is not int or type(delta) is not dict:
+            return None
+        message = delta.get("message")
+        calls = message.get("tool_calls") if type(message) is dict else None
+        fn = calls.get("function") if type(calls) is dict and len(calls) == 1 else None
+        if type(fn) is not dict or len(fn) != 1:
+            return None
+        args = fn.get("arguments")
+        return (0, index, args) if type(args) is str else None
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):

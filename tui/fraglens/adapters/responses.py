@@ -33,7 +33,16 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import as_dict, as_int, as_list, as_str, dump, error_message, unread
+from .base import (
+    Continuation,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    dump,
+    error_message,
+    unread,
+)
 
 #: Item types that are always client-side calls, whether or not the name came yet.
 CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
@@ -89,7 +98,6 @@ class ResponsesAdapter:
     name = "openai-responses"
     ends_with = "terminal"
     indexes_calls = False
-    continuation = None  # no shortcut: every chunk goes through feed
 
     def __init__(self) -> None:
         self._base = 0
@@ -98,6 +106,24 @@ class ResponsesAdapter:
         self._ended = False
         self._opened: set[int] = set()  # shifted indexes opened as calls, this response
         self._items: dict[str, int] = {}  # item_id -> shifted index
+
+    def continuation(self, payload: Any) -> Continuation | None:
+        """``(0, index, text)`` for a ``function_call_arguments.delta`` of an item
+        already opened under that index and item id (so the engine's keying by
+        item has nothing new to learn from it); None for anything else."""
+        if type(payload) is not dict:
+            return None
+        if payload.get("type") != "response.function_call_arguments.delta":
+            return None
+        piece = payload.get("delta")
+        wire = payload.get("output_index")
+        item_id = payload.get("item_id")
+        if type(piece) is not str or type(wire) is not int or type(item_id) is not str:
+            return None
+        index = self._base + wire
+        if self._items.get(item_id) != index or index not in self._opened:
+            return None
+        return 0, index, piece
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):

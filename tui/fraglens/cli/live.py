@@ -33,7 +33,9 @@ examples:
   OPENAI_API_KEY=... fraglens live --url https://api.openai.com/v1 --model gpt-4o \\
       --prompt "Weather in Paris and Tokyo?" --tools tools.json --record rec.jsonl
   fraglens live --url http://127.0.0.1:8765/v1 --model demo --prompt hi --json
-                                                 # against fraglens serve, no key needed"""
+                                                 # against fraglens serve, no key needed
+  fraglens live --url http://localhost:11434 --format ollama --model qwen3 --prompt hi
+                                                 # Ollama's native API, no key"""
 
 
 # -- live -------------------------------------------------------------------------------
@@ -57,7 +59,7 @@ def build(p: argparse.ArgumentParser) -> None:
         "--api-key-env",
         metavar="VAR",
         help="the environment variable holding the key "
-        "(default: OPENAI_API_KEY, or ANTHROPIC_API_KEY for anthropic)",
+        "(default: OPENAI_API_KEY, or ANTHROPIC_API_KEY for anthropic; none for ollama)",
     )
     p.add_argument(
         "-H",

@@ -60,6 +60,8 @@ class Call:
     raised: set[str] = field(default_factory=set)
     #: the calls a ``multi_tool_use.parallel`` wrapper holds (name, arguments)
     inner_calls: list[dict[str, Any]] | None = None
+    #: (event, output, error) each time the stream carried the tool's result
+    outputs: list[tuple[int, Any, str | None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.pieces: list[str] = []

@@ -60,6 +60,9 @@ CODES: dict[str, tuple[Severity, str]] = {
     "parallel-wrapper": ("warning", "one multi_tool_use.parallel call wraps several calls"),
     "text-with-tool-calls": ("info", "assistant text alongside tool calls"),
     "tool-markup-in-content": ("warning", "tool-call markup leaked into text"),
+    "frame-damaged": ("error", "binary framing failed a checksum; bytes were skipped"),
+    "frame-truncated": ("error", "the stream ended inside a binary message"),
+    "tool-input-error": ("warning", "the client SDK rejected a call's input"),
     # the calls against the declared tools (fraglens.fit), when the tools are known
     "args-schema": ("error", "the arguments break the tool's JSON Schema"),
     "strict-broken": ("error", "a strict: true tool got arguments that break its schema"),

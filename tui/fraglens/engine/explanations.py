@@ -657,6 +657,48 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Turn on the server's tool-call parser for this model (with vLLM, "
              "`--enable-auto-tool-choice` and `--tool-call-parser`).",
     ),
+    "frame-damaged": Explanation(
+        means="Part of a binary event stream (AWS Bedrock) did not hold together: a "
+              "message whose CRC32 does not match its bytes, or bytes where a message "
+              "should start that are no valid prelude (lengths plus their own CRC).",
+        wire=_wire(
+            "[prelude: total 91, headers 75, CRC ok][headers][payload][CRC 3f0a9c12]",
+            "  (the CRC32 of the bytes before it is another value: one bit flipped)",
+        ),
+        did="Skipped the damaged bytes and said how many, then read on from the next "
+            "offset holding a prelude whose own CRC matches; the messages before and after "
+            "are kept. Whatever the skipped message carried is missing from its call. An "
+            "error.",
+        todo="Suspect what sat between the server and the capture: a proxy that rewrote "
+             "the body, a capture saved as text (line ends converted), bytes cut and "
+             "pasted. Capture the body again as raw bytes (a HAR keeps them as base64).",
+    ),
+    "frame-truncated": Explanation(
+        means="A binary event stream (AWS Bedrock) ended part-way through a message: its "
+              "prelude announced more bytes than arrived.",
+        wire=_wire("[prelude: total 176, headers 85, CRC ok][headers][88 of 176 bytes]"),
+        did="Kept every complete message before it and reported the bytes left over; a "
+            "call still open is judged on what arrived (truncated when cut inside a "
+            "value). An error.",
+        todo="The connection dropped or the capture stopped early: look at timeouts on "
+             "the way (load balancer, proxy) and at how the capture was saved.",
+    ),
+    "tool-input-error": Explanation(
+        means="A Vercel AI SDK UI stream sent a `tool-input-error` part: the backend could "
+              "not parse the call's input, or it did not match the tool's schema, so the "
+              "tool did not run.",
+        wire=_wire(
+            _data({"type": "tool-input-start", "toolCallId": "call_1", "toolName": "search"}),
+            _data({"type": "tool-input-error", "toolCallId": "call_1", "toolName": "search",
+                   "input": '{"q": "x",}', "errorText": "JSON parsing failed"}),
+        ),
+        did="Kept the input as the call's arguments when no deltas came (the deltas when "
+            "they did), judged it like any other call, and repeated the SDK's error text "
+            "with the tool's name and call id. A warning.",
+        todo="Read the call's status: `truncated`, `repaired` or `invalid` arguments point "
+             "at the model or the stream; `ok` arguments point at a schema the model did "
+             "not follow (a missing field, a wrong type).",
+    ),
     "args-schema": Explanation(
         means="The call's arguments parsed as JSON, but they do not satisfy the parameters "
               "schema its tool declared: a required field is absent, a value has the wrong "

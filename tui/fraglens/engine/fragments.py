@@ -118,7 +118,22 @@ class Notice:
     message: str
 
 
-Op = ToolDelta | ArgsFinal | TextDelta | Finish | Usage | StreamError | Terminal | Notice
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """What a call's tool returned, when the stream itself carries it (the AI
+    SDK UI stream runs server-side tools and streams their results). Shown
+    with its call; ``error`` is the tool's error text instead of an output."""
+
+    choice: int
+    index: int
+    output: Any = None
+    error: str | None = None
+
+
+Op = (
+    ToolDelta | ArgsFinal | TextDelta | Finish | Usage | StreamError | Terminal | Notice
+    | ToolOutput
+)
 
 
 def normalize_finish(raw: str) -> str:

@@ -29,6 +29,7 @@ from .fragments import (
     Terminal,
     TextDelta,
     ToolDelta,
+    ToolOutput,
     Usage,
 )
 from .slots import SlotResolver, clean
@@ -121,9 +122,15 @@ class Reassembler:
 
     # -- feeding -------------------------------------------------------------
     def apply(self, event: int, ops: list[Op]) -> None:
-        if len(ops) == 1 and type(ops[0]) is ToolDelta:
-            self._tool_delta(event, ops[0])  # most events: one fragment, nothing else
-            return
+        if len(ops) == 1:
+            op = ops[0]
+            if type(op) is ToolDelta:
+                self._tool_delta(event, op)  # most events: one fragment, nothing else
+                return
+            if type(op) is TextDelta:  # the next commonest: a piece of text
+                ch = self._choice(op.choice)
+                (ch.text if op.channel == "content" else ch.reasoning).append((event, op.text))
+                return
         finishes: list[Finish] = []
         errors: list[StreamError] = []
         deltas_seen: set[tuple[int, int]] = set()
@@ -156,6 +163,10 @@ class Reassembler:
                     self.terminal = (event, op.name)
             elif isinstance(op, Notice):
                 self.notice(op.code, op.message, event)
+            elif isinstance(op, ToolOutput):
+                call = self._slots.by_index.get((op.choice, op.index))
+                if call is not None:
+                    call.outputs.append((event, op.output, op.error))
         for fin in finishes:
             self._finish(event, fin)
         for err in errors:

@@ -1,15 +1,18 @@
 """Which framing is this? Sniff the bytes and read them with the right reader.
 
 Users hand fraglens whatever they captured: ``curl -N`` output (SSE), an
-Ollama-style NDJSON log, a Gemini JSON array, a single non-streamed body or an
-error body, a HAR export from the browser, or a fraglens recording. They should
+Ollama-style NDJSON log, a Gemini JSON array, a Bedrock binary event stream,
+a single non-streamed body or an error body, a HAR export from the browser,
+or a fraglens recording. They should
 not have to say which, so :func:`read_stream` decides and reports it in
 ``Framed.framing``. Everything is read from bytes handed in; nothing here
 opens a file.
 
-The order of the checks is what keeps them unambiguous: a recording and a HAR
-are JSON objects with a marker, an SSE stream never starts with ``{`` or
-``[``, and NDJSON is several JSON lines where a body is one value.
+The order of the checks is what keeps them unambiguous: an AWS binary event
+stream (Bedrock) opens with a prelude whose CRC matches, which text never
+does by accident; a recording and a HAR are JSON objects with a marker, an
+SSE stream never starts with ``{`` or ``[``, and NDJSON is several JSON
+lines where a body is one value.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from .events import Framed, FrameTooLarge, FramingError, FramingProblem, RawEvent
+from .eventstream import looks_like_eventstream, read_eventstream
 from .har import default_entry, har_entry_to_recording
 from .recording import Recording, is_recording, parse_recording
 from .sse import SSEDecoder
@@ -50,6 +54,9 @@ def read_stream(data: bytes) -> Framed:
 
 
 def _read(data: bytes, containers: bool) -> Framed:
+    if looks_like_eventstream(data):
+        # binary: a prelude whose own CRC matches is no accident of text
+        return read_eventstream(data)
     skip = len(_BOM) if data.startswith(_BOM) else 0
     start = _first_content(data, skip)
     if start < 0:
@@ -274,7 +281,11 @@ def _frame_body(rec: Recording) -> tuple[str | None, list[RawEvent], list[Framin
         return None, [], []
     # sniffed, not taken from Content-Type: servers send JSON error bodies as
     # text/event-stream and SSE as application/json
-    if body[start : start + 1] not in (b"{", b"[") and _looks_like_sse(body):
+    if (
+        body[start : start + 1] not in (b"{", b"[")
+        and not looks_like_eventstream(body)
+        and _looks_like_sse(body)
+    ):
         events, problems = _decode_sse(rec.chunks, _end_time(rec))
         return "sse", events, problems
     try:

@@ -12,7 +12,9 @@ from typing import Any, Literal
 #: data     - an SSE event with data, or one NDJSON line / array item / body
 #: done     - the ``data: [DONE]`` sentinel
 #: comment  - an SSE comment line (``: keep-alive``); ``data`` holds its text
-EventKind = Literal["data", "done", "comment"]
+#: damaged  - binary framing that did not hold (a bad CRC, a message cut off);
+#:            ``data`` says what, ``event`` which kind (``crc`` or ``cut``)
+EventKind = Literal["data", "done", "comment", "damaged"]
 
 
 # Made once per event of 100k-event streams: a plain slotted dataclass, since a
@@ -47,7 +49,7 @@ class FramingProblem:
 class Framed:
     """A whole stream after framing."""
 
-    #: sse | ndjson | json-array | json-body | recording | har
+    #: sse | ndjson | json-array | json-body | eventstream | recording | har
     framing: str
     events: list[RawEvent]
     #: recording/HAR metadata: request, response (already redacted), etc.

@@ -190,9 +190,10 @@ class SSEDecoder:
     def _blocks(self, text: bytes, eol: bytes, out: list[RawEvent], time: float | None) -> None:
         """Text with one kind of line end ``eol``, cut at blank lines.
 
-        Nearly every event of a long stream is one ``data:`` line and its blank
-        line: that block becomes an event directly; any other block goes line
-        by line through ``_consume``.
+        Nearly every event of a long stream is one ``data:`` line, or an
+        ``event:`` line and a ``data:`` line, and its blank line: that block
+        becomes an event directly; any other block goes line by line through
+        ``_consume``.
 
         A block ended by its blank line leaves no state behind (its data was
         dispatched, a comment block was closed), so only the first block can
@@ -204,6 +205,7 @@ class SSEDecoder:
         pos, number = self._line_start, self._number
         clean = not (self._data or self._comment) and self._event_start < 0
         max_line = self.max_line
+        max_pair = min(max_line, self.max_event)  # an event line and a data line
         for block in blocks:
             if clean and block[:5] == b"data:" and len(block) <= max_line and eol not in block:
                 raw = block[6:] if block[5:6] == b" " else block[5:]
@@ -216,6 +218,21 @@ class SSEDecoder:
                 number += 1
                 pos = end
                 continue
+            if clean and block[:6] == b"event:" and len(block) <= max_pair:
+                # the other common shape (Anthropic, Responses, Cohere): an event
+                # name line, then one data line
+                head, _, line = block.partition(eol)
+                if line[:5] == b"data:" and eol not in line:
+                    name = head[7:] if head[6:7] == b" " else head[6:]
+                    raw = line[6:] if line[5:6] == b" " else line[5:]
+                    payload = raw.decode("utf-8", "replace")
+                    kind = "done" if len(payload) < 16 and payload.strip() == "[DONE]" else "data"
+                    end = pos + len(block) + 2 * term
+                    event = name.decode("utf-8", "replace") or None
+                    out.append(RawEvent(number, kind, payload, event, None, time, (pos, end)))
+                    number += 1
+                    pos = end
+                    continue
             self._line_start, self._number = pos, number
             lines = block.split(eol)
             lines.append(b"")  # the blank line the block ended with

@@ -9,6 +9,11 @@ else (a JSON error body, a 200 that is not a stream, an HTML page from a
 gateway) is framed whole when it ends, by ``read_stream`` over the very
 recording bytes.
 
+A call that asked for NDJSON (Ollama's native ``/api/chat``, ``lines=True``)
+is read line by line as it arrives instead: each complete non-blank line is
+one event, as ``read_stream`` frames an NDJSON body (a body of one line, an
+error object, is that same one event).
+
 Events are handed out in order and never taken back. Until a ``data:`` line
 shows the body is SSE, events the decoder completed (keep-alive comments) are
 held, not handed out. Sans-I/O: the caller reads the socket.
@@ -36,7 +41,11 @@ _LINE_DATA = re.compile(rb"[\r\n]data:")
 class LiveBody:
     """Feed ``(t, bytes)`` per network read; get back the events it completes."""
 
-    def __init__(self) -> None:
+    def __init__(self, lines: bool = False) -> None:
+        #: read NDJSON line by line (the request asked for it)
+        self.lines = lines
+        self._line: list[bytes] = []  # the line not terminated yet
+        self._line_events = 0
         self.chunks: list[tuple[float, bytes]] = []
         self.size = 0
         #: "sse" once the body is known to be SSE, "whole" once known not to stream
@@ -53,7 +62,9 @@ class LiveBody:
 
     @property
     def streamed(self) -> bool:
-        """Was the body read as SSE, event by event (not framed whole at the end)?"""
+        """Was the body read as SSE or NDJSON, event by event (not framed whole at the end)?"""
+        if self.lines:
+            return self._line_events > 0
         return self.mode == "sse" and self._seen_data
 
     @property
@@ -66,6 +77,8 @@ class LiveBody:
         t = round(t, 6)  # as the recording writes it
         self.chunks.append((t, chunk))
         self.size += len(chunk)
+        if self.lines:
+            return self._feed_lines(t, chunk)
         if self.mode is None:
             self._decide()
         if self.mode != "sse":
@@ -83,12 +96,37 @@ class LiveBody:
     def close(self, t: float | None = None) -> list[RawEvent]:
         """The body ended (cleanly or not): the events still to come."""
         end = round(t, 6) if t is not None else (self.chunks[-1][0] if self.chunks else None)
+        if self.lines:
+            tail, self._line = b"".join(self._line), []
+            out = self._line_events_of([tail], end)
+            if self._line_events:
+                self.framing = "ndjson" if self._line_events > 1 else "json-body"
+            return out
         if self.streamed:
             self.framing = "sse"
             return self._decoder.close(time=end)
         return self._whole(end)
 
     # -- internals --------------------------------------------------------------------
+    def _feed_lines(self, t: float, chunk: bytes) -> list[RawEvent]:
+        if b"\n" not in chunk:
+            self._line.append(chunk)
+            return []
+        *done, rest = chunk.split(b"\n")
+        done[0] = b"".join([*self._line, done[0]])
+        self._line = [rest] if rest else []
+        return self._line_events_of(done, t)
+
+    def _line_events_of(self, lines: list[bytes], t: float | None) -> list[RawEvent]:
+        out = []
+        for line in lines:
+            body = line.strip()
+            if body:
+                text = body.decode("utf-8", "replace")
+                out.append(RawEvent(self._line_events, "data", text, time=t))
+                self._line_events += 1
+        return out
+
     def _decide(self) -> None:
         body = self.body
         skip = len(_BOM) if body.startswith(_BOM) else 0

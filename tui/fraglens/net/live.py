@@ -38,7 +38,7 @@ from ..framing.recording import RecordingWriter
 from ..stream import Stream
 from .body import LiveBody
 from .cost import Prices, Tokens, cost, tokens
-from .request import DEFAULT_TIMEOUT, REDACTED, RequestSpec, is_loopback
+from .request import DEFAULT_TIMEOUT, NDJSON_FORMATS, REDACTED, RequestSpec, is_loopback
 
 __all__ = ["DEFAULT_TIMEOUT", "LiveCall", "LiveStatus", "Phase", "describe_error"]
 
@@ -157,7 +157,7 @@ class LiveCall:
         # frozen snapshot is only built when someone looks (``status``)
         self._now: dict[str, Any] = {"phase": Phase.CONNECTING, "reads": 0}
         self._usage_seen = 0
-        self.body = LiveBody()
+        self.body = LiveBody(lines=spec.format in NDJSON_FORMATS)
         self._t0 = 0.0
         self._t_end = 0.0
         self._task: asyncio.Task[Any] | None = None

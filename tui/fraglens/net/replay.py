@@ -10,8 +10,11 @@ N bytes, or at random offsets, mid UTF-8 character included), a connection
 dropped after N events, a stall. The server only sleeps and writes.
 
 SSE bodies are sent as they were, byte for byte (comments, CRLFs, odd spacing
-kept); NDJSON and JSON-array items are re-encoded as ``data:`` events; a
-single JSON body (an error, a non-streamed answer) is sent as it was.
+kept); NDJSON and JSON-array items are re-encoded as ``data:`` events, except
+for a format whose own wire is NDJSON (Ollama's ``/api/chat``), which is sent
+as ``application/x-ndjson`` lines; a binary event stream (Bedrock) is sent as
+it was, message by message; a single JSON body (an error, a non-streamed
+answer) is sent as it was.
 """
 
 from __future__ import annotations
@@ -28,11 +31,14 @@ from ..framing.events import Framed, FramingError, RawEvent
 from ..framing.har import default_entry, har_entry_to_recording
 from ..framing.recording import Recording, parse_recording
 from ..load import LoadError, demo_bytes, read_bytes, stream_from_framed
+from .request import NDJSON_FORMATS
 
 __all__ = ["Chaos", "Pace", "Plan", "Source", "Write", "load_source", "plan", "source_from_bytes"]
 
 SSE_TYPE = "text/event-stream; charset=utf-8"
 JSON_TYPE = "application/json"
+NDJSON_TYPE = "application/x-ndjson"
+EVENTSTREAM_TYPE = "application/vnd.amazon.eventstream"
 
 
 @dataclass(frozen=True)
@@ -140,8 +146,12 @@ def source_from_bytes(data: bytes, name: str) -> Source:
         source = _from_recording(_recording_of(data, framed), framed, fmt, name)
     elif framed.framing == "sse":
         source = _sse_source(name, fmt, data, framed.events, None)
+    elif framed.framing == "ndjson" and fmt in NDJSON_FORMATS:
+        source = _lines(name, fmt, framed.events, None)
     elif framed.framing in ("ndjson", "json-array"):
         source = _reencoded(name, fmt, framed.events, None)
+    elif framed.framing == "eventstream":
+        source = _binary_source(name, fmt, data, framed.events, None)
     else:
         source = Source(name, fmt, data, [len(data)], content_type=JSON_TYPE)
     if source.model is None:
@@ -204,9 +214,13 @@ def _from_recording(rec: Recording, framed: Framed, fmt: str | None, name: str) 
     body_framing = framed.meta.get("body_framing")
     if body_framing == "sse":
         return _sse_source(name, fmt, body, framed.events, first, **extra)
+    if body_framing == "eventstream":
+        return _binary_source(name, fmt, body, framed.events, first, **extra)
     if body_framing in ("ndjson", "json-array"):
         extra.pop("read_ends", None)
         extra.pop("read_times", None)
+        if body_framing == "ndjson" and fmt in NDJSON_FORMATS:
+            return _lines(name, fmt, framed.events, first, **extra)
         return _reencoded(name, fmt, framed.events, first, **extra)
     ctype = headers.get("content-type") or JSON_TYPE
     return Source(name, fmt, body, [len(body)], content_type=ctype, **extra)
@@ -229,6 +243,34 @@ def _sse_source(
         ends.append(max(end, ends[-1] if ends else 0))
     ends.append(len(body))
     return Source(name, fmt, body, ends, _event_times(events, first), **extra)
+
+
+def _binary_source(
+    name: str, fmt: str | None, body: bytes, events: list[RawEvent], first: float | None,
+    **extra: Any,
+) -> Source:
+    """Bytes as received, each write ending where a message (or damage) ends."""
+    ends: list[int] = []
+    for ev in events[:-1]:
+        end = ev.span[1] if ev.span else len(body)
+        ends.append(max(end, ends[-1] if ends else 0))
+    ends.append(len(body))
+    times = _event_times(events, first)
+    return Source(name, fmt, body, ends, times, content_type=EVENTSTREAM_TYPE, **extra)
+
+
+def _lines(
+    name: str, fmt: str | None, events: list[RawEvent], first: float | None, **extra: Any
+) -> Source:
+    """NDJSON as the format's own wire: one line per event."""
+    parts, ends, total = [], [], 0
+    for ev in events:
+        part = ev.data.encode() + b"\n"
+        parts.append(part)
+        total += len(part)
+        ends.append(total)
+    times = _event_times(events, first)
+    return Source(name, fmt, b"".join(parts), ends, times, content_type=NDJSON_TYPE, **extra)
 
 
 def _reencoded(

@@ -24,6 +24,7 @@ __all__ = [
     "ENDPOINTS",
     "KEY_ENVS",
     "LIVE_FORMATS",
+    "NDJSON_FORMATS",
     "RequestError",
     "RequestSpec",
     "build_body",
@@ -38,8 +39,12 @@ ENDPOINTS = {
     "openai-chat": "/chat/completions",
     "anthropic": "/messages",
     "openai-responses": "/responses",
+    # Ollama's native API lives beside its /v1 compatibility layer, not under it
+    "ollama": "/api/chat",
 }
 LIVE_FORMATS = tuple(ENDPOINTS)
+#: the formats whose streams are NDJSON lines rather than SSE
+NDJSON_FORMATS = ("ollama",)
 
 #: seconds to wait for a connection, or between two reads of the stream
 DEFAULT_TIMEOUT = 60.0
@@ -139,6 +144,11 @@ def resolve_url(url: str, format: str | None) -> tuple[str, str]:
     if format is None:
         format = "anthropic" if parts.hostname.endswith("anthropic.com") else "openai-chat"
     path = parts.path.rstrip("/")
+    if format == "ollama":
+        # http://localhost:11434 (or .../api, or the compatibility layer's .../v1)
+        # -> .../api/chat, the native endpoint
+        base = path.removesuffix("/v1").removesuffix("/api")
+        return urlunsplit(parts._replace(path=base + "/api/chat")), format
     if not path:
         # a bare host: every provider fraglens speaks puts its API under /v1
         path = "/v1"
@@ -227,10 +237,11 @@ def build_spec(
     environ = os.environ if environ is None else environ
     endpoint, fmt = resolve_url(url, format)
     payload = build_body(fmt, request=body, model=model, prompt=prompt, tools=tools)
-    env = key_env or KEY_ENVS[fmt]
-    secret = environ.get(env) or None
+    # a local Ollama takes no key: none is looked for unless --api-key-env names one
+    env = key_env or KEY_ENVS.get(fmt)
+    secret = (environ.get(env) or None) if env else None
     note = None
-    if secret is None:
+    if secret is None and env is not None:
         if key_env is not None:
             raise RequestError(f"${env} is not set (--api-key-env {env}): export the key there")
         note = f"${env} is not set: sending the request without an API key"

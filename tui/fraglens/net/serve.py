@@ -3,12 +3,14 @@
 A plain ASGI application (:class:`ReplayApp`) served by uvicorn — HTTP parsing,
 chunked encoding and connection handling are uvicorn's and h11's, not ours.
 Every POST is answered by replaying one of the loaded captures as a real
-``text/event-stream``: the captures of the model the request names, when some
-were recorded with it (so one server stands for several backends behind one
-key, as ``fraglens compare`` needs); else the captures whose wire format
-matches the path (``/chat/completions``, ``/messages``, ``/responses``);
-else all of them, round-robin in each case. ``GET /v1/models`` lists the
-recorded models. A request to one of those three endpoints whose JSON body
+stream (``text/event-stream``; ``application/x-ndjson`` for Ollama's native
+API; ``application/vnd.amazon.eventstream`` for a Bedrock capture): the
+captures of the model the request names, when some were recorded with it (so
+one server stands for several backends behind one key, as ``fraglens
+compare`` needs); else the captures whose wire format matches the path
+(``/chat/completions``, ``/messages``, ``/responses``, ``/api/chat``); else
+all of them, round-robin in each case. ``GET /v1/models`` lists the
+recorded models. A request to one of those endpoints whose JSON body
 says ``"stream": false`` gets HTTP 400 in its provider's error shape rather
 than an event stream its client would not parse; a body without ``stream``
 (curl, a quick test) is streamed to, as before. What to send and when comes
@@ -33,7 +35,18 @@ from typing import Any
 
 import uvicorn
 
-from .replay import JSON_TYPE, NO_CHAOS, RECORDED_PACE, Chaos, Pace, Source, load_source, plan
+from .replay import (
+    EVENTSTREAM_TYPE,
+    JSON_TYPE,
+    NDJSON_TYPE,
+    NO_CHAOS,
+    RECORDED_PACE,
+    Chaos,
+    Pace,
+    Source,
+    load_source,
+    plan,
+)
 from .request import format_for_path
 
 __all__ = ["ReplayApp", "ServerHandle", "error_body", "make_server", "start_server"]
@@ -84,6 +97,8 @@ def error_body(
     anthropic_type, openai_type, code = _ERROR_TYPES.get(status, default)
     if format == "anthropic":
         return {"type": "error", "error": {"type": anthropic_type, "message": message}}
+    if format == "ollama":
+        return {"error": message}
     return {"error": {"message": message, "type": openai_type, "param": param, "code": code}}
 
 
@@ -285,7 +300,7 @@ def _requested_model(body: bytes) -> str | None:
 def _is_stream(source: Source) -> bool:
     """Whether replaying ``source`` sends an event stream (not a JSON body or an error)."""
     return 200 <= source.status < 300 and source.content_type.lower().startswith(
-        "text/event-stream"
+        ("text/event-stream", NDJSON_TYPE, EVENTSTREAM_TYPE)
     )
 
 

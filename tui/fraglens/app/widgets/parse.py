@@ -127,9 +127,12 @@ class CallResult(ComponentStyles, Prerendered):
             self._paint_stripe()
         # while a call streams its verdict does not change: no re-render per step
         # (and a verdict holds only while no fragment comes after it)
+        outputs = sum(1 for e, _, _ in call.outputs if e <= step)
         # (the fit of a live call comes once its stream closed)
         fit = self.index.fit
-        shows = (self.display, id(self.result), call.name_at(step), self.value_lines, id(fit))
+        shows = (
+            self.display, id(self.result), call.name_at(step), self.value_lines, id(fit), outputs
+        )
         self.step = step
         if shows != self._shows:
             self._shows = shows
@@ -164,7 +167,7 @@ class CallResult(ComponentStyles, Prerendered):
         meta = self._style("meta")
         if result is None:
             head.append("… streaming, no verdict yet", self._style("streaming"))
-            return head
+            return Group(head, *self._output(step))
         head.append(f" {STATUS_GLYPH[result.status]} ", self._style(result.status))
         # the fit judges the final verdict: shown beside it, not beside an earlier one
         fit = self.index.fit.calls.get(call.seq) if self.index.fit else None
@@ -217,7 +220,20 @@ class CallResult(ComponentStyles, Prerendered):
             for inner in call.inner_calls:
                 parts.append(Text(inner["name"], self._style("heading")))
                 parts.append(pretty(inner["arguments"], 8))
+        parts.extend(self._output(step))
         return Group(*parts)
+
+    def _output(self, step: int) -> list[RenderableType]:
+        """The tool's result, when the stream carried it (the AI SDK UI stream):
+        the last one up to the step (earlier ones were preliminary)."""
+        came = [o for o in self.call.outputs if o[0] <= step]
+        if not came:
+            return []
+        event, output, error = came[-1]
+        meta = self._style("meta")
+        if error is not None:
+            return [Text.assemble((f"tool error (e{event})  ", meta), (error, ""))]
+        return [Text(f"tool output (e{event})", meta), pretty(output, self.value_lines)]
 
 
 class DiagnosticsView(ComponentStyles, Titled, Prerendered):

@@ -1,0 +1,109 @@
+"""Ollama's native ``/api/chat`` stream: one JSON object per line (NDJSON).
+
+Every line is a ``message`` piece: ``content`` (answer text), ``thinking``
+(reasoning, with ``think`` on) and ``tool_calls``, where each call arrives
+whole - ``function.name``, ``function.arguments`` as a JSON object (not a
+string: that is the native shape, not Q15) and ``function.index`` - usually
+in one line, or one line per call. The last line has ``done: true``, a
+``done_reason`` (``stop``, ``length``...) and the counts (``prompt_eval_count``,
+``eval_count``, durations in nanoseconds), read as usage. A failure mid-stream
+is a line ``{"error": "..."}``. Source: Ollama's API reference (``docs/api.md``,
+"Generate a chat completion").
+
+Ollama has no tool-call ``done_reason``: a turn that called tools ends with
+``stop``, passed on as ``tool_calls`` (raw ``stop``), as the Gemini adapter
+does with ``STOP``. Calls without ``function.index`` are numbered in arrival
+order; the wire gives no id in most versions (then one is synthesized).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.fragments import (
+    Finish,
+    Op,
+    StreamError,
+    Terminal,
+    TextDelta,
+    ToolDelta,
+    Usage,
+    normalize_finish,
+)
+from .base import as_dict, as_int, as_list, as_str, dump, error_message
+
+#: the counts of the last line, read as usage
+USAGE_KEYS = (
+    "prompt_eval_count",
+    "eval_count",
+    "total_duration",
+    "load_duration",
+    "prompt_eval_duration",
+    "eval_duration",
+)
+
+
+class OllamaAdapter:
+    """``/api/chat`` lines."""
+
+    name = "ollama"
+    ends_with = "terminal"
+    indexes_calls = True
+    continuation = None  # no shortcut: every chunk goes through feed
+
+    def __init__(self) -> None:
+        self._calls = 0  # calls so far: the index of one that names none
+
+    def feed(self, payload: Any, event: str | None = None) -> list[Op]:
+        if not isinstance(payload, dict):
+            return []
+        message = as_dict(payload.get("message"))
+        if payload.get("done") is False and len(message) == 2 and "error" not in payload:
+            # the commonest line: a piece of text (or reasoning) and nothing else
+            content = message.get("content")
+            if type(content) is str and message.get("role") == "assistant":
+                return [TextDelta(0, content)] if content else []
+        ops: list[Op] = []
+        thinking = message.get("thinking")
+        if isinstance(thinking, str) and thinking:
+            ops.append(TextDelta(0, thinking, "reasoning"))
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            ops.append(TextDelta(0, content))
+        for entry in as_list(message.get("tool_calls")):
+            if isinstance(entry, dict):
+                ops.append(self._call(entry))
+        err = payload.get("error")
+        if err not in (None, "", {}):
+            ops.append(StreamError(error_message(err, "error")))
+        if payload.get("done") is True:
+            usage = {k: payload[k] for k in USAGE_KEYS if k in payload}
+            if usage:
+                ops.append(Usage(usage))
+            raw = payload.get("done_reason")
+            raw = raw if isinstance(raw, str) and raw else "stop"
+            reason = normalize_finish(raw)
+            if reason == "stop" and self._calls:
+                reason = "tool_calls"  # Ollama has no tool-call done_reason
+            ops.append(Finish(0, reason, raw))
+            ops.append(Terminal("done"))
+        return ops
+
+    def _call(self, entry: dict[str, Any]) -> ToolDelta:
+        fn = as_dict(entry.get("function"))
+        wire = as_int(fn.get("index"))
+        if wire is None:
+            wire = as_int(entry.get("index"))
+        index = self._calls if wire is None else wire
+        self._calls += 1
+        raw = fn.get("arguments")
+        if raw is None:
+            args = None  # no arguments key: the engine reports args-empty (Q17)
+        elif isinstance(raw, str):
+            args = raw  # an older server or a relay that sends text
+        else:
+            args = dump(raw)
+        return ToolDelta(
+            choice=0, index=index, id=as_str(entry.get("id")), name=as_str(fn.get("name")),
+            args=args,
+        )

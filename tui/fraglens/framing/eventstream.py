@@ -1,0 +1,277 @@
+"""The AWS binary event stream (``application/vnd.amazon.eventstream``): bytes in, messages out.
+
+Bedrock's ``ConverseStream`` and ``InvokeModelWithResponseStream`` answer with
+this framing instead of SSE. Each message is
+
+    total length (4) | headers length (4) | prelude CRC32 (4)
+    headers | payload | message CRC32 (4)
+
+big-endian, both CRCs the ordinary CRC-32 (``zlib.crc32``): the first over the
+eight length bytes, the second over everything before it. A header is a name
+(1-byte length, UTF-8), a type byte and a typed value (see ``_read_value``).
+The layout follows the Smithy ``aws.protocols`` event-stream description and
+botocore's ``eventstream.py``; ``tests/test_eventstream.py`` holds this
+decoder to botocore's parser on every sample and on damaged copies of them.
+
+Where botocore raises on the first bad checksum, a debugger has to keep going:
+a message whose CRC does not match, or whose prelude is impossible, becomes a
+:class:`Damage` record, and decoding goes on at the next offset that holds a
+valid prelude (its own CRC must match, so random bytes are not mistaken for
+one). Bytes left over at the end, a message cut off, are a :class:`Damage`
+too. Sans-I/O, and every buffer has a limit: a prelude announcing a message
+longer than :data:`MAX_MESSAGE` is treated as damage, not waited for.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from dataclasses import dataclass
+
+from .events import Framed, RawEvent
+
+__all__ = [
+    "MAX_MESSAGE",
+    "Damage",
+    "EventStreamDecoder",
+    "HeaderValue",
+    "Message",
+    "encode_message",
+    "looks_like_eventstream",
+    "read_eventstream",
+    "to_event",
+]
+
+PRELUDE = 12  # total length, headers length, prelude CRC
+TRAILER = 4  # message CRC
+#: the longest message accepted: Bedrock's payloads are small JSON events, and
+#: botocore refuses payloads above 16 MiB and headers above 128 KiB
+MAX_HEADERS = 128 * 1024
+MAX_MESSAGE = PRELUDE + MAX_HEADERS + 16 * 1024 * 1024 + TRAILER
+
+_U32 = struct.Struct(">I")
+#: how many distinct header blocks a decoder remembers (a stream uses a few)
+_KNOWN_HEADER_BLOCKS = 64
+_PRELUDE = struct.Struct(">III")
+
+HeaderValue = bool | int | bytes | str
+
+
+@dataclass(slots=True)
+class Message:
+    #: shared between the messages with the same header bytes: read, never change
+    headers: dict[str, HeaderValue]
+    payload: bytes
+    #: (start, end) byte offsets in everything fed
+    span: tuple[int, int]
+
+
+@dataclass(slots=True)
+class Damage:
+    """Bytes that are no valid message: ``cut`` (the stream ended inside a
+    message) or ``crc`` (a checksum, a length or a header that does not hold)."""
+
+    kind: str
+    reason: str
+    span: tuple[int, int]
+
+
+def _prelude_ok(buf: bytes | bytearray, at: int) -> int:
+    """The total length of a message whose prelude starts at ``at``, or 0 if
+    the twelve bytes there are no valid prelude."""
+    total: int
+    headers: int
+    total, headers, crc = _PRELUDE.unpack_from(buf, at)
+    if zlib.crc32(buf[at : at + 8]) != crc:
+        return 0
+    if total < PRELUDE + TRAILER or total > MAX_MESSAGE or headers > total - PRELUDE - TRAILER:
+        return 0
+    if headers > MAX_HEADERS:
+        return 0
+    return total
+
+
+def looks_like_eventstream(data: bytes) -> bool:
+    """Does ``data`` open with a valid event-stream prelude?"""
+    return len(data) >= PRELUDE and _prelude_ok(data, 0) > 0
+
+
+class EventStreamDecoder:
+    """Feed bytes as they arrive; get back the messages (and damage) they complete."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._base = 0  # offset of _buf[0] in everything fed
+        #: where unreadable bytes began, while looking for the next prelude
+        self._bad_from: int | None = None
+        self._bad_reason = ""
+        #: header blocks already read, by their bytes: a stream repeats a handful
+        #: of them (one per event type), so each is parsed once. Bounded.
+        self._known: dict[bytes, dict[str, HeaderValue]] = {}
+
+    def feed(self, data: bytes) -> list[Message | Damage]:
+        self._buf += data
+        out: list[Message | Damage] = []
+        buf = self._buf
+        pos = 0
+        while len(buf) - pos >= PRELUDE:
+            total = _prelude_ok(buf, pos)
+            if total == 0:
+                if self._bad_from is None:
+                    self._bad_from = self._base + pos
+                    self._bad_reason = "no valid prelude (its CRC or lengths do not hold)"
+                pos += 1
+                continue
+            self._flush_bad(self._base + pos, out)
+            if len(buf) - pos < total:
+                break  # wait for the rest of the message
+            out.append(self._message(buf, pos, total))
+            pos += total
+        if pos:
+            del buf[:pos]
+            self._base += pos
+        return out
+
+    def close(self) -> list[Message | Damage]:
+        """End of stream: whatever is left is a message cut off (or damage)."""
+        out: list[Message | Damage] = []
+        end = self._base + len(self._buf)
+        if self._buf:
+            if self._bad_from is not None:
+                self._flush_bad(end, out)
+            else:
+                want = _prelude_ok(self._buf, 0) if len(self._buf) >= PRELUDE else 0
+                said = f" of the {want} its prelude announced" if want else ""
+                reason = f"the stream ended inside a message: {len(self._buf)} bytes{said}"
+                out.append(Damage("cut", reason, (self._base, end)))
+        else:
+            self._flush_bad(end, out)
+        self._base = end
+        self._buf.clear()
+        return out
+
+    # -- internals ---------------------------------------------------------------------
+    def _flush_bad(self, end: int, out: list[Message | Damage]) -> None:
+        if self._bad_from is None:
+            return
+        start, self._bad_from = self._bad_from, None
+        out.append(Damage("crc", f"{end - start} bytes skipped: {self._bad_reason}", (start, end)))
+
+    def _message(self, buf: bytearray, at: int, total: int) -> Message | Damage:
+        span = (self._base + at, self._base + at + total)
+        message = bytes(buf[at : at + total])  # small: one event's JSON
+        body = total - TRAILER
+        if zlib.crc32(message[:body]) != _U32.unpack_from(message, body)[0]:
+            return Damage("crc", "message CRC mismatch: the bytes changed on the way", span)
+        start = PRELUDE + _U32.unpack_from(message, 4)[0]
+        raw = message[PRELUDE:start]
+        headers = self._known.get(raw)
+        if headers is None:
+            try:
+                headers = _headers(raw)
+            except ValueError as exc:
+                return Damage("crc", f"unreadable headers: {exc}", span)
+            if len(self._known) < _KNOWN_HEADER_BLOCKS:
+                self._known[raw] = headers
+        return Message(headers, message[start:body], span)
+
+
+def _headers(data: bytes) -> dict[str, HeaderValue]:
+    out: dict[str, HeaderValue] = {}
+    pos = 0
+    while pos < len(data):
+        size = data[pos]
+        name = data[pos + 1 : pos + 1 + size]
+        if len(name) != size or pos + 1 + size >= len(data):
+            raise ValueError("a header name runs past the headers")
+        pos += 1 + size
+        value, pos = _read_value(data, pos)
+        key = name.decode("utf-8")
+        if key in out:
+            raise ValueError(f"header {key!r} twice")
+        out[key] = value
+    return out
+
+
+_FIXED = {2: struct.Struct(">b"), 3: struct.Struct(">h"), 4: struct.Struct(">i"),
+          5: struct.Struct(">q"), 8: struct.Struct(">q")}
+
+
+def _read_value(data: bytes, pos: int) -> tuple[HeaderValue, int]:
+    """One typed header value: 0 true, 1 false, 2-5 signed integers of 1, 2, 4
+    and 8 bytes, 6 bytes and 7 a UTF-8 string (2-byte length first), 8 a
+    timestamp (milliseconds, kept as the integer), 9 a UUID (its 16 bytes), as
+    botocore reads them."""
+    kind = data[pos]
+    pos += 1
+    if kind == 0:
+        return True, pos
+    if kind == 1:
+        return False, pos
+    fixed = _FIXED.get(kind)
+    if fixed is not None:
+        if pos + fixed.size > len(data):
+            raise ValueError("a header value runs past the headers")
+        return fixed.unpack_from(data, pos)[0], pos + fixed.size
+    if kind in (6, 7):
+        if pos + 2 > len(data):
+            raise ValueError("a header value runs past the headers")
+        size = int.from_bytes(data[pos : pos + 2], "big")
+        raw = data[pos + 2 : pos + 2 + size]
+        if len(raw) != size:
+            raise ValueError("a header value runs past the headers")
+        return (raw if kind == 6 else raw.decode("utf-8")), pos + 2 + size
+    if kind == 9:
+        raw = data[pos : pos + 16]
+        if len(raw) != 16:
+            raise ValueError("a header value runs past the headers")
+        return raw, pos + 16
+    raise ValueError(f"unknown header type {kind}")
+
+
+def to_event(number: int, item: Message | Damage) -> RawEvent:
+    """One decoded message as the event the pipeline reads.
+
+    The event name is what the headers say the message is: ``:event-type``
+    for an event (``contentBlockDelta``, ``chunk``), ``:exception-type`` for a
+    modelled exception (``throttlingException``), ``:error-code`` for an error
+    message, whose text lives in a header: it becomes a ``{"message": ...}``
+    payload so that nothing said is lost. Damage is a ``damaged`` event whose
+    ``event`` says which kind (``cut`` or ``crc``)."""
+    if isinstance(item, Damage):
+        return RawEvent(number, "damaged", item.reason, event=item.kind, span=item.span)
+    headers = item.headers
+    kind = headers.get(":message-type")
+    name = headers.get(
+        ":exception-type" if kind == "exception" else ":error-code" if kind == "error"
+        else ":event-type"
+    )
+    data = item.payload.decode("utf-8", "replace")
+    if kind == "error" and not item.payload:
+        message = headers.get(":error-message")
+        data = json.dumps({"message": message if isinstance(message, str) else None})
+    return RawEvent(
+        number, "data", data, event=name if isinstance(name, str) else None, span=item.span
+    )
+
+
+def read_eventstream(data: bytes) -> Framed:
+    decoder = EventStreamDecoder()
+    items = decoder.feed(data) + decoder.close()
+    return Framed("eventstream", [to_event(n, item) for n, item in enumerate(items)])
+
+
+def encode_message(headers: dict[str, str], payload: bytes) -> bytes:
+    """One message with string headers: what the sample generator and the
+    replay tests write. Not used to read anything."""
+    head = b"".join(
+        bytes([len(k.encode())]) + k.encode() + b"\x07" + len(v.encode()).to_bytes(2, "big")
+        + v.encode()
+        for k, v in headers.items()
+    )
+    total = PRELUDE + len(head) + len(payload) + TRAILER
+    lengths = _U32.pack(total) + _U32.pack(len(head))
+    prelude = lengths + _U32.pack(zlib.crc32(lengths))
+    body = prelude + head + payload
+    return body + _U32.pack(zlib.crc32(body))
