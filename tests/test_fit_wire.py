@@ -236,7 +236,7 @@ def test_the_proxy_headless_output_holds_each_flow_to_its_request_tools_and_time
         format=decoded_format(path),
         model="claude-sonnet-4-5",
     )
-    tee = BodyTee(flow, None)
+    tee = BodyTee(flow)
     events = (SAMPLES / "fit_anthropic.sse").read_bytes().split(b"\n\n")
     for n, event in enumerate(events):
         # a read per event, 10 ms apart, and a 2 s silence before event 5

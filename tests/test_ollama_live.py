@@ -29,7 +29,7 @@ def test_a_base_url_goes_to_the_native_endpoint_without_a_key():
     for url in ("http://localhost:11434", "http://localhost:11434/api", "http://h:1/v1"):
         spec, note = build_spec(url, format="ollama", model="qwen3", prompt="hi", environ={})
         assert spec.url.endswith("/api/chat") and "/v1" not in spec.url
-        assert note is None and spec.secret is None
+        assert note is None and not spec.secrets  # no credential sent
         assert not any(k.lower() in ("authorization", "x-api-key") for k, _ in spec.headers)
         assert spec.body["stream"] is True and "stream_options" not in spec.body
     # a path that says /api/chat is Ollama without --format

@@ -13,6 +13,8 @@ import pytest
 
 from fraglens.framing.detect import read_stream
 from fraglens.load import load_stream, stream_from_framed
+from fraglens.net.decoded import DecodedCopy
+from fraglens.net.limits import DEFAULT_LIMITS, Limits
 from fraglens.net.proxy.flows import Flow, FlowState, FlowStore, decoded_format, worst_status
 from fraglens.net.proxy.headless import HeadlessPrinter, flow_line
 from fraglens.net.proxy.record import recording_name, save_flow
@@ -23,6 +25,7 @@ from fraglens.net.proxy.server import (
     join_upstream,
 )
 from fraglens.net.proxy.tee import BodyTee
+from fraglens.redact import Secrets
 from fraglens.report import build_report
 
 from .test_proxy import COMPLETION, KEY, PARALLEL
@@ -43,11 +46,32 @@ def new_flow(store: FlowStore | None = None, path: str = "/v1/chat/completions",
     return store.new_flow(**fields)
 
 
-def tee_through(data: bytes, split: int, encoding: str | None = None, **kw) -> Flow:
+def tee_through(
+    data: bytes,
+    split: int,
+    encoding: str | None = None,
+    secrets: Secrets | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    **kw,
+) -> Flow:
+    """``data`` read by read as the proxy reports it: the forwarding side's copy
+    (decoded, capped, scrubbed) into the tee, and the copy's reason when it stops."""
     flow = new_flow(**kw)
-    tee = BodyTee(flow, encoding)
+    copy = DecodedCopy(encoding, secrets, limits.max_decoded)
+    tee = BodyTee(flow, limits)
+
+    def report(kept: bytes, received: int, t: float, was: str | None) -> None:
+        tee.feed(kept, t, received)
+        if copy.stopped is not None and was is None:
+            tee.stop(copy.stopped, t)
+
+    if copy.stopped is not None:
+        tee.stop(copy.stopped, 0.0)
     for i in range(0, len(data), split):
-        tee.feed(data[i : i + split], t=i / 1000)
+        was, chunk = copy.stopped, data[i : i + split]
+        report(copy.feed(chunk), len(chunk), i / 1000, was)
+    was = copy.stopped
+    report(copy.close(), 0, 1.0, was)
     tee.close(t=1.0)
     return flow
 
@@ -148,7 +172,7 @@ def test_sse_gives_the_same_calls_for_any_split(split):
 
 def test_events_arrive_as_their_bytes_do_not_at_the_end():
     flow = new_flow()
-    tee = BodyTee(flow, None)
+    tee = BodyTee(flow)
     first, rest = PARALLEL.split(b"\n\n", 1)
     tee.feed(first + b"\n", t=0.1)
     assert flow.events == []
@@ -320,7 +344,7 @@ def test_the_headless_printer_prints_each_flow_once_when_it_ends():
     out = io.StringIO()
     HeadlessPrinter(store, out=out)
     flow = new_flow(store)
-    tee = BodyTee(flow, None)
+    tee = BodyTee(flow)
     tee.feed(PARALLEL, 0.1)
     store.changed(flow, "body")
     assert out.getvalue() == ""
@@ -344,3 +368,49 @@ def test_the_headless_json_is_one_object_per_flow():
     doc = json.loads(line)
     assert doc["state"] == "done" and doc["calls"] == 2
     assert [c["name"] for c in doc["check"]["calls"]] == ["get_weather", "get_time"]
+
+
+# -- the copy's caps and scrubbing --------------------------------------------------------
+
+ECHOED_KEY = "sk-proxy-flows-echo-3b9f1e"
+
+
+@pytest.mark.parametrize("split", [1, 4, 100_000])
+def test_an_echoed_key_is_scrubbed_from_the_flow_even_json_escaped_and_compressed(split):
+    escaped = "".join(f"\\u{ord(c):04x}" for c in ECHOED_KEY)
+    body = f'{{"error": {{"message": "bad key {ECHOED_KEY} / {escaped}"}}}}'.encode()
+    secrets = Secrets.of_request({"authorization": f"Bearer {ECHOED_KEY}"})
+    flow = tee_through(gzip.compress(body), split, "gzip", secrets=secrets)
+    kept = b"".join(d for _, d in flow.chunks)
+    assert kept == b'{"error": {"message": "bad key [redacted] / [redacted]"}}'
+    assert ECHOED_KEY not in json.dumps(build_report(flow.stream))
+
+
+def test_a_gzip_bomb_is_decoded_up_to_the_cap_only():
+    bomb = gzip.compress(b"data: " + b"A" * 5_000_000)  # ~5 KB that inflates to 5 MB
+    limits = Limits(max_decoded=64 * 1024)
+    flow = tee_through(bomb, 1024, "gzip", limits=limits)
+    kept = sum(len(d) for _, d in flow.chunks)
+    assert kept == 64 * 1024
+    assert flow.received == len(bomb)  # every byte was forwarded all the same
+    assert any("ran past 64 KiB decoded (--max-decoded-bytes)" in n for n in flow.notes)
+    assert flow.stream.closed
+
+
+def test_an_endless_sse_line_stops_the_reading_at_the_cap():
+    limits = Limits(max_line=1000)
+    data = PARALLEL + b"data: " + b"x" * 5000
+    flow = tee_through(data, 100, limits=limits)
+    # every event before the long line was read; the long line was not decoded
+    assert calls(flow) == source_calls(PARALLEL)
+    kept = sum(len(d) for _, d in flow.chunks)
+    assert len(PARALLEL) + 1000 < kept <= len(PARALLEL) + 1000 + 100
+    assert any("an SSE line ran past 1000 bytes (--max-line-bytes)" in n for n in flow.notes)
+
+
+def test_a_long_event_of_short_lines_is_capped_too():
+    limits = Limits(max_line=1000)
+    data = b"data: " + b"x\ndata: " * 400 + b"\n\n"
+    flow = tee_through(data, 50, limits=limits)
+    assert flow.events == []
+    assert any("an SSE event ran past 1000 bytes" in n for n in flow.notes)

@@ -31,7 +31,7 @@ SIZE = (140, 36)
 
 def finished(store: FlowStore, data: bytes = PARALLEL, **kw) -> Flow:
     flow = new_flow(store, **kw)
-    tee = BodyTee(flow, None)
+    tee = BodyTee(flow)
     tee.feed(data, 0.1)
     tee.close(0.2)
     flow.status, flow.state, flow.ended = 200, FlowState.DONE, flow.t0 + 0.2
@@ -131,7 +131,7 @@ async def test_enter_opens_the_flow_in_the_three_panes_and_l_goes_back():
 async def test_an_open_flow_fills_in_live_and_steps_once_done():
     store = FlowStore()
     flow = new_flow(store)
-    tee = BodyTee(flow, None)
+    tee = BodyTee(flow)
     cut = PARALLEL.index(b"data: ", 900)
     with store.lock:
         tee.feed(PARALLEL[:cut], 0.1)
@@ -259,7 +259,7 @@ async def test_opening_another_flow_from_the_panes_while_one_streams():
     store = FlowStore()
     finished(store)
     live = new_flow(store)
-    tee = BodyTee(live, None)
+    tee = BodyTee(live)
     app = ProxyFlowsApp(store)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("up", "enter")

@@ -339,7 +339,7 @@ def test_header_pairs_with_repeated_names_are_joined():
         ),
         (f"https://x.test/v1?api_key={SECRET}&n=1", "https://x.test/v1?api_key=[redacted]&n=1"),
         (f"https://x.test/v1?access_token={SECRET}", "https://x.test/v1?access_token=[redacted]"),
-        (f"https://user:{SECRET}@x.test/v1", "https://[redacted]@x.test/v1"),
+        (f"https://user:{SECRET}@x.test/v1", "https://%5Bredacted%5D@x.test/v1"),
         ("https://x.test/v1/chat?stream=true", "https://x.test/v1/chat?stream=true"),
     ],
     ids=["key", "api_key", "access_token", "userinfo", "untouched"],

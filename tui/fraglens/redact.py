@@ -1,4 +1,5 @@
-"""Credentials out of everything fraglens writes: headers by name, URLs by their parts.
+"""Credentials out of everything fraglens writes: headers by name, URLs by their parts,
+and the values a request sent wherever they come back.
 
 Recordings, HAR imports, the proxy's flows and ``live``'s echoes all pass
 through here, so there is one list of what counts as a secret. Sans-I/O: it
@@ -7,11 +8,22 @@ takes and returns values.
 
 from __future__ import annotations
 
+import base64
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, unquote_plus, urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "Headers", "is_secret_name", "redact_headers", "redact_url"]
+__all__ = [
+    "MIN_SECRET",
+    "REDACTED",
+    "Headers",
+    "Scrubber",
+    "Secrets",
+    "is_secret_name",
+    "redact_headers",
+    "redact_url",
+]
 
 REDACTED = "[redacted]"
 
@@ -74,21 +86,287 @@ def redact_headers(headers: Headers | None) -> dict[str, str]:
 
 
 def redact_url(url: str) -> str:
-    """Replace credentials in a URL: ``key=``/``api_key=``-like query values and userinfo."""
-    parts = urlsplit(url)
+    """Replace credentials in a URL: ``key=``/``api_key=``-like query values and userinfo.
+
+    Idempotent: a URL this returned comes back unchanged. The userinfo becomes
+    ``%5Bredacted%5D@``, percent-encoded, because a bracket in the authority
+    (``http://[redacted]@h``) makes URL parsers read an IPv6 host and refuse it.
+    Never raises: a URL that does not parse has every ``...@`` before its path
+    and every secret-looking query value replaced by hand.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _redact_unparsed(url)
     netloc = parts.netloc
     if "@" in netloc:
-        netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
-    query = parts.query
-    if query:
-        params = []
-        for param in query.split("&"):
-            name, eq, _ = param.partition("=")
-            plain = unquote(name)
-            if eq and (is_secret_name(plain) or plain.lower() in _SECRET_PARAMS):
-                param = f"{name}={REDACTED}"
-            params.append(param)
-        query = "&".join(params)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        netloc = f"{_USERINFO}@{netloc.rpartition('@')[2]}"
+    return urlunsplit(
+        (parts.scheme, netloc, parts.path, _redact_query(parts.query), parts.fragment)
+    )
 
 
+#: what a URL's userinfo becomes: "[redacted]", percent-encoded (see redact_url)
+_USERINFO = quote(REDACTED, safe="")
+_AUTHORITY = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)([^/?#]*)")
+
+
+def _redact_unparsed(url: str) -> str:
+    def authority(m: re.Match[str]) -> str:
+        host = m.group(2)
+        return m.group(1) + (f"{_USERINFO}@{host.rpartition('@')[2]}" if "@" in host else host)
+
+    head, mark, query = _AUTHORITY.sub(authority, url, count=1).partition("?")
+    return head + mark + _redact_query(query) if mark else head
+
+
+def _redact_query(query: str) -> str:
+    if not query:
+        return query
+    params = []
+    for param in query.split("&"):
+        name, eq, _ = param.partition("=")
+        if eq and _is_secret_param(unquote(name)):
+            param = f"{name}={REDACTED}"
+        params.append(param)
+    return "&".join(params)
+
+
+def _is_secret_param(name: str) -> bool:
+    return is_secret_name(name) or name.lower() in _SECRET_PARAMS
+
+
+# -- by value ---------------------------------------------------------------------------
+#
+# A name tells which header holds a key; it does not stop a server from echoing
+# the key back in a body ("Incorrect API key provided: sk-..."), a response
+# header or an error message. So the values that were sent are collected from
+# the request, and every copy of them is replaced in whatever is written: as
+# sent, JSON-escaped character by character (``sk-\u0053...``, which a JSON
+# reader would decode back into the key), and percent-encoded. A value shorter
+# than MIN_SECRET would also match ordinary text, so it is not scrubbed, and
+# Secrets.unscrubbed says where it came from, for the caller to report.
+
+#: a value shorter than this is not scrubbed by value (it would match ordinary text)
+MIN_SECRET = 8
+_REDACTED_BYTES = REDACTED.encode()
+
+
+def _hex(code: int, width: int) -> str:
+    """A regex for ``code`` as ``width`` hex digits, each letter in either case."""
+    return "".join(f"[{c}{c.upper()}]" if c.isalpha() else c for c in f"{code:0{width}x}")
+
+
+def _char_pattern(char: str) -> str:
+    """A regex for one character in any of its spellings: as is, JSON-escaped, percent-encoded."""
+    forms = [re.escape(char), "".join("%" + _hex(b, 2) for b in char.encode("utf-8"))]
+    if ord(char) < 0x10000:
+        forms.append(r"\\u" + _hex(ord(char), 4))
+    if char == "/":
+        forms.append(r"\\/")
+    if char == " ":
+        forms.append(r"\+")
+    return "(?:" + "|".join(forms) + ")"
+
+
+def _basic_parts(token: str) -> list[str]:
+    """The user and password inside a Basic credential, when it decodes."""
+    try:
+        decoded = base64.b64decode(token, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return []
+    user, colon, password = decoded.partition(":")
+    return [decoded, password] if colon and password else [decoded]
+
+
+class Secrets:
+    """The credential values one request carried, and a way to scrub them out of text.
+
+    ``unscrubbed`` names (never shows) the values too short to scrub safely.
+    """
+
+    def __init__(
+        self, named: Iterable[tuple[str, str]] = (), unscrubbed: Iterable[str] = ()
+    ) -> None:
+        """``named``: (where it came from, value) pairs; ``unscrubbed``: sources already
+        found too short (a copy of another ``Secrets``, rebuilt from its two fields)."""
+        values: dict[str, None] = {}
+        self.unscrubbed: list[str] = list(unscrubbed)
+        for where, value in named:
+            value = value.strip()
+            if not value or value == REDACTED:
+                continue
+            if len(value) < MIN_SECRET:
+                if where not in self.unscrubbed:
+                    self.unscrubbed.append(where)
+                continue
+            values[value] = None
+        # a value holding another ("Bearer sk-..." holds "sk-...") is covered by it
+        kept = [v for v in values if not any(o != v and o in v for o in values)]
+        self.values: tuple[str, ...] = tuple(sorted(kept, key=len, reverse=True))
+        self._pattern: re.Pattern[bytes] | None = None
+        #: the bytes a spelling of a value can start with: where a cut spelling may begin
+        self._first: re.Pattern[bytes] | None = None
+        #: the longest spelling of any value, in bytes: the most a scrubber holds back
+        self.longest = max((len(v.encode("utf-8")) * 6 for v in self.values), default=0)
+        if self.values:
+            alternatives = ["".join(_char_pattern(c) for c in v) for v in self.values]
+            self._pattern = re.compile("|".join(alternatives).encode("utf-8"))
+            firsts = {v[0].encode("utf-8")[:1] for v in self.values} | {b"\\", b"%", b"+"}
+            self._first = re.compile(b"[" + b"".join(re.escape(f) for f in firsts) + b"]")
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def __repr__(self) -> str:  # never the values
+        return f"Secrets({len(self.values)} values, {len(self.unscrubbed)} unscrubbed)"
+
+    @classmethod
+    def of_request(cls, headers: Headers | None = None, url: str = "") -> Secrets:
+        """Every credential in the request's headers (by name) and URL (userinfo, query)."""
+        named: list[tuple[str, str]] = []
+        pairs = (headers.items() if isinstance(headers, Mapping) else headers) if headers else ()
+        for name, raw in pairs:
+            lowered, value = str(name).strip().lower(), str(raw)
+            if lowered in ("cookie", "set-cookie"):
+                for crumb in value.split(";"):
+                    _, eq, crumb_value = crumb.partition("=")
+                    if eq:
+                        named.append((f"the {lowered} header", crumb_value))
+            elif is_secret_name(lowered):
+                where = f"the {lowered} header"
+                named.append((where, value))
+                scheme, space, token = value.strip().partition(" ")
+                if space and lowered in ("authorization", "proxy-authorization"):
+                    named.append((where, token))
+                    if scheme.lower() == "basic":
+                        named += [(where, part) for part in _basic_parts(token.strip())]
+        named += _url_secrets(url)
+        return cls(named)
+
+    def scrub(self, data: bytes) -> bytes:
+        """``data`` with every spelling of every value replaced by ``[redacted]``."""
+        if self._pattern is None:
+            return data
+        return self._pattern.sub(_REDACTED_BYTES, data)
+
+    def scrub_text(self, text: str) -> str:
+        if self._pattern is None:
+            return text
+        return self.scrub(text.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
+
+    def scrub_value(self, value: Any) -> Any:
+        """A JSON-like value (strings in dicts and lists) with its strings scrubbed."""
+        if self._pattern is None:
+            return value
+        if isinstance(value, str):
+            return self.scrub_text(value)
+        if isinstance(value, Mapping):
+            return {self.scrub_value(k): self.scrub_value(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.scrub_value(v) for v in value]
+        if isinstance(value, (bytes, bytearray)):
+            return self.scrub(bytes(value))
+        return value
+
+    def scrubber(self) -> Scrubber:
+        return Scrubber(self)
+
+    def cut_at(self, data: bytes) -> int:
+        """Where the longest tail of ``data`` that may begin a spelling of a value starts
+        (``len(data)`` when none does): the part a scrubber holds back."""
+        if self._first is None:
+            return len(data)
+        start = max(len(data) - self.longest + 1, 0)
+        for m in self._first.finditer(data, start):
+            tail = data[m.start() :]
+            if any(_prefix_of_spelling(tail, value) for value in self.values):
+                return m.start()
+        return len(data)
+
+
+def _url_secrets(url: str) -> list[tuple[str, str]]:
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url)
+        user, password = parts.username, parts.password
+    except ValueError:
+        return []
+    named: list[tuple[str, str]] = []
+    if password:
+        named.append(("the URL's password", unquote(password)))
+        # sent as a Basic authorization header, which a server may echo too
+        basic = f"{unquote(user or '')}:{unquote(password)}".encode()
+        named.append(("the URL's password", base64.b64encode(basic).decode("ascii")))
+    elif user and unquote(user) != REDACTED:
+        # https://KEY@host: a user alone is how some gateways take a key
+        named.append(("the URL's user", unquote(user)))
+    for param in parts.query.split("&"):
+        name, eq, value = param.partition("=")
+        if eq and _is_secret_param(unquote(name)):
+            named.append((f"the URL's {unquote(name)} parameter", unquote_plus(value)))
+    return named
+
+
+def _prefix_of_spelling(tail: bytes, value: str) -> bool:
+    """Does ``tail`` start a spelling of ``value`` and end before it is complete?"""
+    pos = 0
+    for char in value:
+        if pos == len(tail):
+            return True
+        rest = tail[pos:]
+        step = _spelled(rest, char)
+        if step is None:
+            return False
+        if step == 0:  # the rest is a cut spelling of this character
+            return True
+        pos += step
+    return False  # a whole spelling: scrub() has replaced it already
+
+
+def _spelled(rest: bytes, char: str) -> int | None:
+    """How many bytes of ``rest`` spell ``char``; 0 when ``rest`` ends inside a spelling
+    of it; None when it does not spell it."""
+    utf8 = char.encode("utf-8")
+    forms = [utf8, "".join(f"%{b:02x}" for b in utf8).encode()]
+    if ord(char) < 0x10000:
+        forms.append(f"\\u{ord(char):04x}".encode())
+    if char == "/":
+        forms.append(b"\\/")
+    if char == " ":
+        forms.append(b"+")
+    for form in forms:
+        head = rest[: len(form)]
+        literal = form == forms[0]
+        same = head == form[: len(head)] if literal else head.lower() == form[: len(head)]
+        if same:
+            return len(form) if len(head) == len(form) else 0
+    return None
+
+
+class Scrubber:
+    """Scrubs a byte stream read by read, catching a value cut across two reads.
+
+    A read whose end could be the start of a spelling of a value is held back
+    (at most ``Secrets.longest`` bytes) until the next read decides; any other
+    read passes whole, so read boundaries move only where a key may be cut.
+    """
+
+    def __init__(self, secrets: Secrets) -> None:
+        self.secrets = secrets
+        self._held = b""
+
+    def feed(self, data: bytes) -> bytes:
+        secrets = self.secrets
+        if not secrets:
+            return data
+        data = secrets.scrub(self._held + data)
+        cut = secrets.cut_at(data)
+        self._held = data[cut:]
+        return data[:cut]
+
+    def close(self) -> bytes:
+        """The end of the stream: what was held back (no value follows it now)."""
+        held, self._held = self._held, b""
+        return held

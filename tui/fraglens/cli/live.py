@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..net.cost import Prices
+from ..net.limits import DEFAULT_LIMITS, Limits
 from ..net.request import (
     DEFAULT_TIMEOUT,
     LIVE_FORMATS,
@@ -21,7 +22,15 @@ from ..net.request import (
     RequestSpec,
     build_spec,
 )
-from .common import CliError, add_stall_option, non_negative, positive, read_json, write_json
+from .common import (
+    CliError,
+    add_stall_option,
+    non_negative,
+    positive,
+    read_json,
+    size,
+    write_json,
+)
 
 if TYPE_CHECKING:  # httpx and asyncio load only when a call is made, not for `check`
     from ..net.live import LiveCall, LiveStatus
@@ -77,6 +86,21 @@ def build(p: argparse.ArgumentParser) -> None:
         help=f"seconds to wait for a connection or between two reads (default {DEFAULT_TIMEOUT:g})",
     )
     p.add_argument("--record", metavar="FILE", help="write a recording as the events arrive")
+    caps = p.add_argument_group("caps (past one, the call ends with a clear error)")
+    caps.add_argument(
+        "--max-line-bytes",
+        type=size,
+        default=DEFAULT_LIMITS.max_line,
+        metavar="N",
+        help="the longest SSE line or event read (default 4M)",
+    )
+    caps.add_argument(
+        "--max-decoded-bytes",
+        type=size,
+        default=DEFAULT_LIMITS.max_decoded,
+        metavar="N",
+        help="the most a compressed body may inflate to (default 64M)",
+    )
     add_stall_option(p)
     price = p.add_argument_group("cost")
     price.add_argument(
@@ -141,7 +165,14 @@ def call_from_args(args: argparse.Namespace) -> LiveCall:
             open(args.record, "wb").close()
         except OSError as exc:
             raise CliError(f"--record {args.record}: {exc.strerror or exc}") from None
-    return LiveCall(spec, record=args.record, timeout=args.timeout, prices=prices_from_args(args))
+    limits = Limits(max_line=args.max_line_bytes, max_decoded=args.max_decoded_bytes)
+    return LiveCall(
+        spec,
+        record=args.record,
+        timeout=args.timeout,
+        prices=prices_from_args(args),
+        limits=limits,
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,7 +13,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from .common import CliError, add_stall_option
+from ..net.limits import DEFAULT_LIMITS, Limits
+from .common import CliError, add_stall_option, size
 
 DEFAULT_PORT = 8788
 EXAMPLES = """\
@@ -50,6 +51,28 @@ def build(p: argparse.ArgumentParser) -> None:
         "--headless",
         action="store_true",
         help="no app: print one line per flow and its check summary",
+    )
+    caps = p.add_argument_group("caps (the client's bytes are never cut by the flows' caps)")
+    caps.add_argument(
+        "--max-body-bytes",
+        type=size,
+        default=DEFAULT_LIMITS.max_body,
+        metavar="N",
+        help="the largest request body forwarded; larger gets HTTP 413 (default 64M)",
+    )
+    caps.add_argument(
+        "--max-line-bytes",
+        type=size,
+        default=DEFAULT_LIMITS.max_line,
+        metavar="N",
+        help="the longest SSE line or event a flow decodes (default 4M)",
+    )
+    caps.add_argument(
+        "--max-decoded-bytes",
+        type=size,
+        default=DEFAULT_LIMITS.max_decoded,
+        metavar="N",
+        help="the most of a compressed body a flow inflates (default 64M)",
     )
     p.add_argument(
         "--json",
@@ -143,6 +166,11 @@ def run(args: argparse.Namespace) -> int:
         sock=sock,
         record_dir=args.record_dir,
         log=None if headless else lines.append,
+        limits=Limits(
+            max_line=args.max_line_bytes,
+            max_decoded=args.max_decoded_bytes,
+            max_body=args.max_body_bytes,
+        ),
     )
     base = proxy.url + upstream.path.rstrip("/")
     if not headless:

@@ -16,7 +16,10 @@ error object, is that same one event).
 
 Events are handed out in order and never taken back. Until a ``data:`` line
 shows the body is SSE, events the decoder completed (keep-alive comments) are
-held, not handed out. Sans-I/O: the caller reads the socket.
+held, not handed out. An SSE line or event longer than ``max_line`` (a server
+that never ends a line) stops the decoding: ``overflow`` says so, the bytes
+stay in ``chunks``, and the caller ends the call. Sans-I/O: the caller reads
+the socket.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from ..framing.detect import read_stream
 from ..framing.events import FramingError, RawEvent
 from ..framing.recording import RecordingWriter
 from ..framing.sse import SSEDecoder
+from .limits import DEFAULT_LIMITS, LineGuard
 
 __all__ = ["LiveBody"]
 
@@ -41,7 +45,7 @@ _LINE_DATA = re.compile(rb"[\r\n]data:")
 class LiveBody:
     """Feed ``(t, bytes)`` per network read; get back the events it completes."""
 
-    def __init__(self, lines: bool = False) -> None:
+    def __init__(self, lines: bool = False, max_line: int = DEFAULT_LIMITS.max_line) -> None:
         #: read NDJSON line by line (the request asked for it)
         self.lines = lines
         self._line: list[bytes] = []  # the line not terminated yet
@@ -53,6 +57,10 @@ class LiveBody:
         #: how the body was framed, once closed: sse, json-body, ndjson, text...
         self.framing: str | None = None
         self._decoder = SSEDecoder()
+        # NDJSON has no events (blank lines): only its lines are capped
+        self._guard = LineGuard(max_line, events=not lines)
+        #: why the decoding stopped (a line or an event past max_line), once it has
+        self.overflow: str | None = None
         self._held: list[RawEvent] = []
         self._seen_data = False
         # the first bytes and the last few bytes of the body so far: a data:
@@ -77,11 +85,19 @@ class LiveBody:
         t = round(t, 6)  # as the recording writes it
         self.chunks.append((t, chunk))
         self.size += len(chunk)
+        if self.overflow is not None:
+            return []
         if self.lines:
+            if not self._guard.feed(chunk):
+                self.overflow = self._guard.message()
+                return []
             return self._feed_lines(t, chunk)
         if self.mode is None:
             self._decide()
         if self.mode != "sse":
+            return []
+        if not self._guard.feed(chunk):
+            self.overflow = self._guard.message()
             return []
         events = self._decoder.feed(chunk, time=t)
         if self._seen_data:
@@ -96,6 +112,10 @@ class LiveBody:
     def close(self, t: float | None = None) -> list[RawEvent]:
         """The body ended (cleanly or not): the events still to come."""
         end = round(t, 6) if t is not None else (self.chunks[-1][0] if self.chunks else None)
+        if self.overflow is not None:
+            # the line held is cut at a read: dispatching it would invent an event
+            self.framing = "ndjson" if self.lines else "sse"
+            return []
         if self.lines:
             tail, self._line = b"".join(self._line), []
             out = self._line_events_of([tail], end)

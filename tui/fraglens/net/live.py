@@ -38,7 +38,9 @@ from ..framing.recording import RecordingWriter
 from ..stream import Stream
 from .body import LiveBody
 from .cost import Prices, Tokens, cost, tokens
-from .request import DEFAULT_TIMEOUT, NDJSON_FORMATS, REDACTED, RequestSpec, is_loopback
+from .decoded import DecodedCopy
+from .limits import DEFAULT_LIMITS, Limits
+from .request import DEFAULT_TIMEOUT, NDJSON_FORMATS, RequestSpec, is_loopback
 
 __all__ = ["DEFAULT_TIMEOUT", "LiveCall", "LiveStatus", "Phase", "describe_error"]
 
@@ -80,7 +82,8 @@ class LiveStatus:
     #: FAILED: the one-line reason; CANCELLED: what was cancelled
     message: str | None = None
     #: FAILED: connect, dns, tls, connect-timeout, read-timeout, http-status, cut-off,
-    #: not-a-stream, protocol, other
+    #: not-a-stream, protocol, too-long (a line or event past the cap), decoding (the
+    #: body's encoding, or its decoded size past the cap), other
     error_kind: str | None = None
 
     @property
@@ -143,6 +146,7 @@ class LiveCall:
         timeout: float = DEFAULT_TIMEOUT,
         prices: Prices | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.spec = spec
         self.stream = stream if stream is not None else self.new_stream(spec)
@@ -152,17 +156,19 @@ class LiveCall:
         self.record = record
         self.timeout = timeout
         self.prices = prices
+        self.limits = limits
         self._transport = transport
         # the status, kept as plain fields: it changes on every read, and a
         # frozen snapshot is only built when someone looks (``status``)
         self._now: dict[str, Any] = {"phase": Phase.CONNECTING, "reads": 0}
         self._usage_seen = 0
-        self.body = LiveBody(lines=spec.format in NDJSON_FORMATS)
+        self.body = LiveBody(lines=spec.format in NDJSON_FORMATS, max_line=limits.max_line)
         self._t0 = 0.0
         self._t_end = 0.0
         self._task: asyncio.Task[Any] | None = None
         self._cancelled = False
-        self._scrub = _Scrubber(spec.secret)
+        #: the body as kept: decoded, capped, every credential sent scrubbed (once headers came)
+        self._copy: DecodedCopy | None = None
         self._writer: RecordingWriter | None = None
         self._body_closed = False
         self._body_end = 0.0
@@ -183,6 +189,7 @@ class LiveCall:
             timeout=self.timeout,
             prices=self.prices,
             transport=self._transport,
+            limits=self.limits,
         )
 
     def cancel(self) -> None:
@@ -266,7 +273,8 @@ class LiveCall:
                 response = source.response
                 self._on_response(response)
                 try:
-                    async for data in response.aiter_bytes():
+                    # raw: the decoding is DecodedCopy's, capped (httpx's is not)
+                    async for data in response.aiter_raw():
                         self._on_read(data)
                 except httpx.RemoteProtocolError as exc:
                     self._emit_close()
@@ -284,13 +292,24 @@ class LiveCall:
     def _on_response(self, response: httpx.Response) -> None:
         t = self.elapsed
         if self._writer is not None:
-            self._writer.response(response.status_code, response.headers.multi_items(), t=t)
+            # by name (redact_headers, in the writer) and by value: a server may echo the key
+            safe = self.spec.safe
+            headers = [(name, safe(value)) for name, value in response.headers.multi_items()]
+            self._writer.response(response.status_code, headers, t=t)
+        encoding = response.headers.get("content-encoding")
+        self._copy = DecodedCopy(encoding, self.spec.secrets, self.limits.max_decoded)
         self._set(Phase.STREAMING, http_status=response.status_code, first_byte=t)
 
     def _on_read(self, data: bytes) -> None:
         t = self.elapsed
-        data = self._scrub.feed(data)
-        self._take(t, data)
+        copy = self._copy
+        assert copy is not None  # the headers came before the body
+        self._take(t, copy.feed(data))
+        ended = "the call was ended there; what was read is in the recording"
+        if copy.stopped is not None:
+            raise _Failure("decoding", f"{copy.stopped}: {ended}")
+        if self.body.overflow is not None:
+            raise _Failure("too-long", f"{self.body.overflow}: {ended}")
 
     def _take(self, t: float, data: bytes) -> None:
         if not data:
@@ -339,7 +358,7 @@ class LiveCall:
         if self._body_closed:
             return
         self._body_closed = True
-        tail = self._scrub.close()
+        tail = self._copy.close() if self._copy is not None else b""
         if tail:
             self._take(self.elapsed, tail)
         self._body_end = self.elapsed
@@ -476,32 +495,3 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         seen.add(id(current))
         yield current
         current = current.__cause__ or current.__context__
-
-
-class _Scrubber:
-    """Replaces the API key wherever a server echoes it back, even split across reads.
-
-    A read that ends with the first characters of the key is held back until the
-    next read says whether the key follows; anything else passes untouched, so the
-    reads' boundaries change only where a key may be cut.
-    """
-
-    def __init__(self, secret: str | None) -> None:
-        self._key = secret.encode("utf-8") if secret and len(secret) >= 8 else None
-        self._held = b""
-
-    def feed(self, data: bytes) -> bytes:
-        if self._key is None:
-            return data
-        data = (self._held + data).replace(self._key, REDACTED.encode())
-        keep = 0
-        for n in range(min(len(self._key) - 1, len(data)), 0, -1):
-            if data.endswith(self._key[:n]):
-                keep = n
-                break
-        self._held = data[len(data) - keep :] if keep else b""
-        return data[: len(data) - keep]
-
-    def close(self) -> bytes:
-        held, self._held = self._held, b""
-        return held

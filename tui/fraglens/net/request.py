@@ -2,9 +2,11 @@
 
 Everything the user typed becomes a :class:`RequestSpec` here, checked before any
 socket opens, so that a typo is a one-line usage error and not a network failure.
-The API key is read from the environment only and lives in the spec's headers
-and in ``secret``; neither shows in ``repr``, and :meth:`RequestSpec.for_record`
-is the only view of the request that leaves this module for a file.
+The API key is read from the environment only and lives in the spec's headers,
+which ``repr`` does not show; :meth:`RequestSpec.for_record` is the only view
+of the request that leaves this module for a file, and ``secrets`` (every
+credential sent: the key, ``-H`` headers, the URL's password) scrubs what
+comes back.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..redact import REDACTED, redact_headers, redact_url
+from ..redact import Secrets, redact_headers, redact_url
 from ..tools import tool_parts
 
 __all__ = [
@@ -31,7 +34,6 @@ __all__ = [
     "build_spec",
     "format_for_path",
     "is_loopback",
-    "scrub",
 ]
 
 #: the wire formats a live call can speak, and the path each one posts to
@@ -57,8 +59,6 @@ KEY_ENVS = {
 ANTHROPIC_VERSION = "2023-06-01"
 #: Anthropic requires max_tokens; what ``--prompt`` requests get unless the file says
 DEFAULT_MAX_TOKENS = 1024
-#: a key shorter than this would match ordinary text when scrubbed: not scrubbed
-_MIN_SECRET = 8
 
 
 class RequestError(ValueError):
@@ -84,19 +84,6 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def scrub(value: Any, secret: str | None) -> Any:
-    """``value`` with every occurrence of ``secret`` in its strings replaced."""
-    if not secret or len(secret) < _MIN_SECRET:
-        return value
-    if isinstance(value, str):
-        return value.replace(secret, REDACTED)
-    if isinstance(value, Mapping):
-        return {scrub(k, secret): scrub(v, secret) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [scrub(v, secret) for v in value]
-    return value
-
-
 @dataclass(frozen=True)
 class RequestSpec:
     """One request, ready to send. ``headers`` carry the key: never print them."""
@@ -105,8 +92,6 @@ class RequestSpec:
     format: str
     body: dict[str, Any]
     headers: tuple[tuple[str, str], ...] = field(repr=False)
-    #: the API key, for scrubbing what comes back; None when no key is sent
-    secret: str | None = field(default=None, repr=False)
     #: the environment variable the key came from (its name is not a secret)
     key_env: str | None = None
     method: str = "POST"
@@ -116,18 +101,25 @@ class RequestSpec:
         """The body exactly as sent (and as recorded)."""
         return json.dumps(self.body, ensure_ascii=False).encode("utf-8")
 
+    @cached_property
+    def secrets(self) -> Secrets:
+        """Every credential sent (the key, ``-H`` headers, the URL's password), for
+        scrubbing what comes back."""
+        return Secrets.of_request(self.headers, self.url)
+
     def for_record(self) -> dict[str, Any]:
         """The request as a recording or a log may show it: secrets redacted."""
+        secrets = self.secrets
         return {
             "method": self.method,
-            "url": scrub(redact_url(self.url), self.secret),
-            "headers": scrub(redact_headers(self.headers), self.secret),
-            "body": scrub(self.body, self.secret),
+            "url": secrets.scrub_text(redact_url(self.url)),
+            "headers": secrets.scrub_value(redact_headers(self.headers)),
+            "body": secrets.scrub_value(self.body),
         }
 
     def safe(self, text: str) -> str:
-        """``text`` (an error message, a log line) with the key scrubbed out."""
-        return scrub(text, self.secret)
+        """``text`` (an error message, a log line) with every credential scrubbed out."""
+        return self.secrets.scrub_text(text)
 
 
 # -- building -------------------------------------------------------------------
@@ -258,7 +250,12 @@ def build_spec(
         name, value = parse_header(text)
         pairs = [(n, v) for n, v in pairs if n.lower() != name.lower()]
         pairs.append((name, value))
-    spec = RequestSpec(
-        url=endpoint, format=fmt, body=payload, headers=tuple(pairs), secret=secret, key_env=env
-    )
+    spec = RequestSpec(url=endpoint, format=fmt, body=payload, headers=tuple(pairs), key_env=env)
+    short = spec.secrets.unscrubbed
+    if short:
+        said = (note + "; ") if note else ""
+        note = (
+            f"{said}{', '.join(short)} carried a value too short to scrub safely: it is"
+            " redacted where its name is known, not where the server echoes it"
+        )
     return spec, note

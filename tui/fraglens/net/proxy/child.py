@@ -12,11 +12,19 @@ user's app is waiting for: measured, the app in the same process added
 
 The lines, one JSON object each (headers already redacted by the child)::
 
-    {"x": 1, "open": {"method", "path", "url", "headers", "body64", "started", "t0"}}
-    {"x": 1, "response": {"status", "headers", "encoding", "at"}}
-    {"x": 1, "at": 12.5, "b64": "..."}                  body bytes as forwarded
+    {"x": 1, "open": {"method", "path", "url", "headers", "body64", "started", "t0",
+                      "unscrubbed"}}
+    {"x": 1, "response": {"status", "headers", "at"}}
+    {"x": 1, "at": 12.5, "b64": "...", "n": 512}        the body's copy; n bytes forwarded
+    {"x": 1, "at": 12.6, "stopped": "..."}              the copy stopped, and why
     {"x": 1, "end": "eof", "error": null, "at": 13.0}
     {"log": "..."}                                      uvicorn's warnings
+
+No key crosses the pipe: the child redacts headers and URLs by name and
+scrubs every value the request's credentials had out of what it reports (the
+request's path, headers and body, the response headers, the body's copy:
+``decoded.py``); ``unscrubbed`` names the credentials too short to scrub, for
+the flow to say so.
 
 The child stops when its stdin closes (the parent quit or died), or on SIGINT
 or SIGTERM (uvicorn's graceful shutdown, then exit 0, as on SIGINT).
@@ -27,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import signal
@@ -35,9 +44,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from ...redact import redact_headers
+from ..limits import DEFAULT_LIMITS, Limits, mib
 from .flows import FlowStore
 from .sink import Opened, StoreSink
 
@@ -47,11 +59,32 @@ __all__ = ["ChildProxy", "PipeSink"]
 # -- the child -------------------------------------------------------------------------
 
 
-class PipeSink:
-    """A FlowSink that writes each fact as a JSON line to a non-blocking writer."""
+#: how far the parent may fall behind (bytes written to the pipe, not yet read)
+#: before the flows stop getting body bytes: the pipe's buffer is this process's memory
+MAX_BACKLOG = 64 * 1024 * 1024
 
-    def __init__(self, write: Any) -> None:
+
+class PipeSink:
+    """A FlowSink that writes each fact as a JSON line to a non-blocking writer.
+
+    The writer (an asyncio pipe transport) buffers what the parent has not read
+    yet. The parent's flows work runs at a lower priority, so on a busy machine
+    it lags; past ``max_backlog`` buffered bytes, the exchanges still streaming
+    stop sending their body's copy (each says so once, as a ``stopped`` fact),
+    so that memory stays bounded and forwarding is never held up.
+    """
+
+    def __init__(
+        self,
+        write: Any,
+        backlog: Callable[[], int] = lambda: 0,
+        max_backlog: int = MAX_BACKLOG,
+    ) -> None:
         self._write = write
+        self._backlog = backlog
+        self._max_backlog = max_backlog
+        #: exchanges whose body is no longer sent: the parent fell behind
+        self._behind: set[int] = set()
 
     def _line(self, obj: dict[str, Any]) -> None:
         self._write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
@@ -68,31 +101,39 @@ class PipeSink:
                     "body64": base64.b64encode(x.body).decode("ascii"),
                     "started": x.started,
                     "t0": x.t0,
+                    "unscrubbed": x.unscrubbed,
                 },
             }
         )
 
-    def response(
-        self, id: int, status: int, headers: list[tuple[str, str]], encoding: str | None, at: float
-    ) -> None:
-        from ...redact import redact_headers
-
+    def response(self, id: int, status: int, headers: list[tuple[str, str]], at: float) -> None:
         shown = list(redact_headers(headers).items())
-        self._line(
-            {
-                "x": id,
-                "response": {"status": status, "headers": shown, "encoding": encoding, "at": at},
-            }  # fmt: skip
-        )
+        self._line({"x": id, "response": {"status": status, "headers": shown, "at": at}})
 
-    def body(self, id: int, data: bytes, at: float) -> None:
-        self._line({"x": id, "at": at, "b64": base64.b64encode(data).decode("ascii")})
+    def body(self, id: int, data: bytes, received: int, at: float) -> None:
+        if id in self._behind:
+            return
+        if self._backlog() > self._max_backlog:
+            self._behind.add(id)
+            behind = mib(self._max_backlog)
+            self.stopped(
+                id, f"the flows fell {behind} behind the forwarding: not decoded further", at
+            )
+            return
+        # the one line per network read: built by hand, as json.dumps would write it
+        # (ints, a float's repr and base64 need no escaping), at a third of its cost
+        b64 = base64.b64encode(data)
+        self._write(b'{"x":%d,"at":%r,"b64":"%s","n":%d}\n' % (id, at, b64, received))
+
+    def stopped(self, id: int, reason: str, at: float) -> None:
+        self._line({"x": id, "at": at, "stopped": reason})
 
     def ended(self, id: int, how: str, error: str | None, at: float) -> None:
+        self._behind.discard(id)
         self._line({"x": id, "end": how, "error": error, "at": at})
 
 
-async def _child_main(fd: int, upstream: str) -> None:
+async def _child_main(fd: int, upstream: str, limits: Limits) -> None:
     from .server import ProxyApp, ProxyServer
 
     loop = asyncio.get_running_loop()
@@ -100,11 +141,15 @@ async def _child_main(fd: int, upstream: str) -> None:
     # stdout is the protocol: nothing else may print there
     sys.stdout = sys.stderr
     out, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
-    sink = PipeSink(out.write)
+    sink = PipeSink(out.write, out.get_write_buffer_size)
     sock = socket.socket(fileno=fd)
     sock.setblocking(False)
-    app = ProxyApp(upstream, sink=sink)
-    server = ProxyServer(app, sock=sock, log=lambda line: sink._line({"log": line}))
+
+    def log(line: str) -> None:
+        sink._line({"log": line})
+
+    app = ProxyApp(upstream, sink=sink, limits=limits, log=log)
+    server = ProxyServer(app, sock=sock, log=log)
 
     # the parent closing our stdin is the signal to stop
     stdin_closed = asyncio.Event()
@@ -135,19 +180,25 @@ def child_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fraglens.net.proxy.child")
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--upstream", required=True)
+    parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_LIMITS.max_body)
+    parser.add_argument("--max-decoded-bytes", type=int, default=DEFAULT_LIMITS.max_decoded)
     args = parser.parse_args(argv)
     # uvicorn stops gracefully on SIGTERM as on SIGINT, then raises the signal
     # again once its own handler is gone: here that is a KeyboardInterrupt too,
     # so the pipe is closed and the exit is 0, not death by SIGTERM
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        asyncio.run(_child_main(args.fd, args.upstream))
+        limits = Limits(max_body=args.max_body_bytes, max_decoded=args.max_decoded_bytes)
+        asyncio.run(_child_main(args.fd, args.upstream, limits))
     except KeyboardInterrupt:
         pass
     return 0
 
 
 # -- the parent --------------------------------------------------------------------------
+
+#: how much lower than the forwarding the flows' thread runs (0 normal, 19 lowest)
+_FLOWS_NICENESS = 10
 
 
 class ChildProxy:
@@ -166,6 +217,7 @@ class ChildProxy:
         sock: socket.socket,
         record_dir: Path | None = None,
         log: Any = None,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         from .server import parse_upstream, url_of
 
@@ -175,7 +227,8 @@ class ChildProxy:
         self.port: int = sock.getsockname()[1]
         self.store = store
         self.record_dir = record_dir
-        self.sink = StoreSink(store, record_dir)
+        self.limits = limits
+        self.sink = StoreSink(store, record_dir, limits)
         self.log = log or (lambda line: print(f"fraglens proxy: {line}", file=sys.stderr))
         self.proc: subprocess.Popen[bytes] | None = None
         self._threads: list[threading.Thread] = []
@@ -188,7 +241,9 @@ class ChildProxy:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "fraglens.net.proxy.child", "--fd", str(fd),
-             "--upstream", str(self.upstream)],
+             "--upstream", str(self.upstream),
+             "--max-body-bytes", str(self.limits.max_body),
+             "--max-decoded-bytes", str(self.limits.max_decoded)],
             pass_fds=(fd,),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -205,6 +260,11 @@ class ChildProxy:
         return self
 
     def _read(self, stream: IO[bytes]) -> None:
+        # The flows' work (the engine, recordings) yields the CPU to the forwarding
+        # process: on a busy machine the flows lag, the client's bytes do not. Linux
+        # sets niceness per thread; elsewhere this is the whole process, or nothing.
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _FLOWS_NICENESS)
         sink = self.sink
         for line in stream:
             try:
@@ -221,11 +281,13 @@ class ChildProxy:
             return
         xid = obj["x"]
         if "b64" in obj:
-            sink.body(xid, base64.b64decode(obj["b64"]), obj["at"])
+            sink.body(xid, base64.b64decode(obj["b64"]), obj["n"], obj["at"])
+        elif "stopped" in obj:
+            sink.stopped(xid, str(obj["stopped"]), obj["at"])
         elif "response" in obj:
             r = obj["response"]
             headers = [(str(n), str(v)) for n, v in r["headers"]]
-            sink.response(xid, r["status"], headers, r["encoding"], r["at"])
+            sink.response(xid, r["status"], headers, r["at"])
         elif "open" in obj:
             o = obj["open"]
             sink.opened(
@@ -238,6 +300,7 @@ class ChildProxy:
                     body=base64.b64decode(o["body64"]),
                     started=o["started"],
                     t0=o["t0"],
+                    unscrubbed=[str(w) for w in o.get("unscrubbed", ())],
                 )
             )
         elif "end" in obj:

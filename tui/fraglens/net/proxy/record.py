@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
@@ -18,14 +19,35 @@ from typing import IO
 from ...framing.recording import RecordingWriter
 from .flows import Flow, FlowState
 
-__all__ = ["LiveRecording", "end_reason", "recording_name", "save_flow"]
+__all__ = ["LiveRecording", "create_exclusive", "end_reason", "recording_name", "save_flow"]
 
 
-def recording_name(flow: Flow) -> str:
-    """``20260102-030405-0007-post-v1-chat-completions.jsonl``: sorts by time."""
+def recording_name(flow: Flow, attempt: int = 1) -> str:
+    """``20260102-030405-0007-post-v1-chat-completions.jsonl``: sorts by time.
+
+    ``attempt`` > 1 adds ``-2``, ``-3``...: the name was taken (another proxy
+    writing to the same directory numbers its flows from 1 too).
+    """
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(flow.started))
     slug = re.sub(r"[^a-z0-9]+", "-", flow.path.split("?", 1)[0].lower()).strip("-")
-    return f"{stamp}-{flow.number:04d}-{flow.method.lower()}-{slug[:60] or 'root'}.jsonl"
+    again = f"-{attempt}" if attempt > 1 else ""
+    return f"{stamp}-{flow.number:04d}-{flow.method.lower()}-{slug[:60] or 'root'}{again}.jsonl"
+
+
+#: names tried before a random one: enough for any number of proxies sharing a directory
+_ATTEMPTS = 100
+
+
+def create_exclusive(directory: Path, flow: Flow) -> tuple[Path, IO[bytes]]:
+    """A new file for ``flow`` in ``directory``, never one that exists (``O_EXCL``)."""
+    for attempt in range(1, _ATTEMPTS + 1):
+        path = directory / recording_name(flow, attempt)
+        try:
+            return path, path.open("xb")
+        except FileExistsError:
+            continue
+    path = directory / recording_name(flow).replace(".jsonl", f"-{uuid.uuid4().hex}.jsonl")
+    return path, path.open("xb")
 
 
 def _created(flow: Flow) -> datetime:
@@ -73,8 +95,9 @@ class LiveRecording:
 
     def __init__(self, flow: Flow, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        self.path = directory / recording_name(flow)
-        self._fp: IO[bytes] | None = self.path.open("wb")
+        # exclusive: two proxies sharing --record-dir never write into each other's file
+        self.path, fp = create_exclusive(directory, flow)
+        self._fp: IO[bytes] | None = fp
         self.flow = flow
         writer = RecordingWriter(self._fp)
         writer.start(flow.request_record(), format=flow.format, created=_created(flow))

@@ -18,8 +18,12 @@ have shown it: the upstream's error status and body unchanged; a 502 with a
 JSON error body when the upstream cannot be reached at all; a connection cut
 mid-body when the upstream cut it mid-body (never a clean end it did not
 send). A client that goes away closes the upstream stream with it. Nothing a
-client sends makes the proxy raise: the worst is a 400 or a 502 for that
-request.
+client sends makes the proxy raise: the worst is a 400, a 413 or a 502 for
+that request, and one log line. Refused with 400: a request that says both
+Content-Length and Transfer-Encoding (the two can disagree on where the body
+ends: request smuggling), and a path that, ``.`` and ``..`` resolved (percent-
+encoded too), leaves the upstream's prefix. Refused with 413: a body over
+``Limits.max_body``, said by Content-Length or counted as it arrives.
 
 The ASGI app runs on uvicorn, on a socket bound before uvicorn starts, so that
 "address in use" is one clear error and tests can ask for port 0.
@@ -33,17 +37,21 @@ import ipaddress
 import itertools
 import json
 import logging
+import re
 import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 import httpx
 import uvicorn
 
-from ...redact import redact_headers, redact_url
+from ...redact import Secrets, redact_headers, redact_url
+from ..decoded import DecodedCopy
+from ..limits import DEFAULT_LIMITS, Limits, mib
 from .flows import FlowStore
 from .sink import FlowSink, Opened, StoreSink
 
@@ -84,9 +92,33 @@ def _hop_by_hop(headers: list[tuple[bytes, bytes]]) -> set[bytes]:
 
 def forwarded_request_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """The client's headers, in order, minus hop-by-hop ones, Host, and Expect
-    (uvicorn already answered the 100-continue; the body is read whole)."""
+    (uvicorn already answered the 100-continue; the body is read whole). A
+    Content-Length stays: with Transfer-Encoding refused beside it, the server
+    read exactly that many bytes."""
     drop = _hop_by_hop(headers) | {b"host", b"expect"}
     return [(n, v) for n, v in headers if n.lower() not in drop]
+
+
+_DOT_SEGMENT = re.compile(rb"(?:^|[/\\])\.\.?(?:$|[/\\])")
+
+
+def _resolve(path: bytes) -> bytes:
+    """``path`` with its ``.`` and ``..`` segments resolved; ValueError when it climbs
+    above the root, or hides one in a segment (``%2e%2e%2f``)."""
+    out: list[bytes] = []
+    for segment in path.split(b"/")[1:]:
+        plain = unquote_to_bytes(segment)
+        if plain == b".":
+            continue
+        if plain == b"..":
+            if not out:
+                raise ValueError("the path climbs above the root")
+            out.pop()
+            continue
+        if _DOT_SEGMENT.search(plain):
+            raise ValueError("the path hides a '..' in an encoded segment")
+        out.append(segment)
+    return b"/" + b"/".join(out)
 
 
 def forwarded_response_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
@@ -101,11 +133,19 @@ def join_upstream(upstream: httpx.URL, raw_path: bytes, query: bytes) -> httpx.U
     already starts with it, so ``--upstream https://host/v1`` serves clients
     whose base URL is ``http://127.0.0.1:8788/v1`` and ``http://127.0.0.1:8788``
     alike.
+
+    The path is resolved (``.`` and ``..``) after the prefix is added, and must
+    stay under it: ValueError otherwise, for a 400.
     """
     prefix = upstream.raw_path.split(b"?", 1)[0].rstrip(b"/")
     path = raw_path or b"/"
+    if not path.startswith(b"/"):
+        raise ValueError("the path must start with '/'")
     if prefix and not (path == prefix or path.startswith(prefix + b"/")):
         path = prefix + path
+    path = _resolve(path)
+    if prefix and not (path == prefix or path.startswith(prefix + b"/")):
+        raise ValueError(f"the path leaves the upstream's {prefix.decode('latin-1')}")
     extra = upstream.query
     if extra:
         query = query + b"&" + extra if query else extra
@@ -136,13 +176,22 @@ class _ClientGone(Exception):
     """The client disconnected before it had sent the whole request."""
 
 
-async def _read_body(receive: Receive) -> bytes:
+class _TooLarge(Exception):
+    """The request body is over the cap."""
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
     parts: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             raise _ClientGone
-        parts.append(message.get("body", b""))
+        part = message.get("body", b"")
+        size += len(part)
+        if size > limit:
+            raise _TooLarge
+        parts.append(part)
         if not message.get("more_body", False):
             return b"".join(parts)
 
@@ -184,17 +233,23 @@ class ProxyApp:
         record_dir: Path | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         sink: FlowSink | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+        log: Callable[[str], None] | None = None,
     ) -> None:
         self.upstream = parse_upstream(upstream)
         self.record_dir = record_dir
+        self.limits = limits
         self.sink: FlowSink = (
-            sink if sink is not None else StoreSink(store or FlowStore(), record_dir)
+            sink if sink is not None else StoreSink(store or FlowStore(), record_dir, limits)
         )
+        #: one line per refused request (the child sends it up the pipe)
+        self.log: Callable[[str], None] = log or (lambda line: _LOG.warning("%s", line))
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
         self._ids = itertools.count(1)
-        #: exchanges that have not ended yet: each ends once, with its first reason
-        self._live: set[int] = set()
+        #: exchanges that have not ended yet (each ends once, with its first reason),
+        #: and the credentials each carried
+        self._live: dict[int, Secrets] = {}
 
     # -- ASGI --------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -222,7 +277,9 @@ class ProxyApp:
                 follow_redirects=False,
                 # the environment's proxy settings are the user's app's business
                 trust_env=False,
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+                # as many idle upstream connections as there were streams at once: with
+                # fewer, every burst of concurrent streams pays new connections again
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
             )
             # httpx adds Accept, Accept-Encoding, Connection and User-Agent to
             # every request by default: the upstream must see the client's own
@@ -235,40 +292,70 @@ class ProxyApp:
             self._client = None
 
     # -- one exchange --------------------------------------------------------------
+    async def _refuse(self, send: Send, status: int, code: str, what: str, reason: str) -> None:
+        """Answer ``status`` with a JSON error, and say so in one log line."""
+        self.log(f"refused {what}: {reason} (HTTP {status})")
+        await _respond(send, status, _error_body(f"fraglens proxy: {reason}", code))
+
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            body = await _read_body(receive)
-        except _ClientGone:
-            return
         method: str = scope["method"]
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode("utf-8")
         query: bytes = scope.get("query_string", b"")
         shown_path = raw_path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
-        headers = forwarded_request_headers(list(scope["headers"]))
+        raw_headers: list[tuple[bytes, bytes]] = list(scope["headers"])
+        names = {n.lower() for n, _ in raw_headers}
+        secrets = Secrets.of_request(_text_pairs(raw_headers), shown_path)
+        what = secrets.scrub_text(f"{method} {redact_url(shown_path)}")
+        if b"content-length" in names and b"transfer-encoding" in names:
+            await self._refuse(
+                send, 400, "bad_request", what,
+                "both Content-Length and Transfer-Encoding: where the body ends is ambiguous",
+            )  # fmt: skip
+            return
+        limit = self.limits.max_body
+        declared = _content_length(raw_headers)
+        too_large = f"the request body is over {mib(limit)} (--max-body-bytes)"
+        if declared is not None and declared > limit:
+            await self._refuse(send, 413, "request_too_large", what, too_large)
+            return
+        try:
+            body = await _read_body(receive, limit)
+        except _ClientGone:
+            return
+        except _TooLarge:
+            await self._refuse(send, 413, "request_too_large", what, too_large)
+            return
+        headers = forwarded_request_headers(raw_headers)
         try:
             target = join_upstream(self.upstream, raw_path, query)
             request = self.client().build_request(method, target, headers=headers, content=body)
         except Exception as exc:  # a path or header httpx refuses: the client's request
-            await _respond(
-                send, 400, _error_body(f"fraglens proxy: cannot forward: {exc}", "bad_request")
-            )
+            reason = secrets.scrub_text(f"cannot forward: {exc}")
+            await self._refuse(send, 400, "bad_request", what, reason)
             return
+        # the upstream may carry a key of its own (--upstream https://host/v1?key=...)
+        secrets = Secrets.of_request(_text_pairs(raw_headers), str(target))
+        scrub = secrets.scrub_text
         xid = next(self._ids)
+        # redacted by name and scrubbed by value here: keys never leave the forwarding side
         opened = Opened(
             id=xid,
             method=method,
-            path=redact_url(shown_path),
-            url=redact_url(str(target)),
-            # redacted here: keys never leave the forwarding side
-            headers=list(redact_headers(_text_pairs(list(scope["headers"]))).items()),
-            body=body,
+            path=scrub(redact_url(shown_path)),
+            url=scrub(redact_url(str(target))),
+            headers=[
+                (name, scrub(value))
+                for name, value in redact_headers(_text_pairs(raw_headers)).items()
+            ],
+            body=secrets.scrub(body),
             started=time.time(),
             t0=time.monotonic(),
+            unscrubbed=secrets.unscrubbed,
         )
         self.sink.opened(opened)
-        self._live.add(xid)
+        self._live[xid] = secrets
         try:
-            await self._exchange(xid, opened.url, request, receive, send)
+            await self._exchange(xid, opened.url, request, secrets, receive, send)
         except Exception as exc:  # a bug here must cost one request, not the proxy
             _LOG.exception("fraglens proxy: unexpected error on exchange %d", xid)
             self._end(xid, "proxy-error", f"proxy error: {_reason(exc)}")
@@ -277,14 +364,21 @@ class ProxyApp:
             self._end(xid, "stopped", "the proxy stopped this exchange")
 
     def _end(self, xid: int, how: str, error: str | None) -> None:
-        if xid in self._live:
-            self._live.discard(xid)
-            self.sink.ended(xid, how, error, time.monotonic())
+        secrets = self._live.pop(xid, None)
+        if secrets is not None:
+            said = secrets.scrub_text(error) if error is not None else None
+            self.sink.ended(xid, how, said, time.monotonic())
 
     async def _exchange(
-        self, xid: int, url: str, request: httpx.Request, receive: Receive, send: Send
+        self,
+        xid: int,
+        url: str,
+        request: httpx.Request,
+        secrets: Secrets,
+        receive: Receive,
+        send: Send,
     ) -> None:
-        pump = asyncio.ensure_future(self._pump(xid, url, request, send))
+        pump = asyncio.ensure_future(self._pump(xid, url, request, secrets, send))
         gone = asyncio.ensure_future(_wait_disconnect(receive))
         try:
             await asyncio.wait({pump, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -303,7 +397,20 @@ class ProxyApp:
         if not pump.cancelled():
             pump.result()  # a bug in the pump is re-raised and logged by _http
 
-    async def _pump(self, xid: int, url: str, request: httpx.Request, send: Send) -> None:
+    def _copy(self, xid: int, copy: DecodedCopy, chunk: bytes | None) -> None:
+        """Report a read (None: the end of the body) as the copy keeps it, and, once,
+        why the copy stopped."""
+        was = copy.stopped
+        data = copy.feed(chunk) if chunk is not None else copy.close()
+        at = time.monotonic()
+        if data or chunk:
+            self.sink.body(xid, data, len(chunk or b""), at)
+        if copy.stopped is not None and was is None:
+            self.sink.stopped(xid, copy.stopped, at)
+
+    async def _pump(
+        self, xid: int, url: str, request: httpx.Request, secrets: Secrets, send: Send
+    ) -> None:
         sink = self.sink
         try:
             response = await self.client().send(request, stream=True)
@@ -312,15 +419,17 @@ class ProxyApp:
             self._end(xid, "unreachable", message)
             await _respond(send, 502, _error_body(message, "upstream_unreachable"))
             return
+        # the flows' copy of the body: decoded, capped, scrubbed on this side
+        copy = DecodedCopy(
+            response.headers.get("content-encoding"), secrets, self.limits.max_decoded
+        )
         try:
             raw_headers = forwarded_response_headers(list(response.headers.raw))
-            sink.response(
-                xid,
-                response.status_code,
-                _text_pairs(raw_headers),
-                response.headers.get("content-encoding"),
-                time.monotonic(),
-            )
+            # the client gets the headers as they came; the flow, without an echoed key
+            shown = [(n, secrets.scrub_text(v)) for n, v in _text_pairs(raw_headers)]
+            sink.response(xid, response.status_code, shown, time.monotonic())
+            if copy.stopped is not None:
+                sink.stopped(xid, copy.stopped, time.monotonic())
             await send(
                 {
                     "type": "http.response.start",
@@ -332,8 +441,9 @@ class ProxyApp:
                 async for chunk in response.aiter_raw():
                     # the client first; the copy for the flow after
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    sink.body(xid, chunk, time.monotonic())
+                    self._copy(xid, copy, chunk)
             except httpx.HTTPError as exc:
+                self._copy(xid, copy, None)
                 # leave the response unfinished: uvicorn closes the connection, and
                 # the client sees the cut the upstream made, not a clean end
                 error = f"the upstream broke off mid-body: {_reason(exc)}"
@@ -341,10 +451,23 @@ class ProxyApp:
                 return
             # said before the last message: once the response is complete, the
             # disconnect watcher returns too, and must find the exchange ended
+            self._copy(xid, copy, None)
             self._end(xid, "eof", None)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
+            # the client went away mid-body: what the copy holds back still goes to the flow
+            self._copy(xid, copy, None)
             await response.aclose()
+
+
+def _content_length(headers: list[tuple[bytes, bytes]]) -> int | None:
+    for name, value in headers:
+        if name.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
 
 
 async def _respond(send: Send, status: int, body: bytes) -> None:

@@ -15,11 +15,12 @@ machine, so a forwarding process can stamp them.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from ...redact import redact_headers, redact_url
+from ..limits import DEFAULT_LIMITS, Limits
 from .flows import Flow, FlowState, FlowStore, decoded_format
 from .record import LiveRecording
 from .tee import BodyTee
@@ -44,7 +45,9 @@ ENDINGS = {
 
 @dataclass(frozen=True, slots=True)
 class Opened:
-    """A request the proxy forwards; headers are already redacted."""
+    """A request the proxy forwards, as the flows may see it: every credential it
+    carried redacted by name and scrubbed by value on the forwarding side, which
+    is the only one that ever holds a key."""
 
     id: int
     method: str
@@ -58,16 +61,20 @@ class Opened:
     started: float
     #: monotonic clock, for every other time
     t0: float
+    #: where the credentials too short to scrub by value came from
+    unscrubbed: list[str] = field(default_factory=list)
 
 
 class FlowSink(Protocol):
     def opened(self, x: Opened) -> None: ...
 
-    def response(
-        self, id: int, status: int, headers: list[tuple[str, str]], encoding: str | None, at: float
-    ) -> None: ...
+    def response(self, id: int, status: int, headers: list[tuple[str, str]], at: float) -> None: ...
 
-    def body(self, id: int, data: bytes, at: float) -> None: ...
+    def body(self, id: int, data: bytes, received: int, at: float) -> None:
+        """``data``: the decoded, scrubbed copy of a read of ``received`` bytes forwarded."""
+
+    def stopped(self, id: int, reason: str, at: float) -> None:
+        """The copy of the body stopped (an encoding it cannot undo, a cap): why."""
 
     def ended(self, id: int, how: str, error: str | None, at: float) -> None: ...
 
@@ -93,9 +100,12 @@ class _Exchange:
 class StoreSink:
     """Facts in, flows out: every change under the store's lock, then announced."""
 
-    def __init__(self, store: FlowStore, record_dir: Path | None = None) -> None:
+    def __init__(
+        self, store: FlowStore, record_dir: Path | None = None, limits: Limits = DEFAULT_LIMITS
+    ) -> None:
         self.store = store
         self.record_dir = record_dir
+        self.limits = limits
         self._open: dict[int, _Exchange] = {}
 
     def opened(self, x: Opened) -> None:
@@ -110,6 +120,10 @@ class StoreSink:
             started=x.started,
             t0=x.t0,
         )
+        for where in x.unscrubbed:
+            flow.notes.append(
+                f"{where} carried a value too short to scrub safely: redacted by name only"
+            )
         recording = None
         if self.record_dir is not None:
             try:
@@ -119,9 +133,7 @@ class StoreSink:
                 flow.notes.append(f"could not record: {exc}")
         self._open[x.id] = _Exchange(flow, recording)
 
-    def response(
-        self, id: int, status: int, headers: list[tuple[str, str]], encoding: str | None, at: float
-    ) -> None:
+    def response(self, id: int, status: int, headers: list[tuple[str, str]], at: float) -> None:
         ex = self._open.get(id)
         if ex is None:
             return
@@ -133,15 +145,23 @@ class StoreSink:
             flow.state = FlowState.STREAMING
             if ex.recording is not None:
                 ex.recording.response()
-            ex.tee = BodyTee(flow, encoding)
+            ex.tee = BodyTee(flow, self.limits)
         self.store.changed(flow, "response")
 
-    def body(self, id: int, data: bytes, at: float) -> None:
+    def body(self, id: int, data: bytes, received: int, at: float) -> None:
         ex = self._open.get(id)
         if ex is None or ex.tee is None:
             return
         with self.store.lock:
-            ex.tee.feed(data, at - ex.flow.t0)
+            ex.tee.feed(data, at - ex.flow.t0, received)
+        self.store.changed(ex.flow, "body")
+
+    def stopped(self, id: int, reason: str, at: float) -> None:
+        ex = self._open.get(id)
+        if ex is None or ex.tee is None:
+            return
+        with self.store.lock:
+            ex.tee.stop(reason, at - ex.flow.t0)
         self.store.changed(ex.flow, "body")
 
     def ended(self, id: int, how: str, error: str | None, at: float) -> None:

@@ -1,0 +1,155 @@
+"""Redaction by value: every spelling of every credential a request sent, read by read.
+
+The URL and header-name rules are tested with the recording writer
+(``test_recording.py``); here, what a server can echo back and in what form.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from urllib.parse import quote, urlsplit
+
+import httpx
+import pytest
+
+from fraglens.redact import MIN_SECRET, REDACTED, Scrubber, Secrets, redact_url
+
+KEY = "sk-fraglens-redact-9d2e4c7a1b"
+SECRETS = Secrets.of_request({"authorization": f"Bearer {KEY}"})
+
+
+def _json_escaped(text: str) -> str:
+    """Every character as a JSON \\u escape, upper-case hex: what no reader leaves as is."""
+    return "".join(f"\\u{ord(c):04X}" for c in text)
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        KEY,
+        _json_escaped(KEY),
+        # the escape of one character only, as in "sk-\u0053..." echoes
+        KEY[:3] + "\\u0066" + KEY[4:],
+        quote(KEY, safe=""),
+        "".join(f"%{b:02x}" for b in KEY.encode()),  # every byte, lower-case hex
+    ],
+    ids=["as-sent", "json-escaped", "one-char-escaped", "url-encoded", "all-percent"],
+)
+def test_every_spelling_of_the_key_is_scrubbed(spelling):
+    body = f'{{"error": {{"message": "Incorrect API key provided: {spelling}."}}}}'.encode()
+    out = SECRETS.scrub(body)
+    assert out == b'{"error": {"message": "Incorrect API key provided: [redacted]."}}'
+    # and reading the JSON does not bring it back
+    assert KEY not in json.loads(out)["error"]["message"]
+
+
+def test_other_text_is_untouched():
+    text = b'data: {"arguments": "{\\"path\\": \\"sk-other-value\\"}"}\n\n'
+    assert SECRETS.scrub(text) == text
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 13])
+def test_a_key_cut_across_reads_is_scrubbed_and_nothing_else_is_lost(size):
+    text = (
+        f'data: echo {KEY} then {_json_escaped(KEY)} then %s; a \\"quote\\" and 100%%\n\n'
+        % quote(KEY, safe="")
+    ).encode()
+    scrubber = Scrubber(SECRETS)
+    out = b"".join(scrubber.feed(text[i : i + size]) for i in range(0, len(text), size))
+    out += scrubber.close()
+    assert out == SECRETS.scrub(text)
+    assert out.count(REDACTED.encode()) == 3
+    assert KEY.encode() not in out
+
+
+def test_the_scrubber_holds_back_only_what_may_start_the_key():
+    scrubber = Scrubber(SECRETS)
+    # no prefix of any spelling at the end: the read passes whole
+    assert scrubber.feed(b"data: {}\n\n") == b"data: {}\n\n"
+    # "sk-fr" may be the key's start: held until the next read says
+    assert scrubber.feed(b"data: sk-fr") == b"data: "
+    assert scrubber.feed(b"ench\n\n") == b"sk-french\n\n"
+    # the end of the stream gives back what is held
+    assert scrubber.feed(b"x \\u0073") == b"x "
+    assert scrubber.close() == b"\\u0073"
+
+
+def test_held_bytes_are_bounded_by_the_longest_spelling():
+    scrubber = Scrubber(SECRETS)
+    out = scrubber.feed(b"%" * 10_000)
+    assert 10_000 - len(out) < SECRETS.longest
+
+
+def test_secrets_of_a_request_come_from_every_credential_it_carried():
+    basic = base64.b64encode(b"alice:hunter2-long-password").decode()
+    secrets = Secrets.of_request(
+        [
+            ("x-api-key", "anthropic-key-0123456789"),
+            ("api-key", "azure-key-0123456789"),
+            ("x-goog-api-key", "AIzaSy-goog-0123456789"),
+            ("cookie", "theme=dark; session=cookie-session-0123456789"),
+            ("proxy-authorization", f"Basic {basic}"),
+            ("content-type", "application/json-not-a-secret"),
+        ],
+        url="https://bob:url-password-0123@h.test/v1?key=query-key-0123456789&alt=sse",
+    )
+    for value in (
+        "anthropic-key-0123456789",
+        "azure-key-0123456789",
+        "AIzaSy-goog-0123456789",
+        "cookie-session-0123456789",
+        basic,
+        "hunter2-long-password",
+        "url-password-0123",
+        "query-key-0123456789",
+    ):
+        assert secrets.scrub(f"<{value}>".encode()) == b"<[redacted]>", value
+    assert secrets.scrub(b"application/json-not-a-secret") == b"application/json-not-a-secret"
+    # the cookie "dark" is too short to scrub: said, not silently dropped (a Basic
+    # credential's user name is not a secret, its password is)
+    assert secrets.unscrubbed == ["the cookie header"]
+
+
+def test_short_secrets_are_reported_and_never_shown():
+    secrets = Secrets.of_request({"x-api-key": "k" * (MIN_SECRET - 1)})
+    assert not secrets
+    assert secrets.unscrubbed == ["the x-api-key header"]
+    assert "k" * (MIN_SECRET - 1) not in repr(secrets)
+    assert secrets.scrub(b"kkkkkkk") == b"kkkkkkk"
+
+
+def test_scrub_value_walks_json_values():
+    doc = {"headers": {"x-echo": KEY}, "list": [f"a {KEY}", 3, None], KEY: "key as a name"}
+    assert SECRETS.scrub_value(doc) == {
+        "headers": {"x-echo": REDACTED},
+        "list": [f"a {REDACTED}", 3, None],
+        REDACTED: "key as a name",
+    }
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://user:password@127.0.0.1:8080/v1?key=abc&n=1",
+        "http://sk-key-only@h.test/v1",
+        "https://h.test/v1?api_key=x",
+        # what earlier versions wrote: a bracket in the userinfo, which urlsplit refuses
+        "http://[redacted]@h.test:80/v1?key=[redacted]",
+    ],
+)
+def test_redact_url_is_idempotent_and_reparses(url):
+    once = redact_url(url)
+    assert redact_url(once) == once
+    parts = urlsplit(once)  # raises on a bracket in the authority
+    assert parts.password is None
+    assert parts.hostname in ("127.0.0.1", "h.test")
+    assert httpx.URL(once).host == parts.hostname
+    assert "password" not in once and "sk-key-only" not in once
+
+
+def test_redact_url_never_raises():
+    assert redact_url("http://[::1") == "http://[::1"
+    assert (
+        redact_url("http://u:p@[bad/v1?token=t") == "http://%5Bredacted%5D@[bad/v1?token=[redacted]"
+    )
