@@ -629,20 +629,23 @@ def test_an_unknown_format_in_the_header_is_one_line_and_exit_2(tmp_path, capsys
 # -- a URL that cannot be parsed again does not stop a recording being read -------
 
 @pytest.mark.parametrize(
-    ("url", "kept"),
+    "url",
     [
-        ("http://[redacted]@h/v1/chat/completions", "http://[redacted]@h/v1/chat/completions"),
-        ("https://u:[redacted]@api.example.com/v1?key=sk-live-123",
-         "https://[redacted]@api.example.com/v1?[redacted]"),
-        ("http://[::1/v1", "http://[::1/v1"),
+        "http://[redacted]@h/v1/chat/completions",
+        "https://u:[redacted]@api.example.com/v1?key=sk-live-123",
+        "http://[::1/v1",
     ],
     ids=["redacted-userinfo", "password-and-key", "broken-ipv6"],
 )
 @pytest.mark.parametrize(
     "command", [["check"], ["check", "--json"], ["history", "build"], ["export"]]
 )
-def test_a_recording_with_an_unparsable_url_is_read(tmp_path, capsys, url, kept, command):
+def test_a_recording_with_an_unparsable_url_is_read(tmp_path, capsys, url, command):
     from fraglens.cli import main
+    from fraglens.framing.recording import recorded_url
+
+    kept = recorded_url(url)
+    assert recorded_url(kept) == kept and "sk-live-123" not in kept  # redacting twice: same
 
     header = json.dumps({"fraglens": "recording", "version": 1,
                          "request": {"method": "POST", "url": url}})
