@@ -40,6 +40,7 @@ diagnostics-doc: $(APP)
 
 bench: $(TEST)
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/verdicts.py
 	$(BIN)/python bench/tui.py
 	$(BIN)/python bench/live.py
 	$(BIN)/python bench/proxy.py

@@ -1543,3 +1543,92 @@ def _bare(index=0, args="x", choice=0, top=None, **extra):
 )
 def test_openai_chat_shortcut_gives_what_the_full_path_gives(chunk):
     assert OpenAIChatAdapter().feed(chunk) == OpenAIChatAdapter().feed_full(chunk)
+
+
+# -- parts of a chunk that cannot be read are named, never dropped silently ------
+
+def _chat_report(*deltas: dict) -> dict:
+    from fraglens.load import stream_from_bytes
+    from fraglens.report import build_report
+
+    body = "".join(
+        "data: " + json.dumps({"choices": [{"index": 0, "delta": d}]}) + "\n\n" for d in deltas
+    )
+    body += 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+    return build_report(stream_from_bytes(body.encode())[0])
+
+
+_CALL = {"id": "call_1", "function": {"name": "f", "arguments": "{}"}}
+
+
+@pytest.mark.parametrize(
+    ("tool_calls", "said"),
+    [
+        (dict(_CALL, index=0), 'tool_calls is an object, not an array: read as one entry'),
+        ("call f()", 'tool_calls is not an array: ignored (the wire has "call f()")'),
+        (["f()"], 'tool_calls[0] is not an object: ignored (the wire has "f()")'),
+        ([dict(_CALL, index="abc")], 'index is not a whole number: read as no index (the wire '
+                                     'has "abc")'),
+        ([dict(_CALL, index=1.5)], "(the wire has 1.5)"),
+        ([dict(_CALL, index=True)], "(the wire has true)"),
+        ([dict(_CALL, index=[0])], "(the wire has [0])"),
+        ([{"index": 0, "id": "call_1", "function": "f({})"}],
+         'tool_calls[0].function is not an object: ignored (the wire has "f({})")'),
+    ],
+    ids=["dict", "string", "entry-string", "index-abc", "index-float", "index-true",
+         "index-list", "function-string"],
+)
+def test_a_tool_calls_part_of_the_wrong_shape_is_named_with_its_wire_value(tool_calls, said):
+    doc = _chat_report({"tool_calls": tool_calls})
+    found = [d["message"] for d in doc["diagnostics"] if d["code"] == "chunk-unreadable"]
+    assert len(found) == 1 and said in found[0], found
+
+
+def test_well_formed_tool_calls_raise_no_unreadable_finding():
+    doc = _chat_report({"tool_calls": [dict(_CALL, index=0)]})
+    assert "chunk-unreadable" not in [d["code"] for d in doc["diagnostics"]]
+
+
+def test_an_unknown_responses_event_carrying_tool_data_is_named():
+    from fraglens.load import stream_from_bytes
+    from fraglens.report import build_report
+
+    events = [
+        {"type": "response.created", "response": {"id": "r", "output": []}},
+        {"type": "response.output_item.added", "output_index": 0, "item": {
+            "id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "f",
+            "arguments": ""}},
+        {"type": "response.function_call_arguments.delta", "output_index": 0,
+         "item_id": "fc_1", "delta": "{}"},
+        {"type": "response.tool_call_arguments.delta", "output_index": 0,
+         "item_id": "fc_1", "delta": '{"x":1}'},  # a type no API documents
+        {"type": "response.completed", "response": {"id": "r", "status": "completed"}},
+    ]
+    body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    doc = build_report(stream_from_bytes(body.encode())[0])
+    [found] = [d for d in doc["diagnostics"] if d["code"] == "chunk-unreadable"]
+    assert "'response.tool_call_arguments.delta'" in found["message"]
+    assert '(the wire has "{\\"x\\":1}")' in found["message"]
+    assert doc["calls"][0]["arguments"] == {}  # the known deltas are read as before
+
+
+def test_an_unknown_anthropic_delta_carrying_tool_input_is_named():
+    from fraglens.load import stream_from_bytes
+    from fraglens.report import build_report
+
+    events = [
+        {"type": "message_start", "message": {"id": "m", "content": []}},
+        {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_json_delta", "partial_json": "{}"}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_delta_v2", "partial_json": '{"x":1}'}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_stop"},
+    ]
+    body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+    doc = build_report(stream_from_bytes(body.encode())[0])
+    [found] = [d for d in doc["diagnostics"] if d["code"] == "chunk-unreadable"]
+    assert "'input_delta_v2'" in found["message"]
+    assert doc["calls"][0]["arguments"] == {}

@@ -712,3 +712,21 @@ async def test_the_history_of_a_truncated_call_leaves_it_out_unless_asked():
         await pilot.pause()
         about = shown(app.screen.query_one("#history-about").render(), width=100)
         assert "arguments-invalid-json" in about  # as a provider would reject it
+
+
+
+async def test_the_parse_pane_shows_the_calls_a_parallel_wrapper_holds():
+    app = app_for(SAMPLES / "verdict_parallel_wrapper.sse")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        text = flat(result_text(app, 0))
+        assert "the 2 call(s) this wrapper holds:" in text
+        assert "get_weather" in text and "get_local_time" in text and "Europe/Paris" in text
+
+
+async def test_a_guess_is_labelled_a_guess_not_a_repair():
+    app = app_for(SAMPLES / "verdict_repair_is_a_guess.sse")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        text = flat(result_text(app, 0))
+        assert "json-repair's guess, not used" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -195,3 +196,92 @@ def test_max_arg_bytes_limits_a_call(tmp_path, capsys):
 def test_python_dash_m_tui_is_the_same_command(tmp_path):
     proc = run_cli("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("fraglens ")
+
+
+# -- hostile input: one line and exit 2, or a report; never a traceback ---------
+
+LONE = _tool_chunk('{"note":"\\ud800 half a pair"}') + _FINISH
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["check"], ["check", "--json"], ["history", "build"], ["history", "build", "--json"]],
+)
+def test_a_lone_surrogate_in_arguments_is_printed_as_its_escape(tmp_path, command):
+    proc = run_cli(*command, write(tmp_path, LONE))
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "\\ud800" in proc.stdout  # spelled as the escape it came as: nothing lost
+
+
+def test_history_check_prints_a_lone_surrogate_in_a_problem(tmp_path):
+    messages = '[{"role": "tool", "tool_call_id": "\\ud800", "content": ""}]'
+    for extra in ([], ["--json"]):
+        proc = run_cli("history", "check", *extra, write(tmp_path, messages, "m.json"))
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr
+        assert "ud800" in proc.stdout
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e400", "-inf"])
+def test_max_arg_bytes_refuses_what_is_not_a_size(tmp_path, capsys, value):
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--max-arg-bytes", value, write(tmp_path, GOOD)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--max-arg-bytes" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("content", "framing"), [('{"a": 1}', "json-body"), ("[1, 2, 3]", "json-array")]
+)
+def test_json_that_is_no_model_response_is_exit_2(tmp_path, capsys, content, framing):
+    assert main(["check", write(tmp_path, content, "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fraglens: error:") and "no model response found" in err
+    assert framing in err and len(err.splitlines()) == 1
+
+
+def test_check_dev_zero_stops_at_the_input_cap(monkeypatch, capsys):
+    monkeypatch.setattr("fraglens.load.MAX_INPUT_BYTES", 4 << 20)
+    assert main(["check", "/dev/zero"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"fraglens: error: /dev/zero: more than {4 << 20} bytes, the most one " \
+        "capture may hold; not read\n"
+
+
+class _Endless:
+    """A pipe that never ends: SSE keep-alive comments, forever."""
+
+    def __init__(self) -> None:
+        self.given = 0
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("fileno")  # as a BytesIO says it
+
+    def read(self, n: int = -1) -> bytes:
+        assert n > 0, "an endless pipe must never be read whole"
+        self.given += n
+        return (b": keep-alive\n" * (n // 13 + 1))[:n]
+
+
+def test_endless_stdin_stops_at_the_input_cap(monkeypatch, capsys):
+    monkeypatch.setattr("fraglens.load.MAX_INPUT_BYTES", 4 << 20)
+    pipe = _Endless()
+    monkeypatch.setattr("sys.stdin", type("Stdin", (), {"buffer": pipe})())
+    assert main(["check", "-"]) == 2
+    assert "stdin: more than" in capsys.readouterr().err
+    assert pipe.given == (4 << 20) + 1  # read one byte past the cap, then stopped
+
+
+def test_bytes_that_are_not_utf8_are_reported_where_they_came(tmp_path, capsys):
+    good = _tool_chunk('{"city":"Zürich"}').replace("\\u00fc", "ü").encode()
+    bad = good.replace("ü".encode(), b"\xfc")  # Latin-1, as a re-encoding relay sends it
+    for data, expected in ((good, []), (bad, ["bytes-replaced"])):
+        path = tmp_path / "s.sse"
+        path.write_bytes(data + _FINISH.encode())
+        main(["check", "--json", str(path)])
+        doc = json.loads(capsys.readouterr().out)
+        found = [d for d in doc["diagnostics"] if d["code"] == "bytes-replaced"]
+        assert [d["code"] for d in found] == expected
+    assert found[0]["event"] == 0 and "(fc at byte" in found[0]["message"]
+    assert doc["calls"][0]["arguments"] == {"city": "Z\ufffdrich"}  # the text as read

@@ -230,6 +230,62 @@ def test_single_quotes_are_reported_as_quoting():
     assert all(change.startswith("quoted") for change in r.calls[0].result.repairs)
 
 
+def test_truncation_wins_over_repair_after_an_earlier_defect():
+    # a raw newline stops the strict scanner at offset 7; the text still ends
+    # inside an open string, so no closing quote and brace may be called a repair
+    r = run(T(0, "c1", "f", '{"a":"x\ny", "b": "unfinished'))
+    call = r.calls[0]
+    assert call.result.status == "truncated"
+    assert call.result.arguments == {"a": "x\ny", "b": "unfinished"}  # best effort, labelled
+    assert 'added "\\"}" at the end' in call.result.repairs
+    assert "args-truncated" in codes(r) and "args-repaired" not in codes(r)
+
+
+def test_a_trailing_comma_before_the_cut_is_still_truncated():
+    r = run(T(0, "c1", "f", '{"a": [1, 2,], "b": [3'))
+    assert r.calls[0].result.status == "truncated"
+
+
+def test_a_repair_that_changes_the_top_level_type_is_a_guess_not_a_repair():
+    r = run(T(0, "c1", "f", "{[1, 2]}"))  # json-repair makes it [[1, 2]]
+    result = r.calls[0].result
+    assert (result.status, result.arguments, result.has_value) == ("invalid", None, False)
+    assert result.repaired_text == "[[1,2]]"  # kept for showing, labelled a guess
+    assert any("turns the object into an array" in d.message for d in r.diagnostics())
+
+
+def test_a_repair_that_drops_a_key_or_makes_up_a_value_is_a_guess():
+    dropped = run(T(0, "c1", "f", '{"a": 1, "b"}')).calls[0].result  # json-repair: {"a": 1}
+    made_up = run(T(0, "c1", "f", '{"a": 1, "key": }')).calls[0].result  # {"key": ""}
+    assert dropped.status == made_up.status == "invalid"
+    assert dropped.repaired_text == '{"a":1}'
+    assert made_up.repaired_text == '{"a":1,"key":""}'
+
+
+def test_a_repair_that_drops_text_is_a_guess():
+    r = run(T(0, "c1", "f", '{"a": 1} and then some words'))
+    assert r.calls[0].result.status == "invalid"
+    assert "drops" in [d.message for d in r.diagnostics() if d.code == "args-invalid"][0]
+
+
+def test_text_past_the_repair_limit_is_too_large_to_repair():
+    from fraglens.engine.finalize import REPAIR_LIMIT
+
+    text = '{"a": "' + "x" * REPAIR_LIMIT + '",}'
+    r = run(T(0, "c1", "f", text))
+    assert r.calls[0].result.status == "invalid"
+    message = [d.message for d in r.diagnostics() if d.code == "args-invalid"][0]
+    assert "too large to repair" in message
+
+
+def test_changes_past_the_listed_limit_are_summarized():
+    text = "{" + ", ".join(f"'k{i}': {i}" for i in range(30)) + "}"
+    result = run(T(0, "c1", "f", text)).calls[0].result
+    assert result.status == "repaired"
+    assert result.arguments == {f"k{i}": i for i in range(30)}
+    assert len(result.repairs) == 41 and result.repairs[-1] == "… more changes not listed"
+
+
 def test_hopeless_text_is_invalid():
     r = run(T(0, "c1", "f", "I will now call the tool"))
     assert r.calls[0].result.status == "invalid"
@@ -308,7 +364,7 @@ def test_args_final_that_differs_from_deltas_is_reported():
 def test_calls_are_kept_per_choice():
     r = run(T(0, "a", "f", "{}", choice=0), T(0, "b", "g", "{}", choice=1))
     assert [(c.choice, c.name) for c in r.calls] == [(0, "f"), (1, "g")]
-    assert "choice-index-unstable" in codes(r)
+    assert "choice-index-unstable" not in codes(r)  # each choice kept its index (n=2)
 
 
 def test_a_native_block_index_after_text_is_not_a_nonzero_start():
@@ -343,3 +399,104 @@ def test_the_size_limit_counts_utf8_bytes_and_never_cuts_a_character():
     assert call.text == '{"a":"深深深'  # 6 + 9 bytes; a 4th would make 18
     assert call.dropped_bytes == 21
     assert "args-over-limit" in codes(r)
+
+
+# -- a value restated at the end, an id restated at the end (issue: verdicts) --
+
+
+def test_a_restatement_is_the_arguments_when_the_streamed_pieces_are_not_json():
+    r = run(T(0, "c1", "f", ""), T(0, args="qZ1x9Lk0"), [ArgsFinal(0, 0, '{"a": 1}')])
+    call = r.calls[0]
+    assert (call.result.status, call.result.arguments) == ("ok", {"a": 1})
+    assert call.text == "qZ1x9Lk0" and call.final_text == '{"a": 1}'  # both kept raw
+    assert codes(r) == ["args-restated"]
+
+
+def test_two_valid_values_that_differ_stay_multiple_values():
+    r = run(T(0, "c1", "f", '{"a": 1}'), [ArgsFinal(0, 0, '{"a": 2}')])
+    assert r.calls[0].result.arguments == {"a": 1}
+    assert "args-multiple-values" in codes(r) and "args-restated" not in codes(r)
+
+
+def test_the_same_value_spelled_differently_is_no_finding():
+    r = run(T(0, "c1", "f", '{"a": 1, "b": [1,2]}'), [ArgsFinal(0, 0, '{"b":[1, 2],"a":1}')])
+    assert codes(r) == []
+
+
+def test_an_id_restated_differently_at_the_end_becomes_the_id_and_the_first_an_alias():
+    r = run(T(0, "call_tmp", "f", '{"a": 1}'), [ArgsFinal(0, 0, "", id="call_real")])
+    call = r.calls[0]
+    assert (call.id, call.aliases) == ("call_real", ["call_tmp"])
+    assert codes(r) == ["id-changed"]
+    # a later fragment that still uses the first id finds the same call
+    r2 = run(T(0, "call_tmp", "f", '{"a": '), [ArgsFinal(0, 0, "", id="call_real")],
+             T(None, "call_tmp", None, "1}"))
+    assert len(r2.calls) == 1 and r2.calls[0].result.arguments == {"a": 1}
+
+
+def test_a_parallel_wrapper_is_kept_and_its_calls_shown():
+    wrapped = ('{"tool_uses": [{"recipient_name": "functions.get_weather", "parameters": '
+               '{"city": "Oslo"}}, {"recipient_name": "functions.get_time", "parameters": {}}]}')
+    r = run(T(0, "call_1", "multi_tool_use.parallel", wrapped))
+    call = r.calls[0]
+    assert (call.name, call.result.status) == ("multi_tool_use.parallel", "ok")  # as received
+    assert call.inner_calls == [
+        {"name": "get_weather", "recipient_name": "functions.get_weather",
+         "arguments": {"city": "Oslo"}},
+        {"name": "get_time", "recipient_name": "functions.get_time", "arguments": {}},
+    ]
+    assert codes(r) == ["parallel-wrapper"]
+
+
+def test_a_call_of_that_name_in_another_shape_is_left_alone():
+    r = run(T(0, "call_1", "multi_tool_use.parallel", '{"tool_uses": "nope"}'))
+    assert r.calls[0].inner_calls is None and codes(r) == []
+
+
+def test_n2_choices_that_keep_their_index_are_not_unstable():
+    r = run(T(0, "a", "f", '{"x":', choice=0), T(0, "b", "f", '{"x":', choice=1),
+            T(0, args="1}", choice=0), T(0, args="2}", choice=1))
+    assert [c.result.arguments for c in r.calls] == [{"x": 1}, {"x": 2}]
+    assert "choice-index-unstable" not in codes(r)
+
+
+def test_a_call_whose_pieces_move_to_another_choice_is_unstable():
+    # n=1: the continuation arrives under choice 1, which no call opened
+    r = run(T(0, "a", "f", '{"x":', choice=0), T(0, args="1}", choice=1))
+    assert "choice-index-unstable" in codes(r)
+    # the same id under two choices
+    r = run(T(0, "a", "f", '{"x":1}', choice=0), T(0, "a", "f", '{"x":1}', choice=1))
+    assert "choice-index-unstable" in codes(r)
+
+
+def test_text_after_object_arguments_is_not_dropped():
+    r = run(T(0, "c1", "f", args_obj={"a": 1}), T(0, None, None, '{"b": 2}'))
+    result = r.calls[0].result
+    assert result.status == "invalid" and result.values == ({"a": 1}, {"b": 2})
+    assert "args-multiple-values" in codes(r)
+
+
+def test_object_arguments_alone_are_still_their_value():
+    r = run(T(0, "c1", "f", args_obj={"a": 1}), T(0, None, None, args_obj={"b": 2}))
+    assert summary(r) == [("f", "ok", {"a": 1, "b": 2})]
+
+
+def test_text_findings_sit_at_the_event_that_made_them_true():
+    r = run([TextDelta(0, "Let me check. ")], T(0, "c1", "f", "{}"),
+            [TextDelta(0, "<tool_")], [TextDelta(0, "call>{}")])
+    at = {d.code: d.event for d in r.diagnostics()}
+    assert at["text-with-tool-calls"] == 1  # the text came at 0, the call at 1
+    assert at["tool-markup-in-content"] == 3  # the markup was complete at event 3
+
+
+def test_a_cut_text_past_the_repair_limit_is_truncated_without_a_guess():
+    from fraglens.engine.finalize import REPAIR_LIMIT
+
+    r = run(T(0, "c1", "f", '{"a": "' + "x" * REPAIR_LIMIT), finish="length")
+    result = r.calls[0].result
+    assert (result.status, result.has_value) == ("truncated", False)
+    assert "too many to build one" in result.repairs[0]
+    # and a call cut at the size limit the same way
+    r = run(T(0, "c1", "f", '{"a": "' + "x" * (REPAIR_LIMIT + 10)),
+            max_arg_bytes=REPAIR_LIMIT + 5)
+    assert (r.calls[0].result.status, r.calls[0].result.has_value) == ("truncated", False)

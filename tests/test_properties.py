@@ -232,3 +232,71 @@ def test_a_split_surrogate_pair_is_found_without_the_scanner_having_run():
     doc = _report(_ESCAPED_BACKSLASH, eager=False)
     assert [c["status"] for c in doc["calls"]] == ["ok"]
     assert [d["code"] for d in doc["diagnostics"]] == ["no-done"]
+
+
+# -- verdicts: truncation wins over repair, a repair keeps the shape ----------
+
+def _engine_verdict(text: str):
+    from fraglens.engine.fragments import Finish, ToolDelta
+    from fraglens.engine.reassembler import Reassembler
+
+    r = Reassembler()
+    r.apply(0, [ToolDelta(index=0, id="c", name="f", args=text)])
+    r.apply(1, [Finish(0, "tool_calls", "tool_calls")])  # a finish that says "complete"
+    r.close(1)
+    return r.calls[0].result
+
+
+def _defect_spots(raw: str) -> tuple[list[int], list[int]]:
+    """Where a defect can go in JSON text: before a plain character inside a
+    string (a raw newline there), before a closer outside strings (a comma)."""
+    in_string = escaped = False
+    inside: list[int] = []
+    closers: list[int] = []
+    for k, ch in enumerate(raw):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            else:
+                inside.append(k)
+        elif ch == '"':
+            in_string = True
+        elif ch in "}]":
+            closers.append(k)
+    return inside, closers
+
+
+containers = st.dictionaries(text, values, min_size=1, max_size=4) | st.lists(
+    values, min_size=1, max_size=4
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(containers, st.data())
+def test_a_cut_text_is_truncated_whatever_defect_came_before(value, data):
+    raw = json.dumps(value, ensure_ascii=data.draw(st.booleans()))
+    cut = data.draw(st.integers(1, len(raw) - 1))
+    inside, closers = _defect_spots(raw[:cut])
+    spots = [(k, "\n") for k in inside] + [(k, ",") for k in closers]
+    if not spots:
+        return  # nothing before the cut can hold a defect (e.g. the cut is at '{')
+    at, defect = data.draw(st.sampled_from(spots))
+    broken = raw[:at] + defect + raw[at:cut]
+    result = _engine_verdict(broken)
+    assert result.status == "truncated", (broken, result)
+
+
+repairable = st.text(alphabet=st.sampled_from(list('{}[]",:ab1 \n\'')), max_size=24)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from("{["), repairable)
+@example("{", "[1, 2]}")
+def test_a_repair_never_changes_the_top_level_type(first, rest):
+    result = _engine_verdict(first + rest)
+    if result.status == "repaired":
+        assert isinstance(result.arguments, dict if first == "{" else list), (first + rest)

@@ -576,3 +576,83 @@ def test_any_har_structure_reads_or_raises_framing_error(entries: Any):
         list_streams(document)
     except FramingError:
         pass
+
+
+# -- damaged recordings say so -------------------------------------------------
+
+_HEADER = '{"fraglens":"recording","version":1,"request":{"method":"POST","url":"http://h/v1"}}'
+_CHUNK = json.dumps({"t": 0.1, "b": 'data: {"choices":[{"index":0,"delta":{"content":"hi"},'
+                                    '"finish_reason":"stop"}]}\n\n'})
+_DONE = json.dumps({"t": 0.2, "b": "data: [DONE]\n\n"})
+
+
+def _check(tmp_path, capsys, lines: list[str]) -> tuple[int, dict]:
+    from fraglens.cli import main
+
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    code = main(["check", "--json", str(path)])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_an_intact_recording_has_no_recording_finding(tmp_path, capsys):
+    code, doc = _check(tmp_path, capsys, [_HEADER, _CHUNK, _DONE, '{"end":"eof","t":0.3}'])
+    assert code == 0 and not [d for d in doc["diagnostics"] if d["code"].startswith("recording")]
+
+
+def test_unreadable_and_cut_lines_are_reported_and_exit_1(tmp_path, capsys):
+    code, doc = _check(tmp_path, capsys, [_HEADER, _CHUNK, "GARBAGE", _DONE, '{"t":0.3,"b":"da'])
+    assert code == 1
+    [found] = [d for d in doc["diagnostics"] if d["code"] == "recording-damaged"]
+    assert "1 line(s) could not be read" in found["message"] and "cut off" in found["message"]
+    assert doc["text"] == {"0": "hi"}  # what could be read is still all there
+
+
+def test_an_end_line_with_an_error_is_reported_and_exit_1(tmp_path, capsys):
+    end = '{"end":"error","error":"connection reset","t":0.3}'
+    code, doc = _check(tmp_path, capsys, [_HEADER, _CHUNK, _DONE, end])
+    assert code == 1
+    [found] = [d for d in doc["diagnostics"] if d["code"] == "recording-error"]
+    assert found["message"] == "the recording ends with an error: connection reset"
+
+
+def test_an_unknown_format_in_the_header_is_one_line_and_exit_2(tmp_path, capsys):
+    from fraglens.cli import main
+
+    path = tmp_path / "r.jsonl"
+    path.write_text(_HEADER[:-1] + ',"format":"bogus"}\n' + _CHUNK + "\n", encoding="utf-8")
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fraglens: error:") and "'bogus'" in err and len(err.splitlines()) == 1
+
+
+# -- a URL that cannot be parsed again does not stop a recording being read -------
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[redacted]@h/v1/chat/completions",
+        "https://u:[redacted]@api.example.com/v1?key=sk-live-123",
+        "http://[::1/v1",
+    ],
+    ids=["redacted-userinfo", "password-and-key", "broken-ipv6"],
+)
+@pytest.mark.parametrize(
+    "command", [["check"], ["check", "--json"], ["history", "build"], ["export"]]
+)
+def test_a_recording_with_an_unparsable_url_is_read(tmp_path, capsys, url, command):
+    from fraglens.cli import main
+    from fraglens.framing.recording import recorded_url
+
+    kept = recorded_url(url)
+    assert recorded_url(kept) == kept and "sk-live-123" not in kept  # redacting twice: same
+
+    header = json.dumps({"fraglens": "recording", "version": 1,
+                         "request": {"method": "POST", "url": url}})
+    data = "\n".join([header, _CHUNK, _DONE]) + "\n"
+    assert parse_recording(data.encode()).request["url"] == kept
+    path = tmp_path / "r.jsonl"
+    path.write_text(data, encoding="utf-8")
+    assert main([*command, str(path)]) == 0
+    out = capsys.readouterr()
+    assert "sk-live-123" not in out.out + out.err

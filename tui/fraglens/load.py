@@ -7,34 +7,70 @@ framing and the engine below it stay sans-I/O.
 from __future__ import annotations
 
 import gc
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from .framing.detect import FramingError, read_stream
 from .framing.events import Framed
-from .stream import Stream
+from .stream import FORMATS, Stream
 
 
 class LoadError(Exception):
     """The input could not be read as a stream: a one-line reason."""
 
 
+#: the most a capture may hold: reading stops one byte past it, so that
+#: ``check /dev/zero`` or an endless pipe ends with a one-line error instead
+#: of reading until memory runs out (a 100k-event capture is about 50 MB)
+MAX_INPUT_BYTES = 1 << 30
+
+
 def read_bytes(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    p = Path(path)
+    """The whole input, at most ``MAX_INPUT_BYTES``; a one-line LoadError past it."""
+    limit = MAX_INPUT_BYTES
     try:
-        return p.read_bytes()
+        if path == "-":
+            data = _read_capped(sys.stdin.buffer, limit)
+        else:
+            with Path(path).open("rb") as f:
+                data = _read_capped(f, limit)
     except FileNotFoundError:
         raise LoadError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise LoadError(f"{path}: is a directory") from None
     except OSError as exc:
         raise LoadError(f"{path}: {exc.strerror or exc}") from None
+    if data is None:
+        name = "stdin" if path == "-" else path
+        raise LoadError(f"{name}: more than {limit} bytes, the most one capture may hold; not read")
+    return data
+
+
+def _read_capped(f: BinaryIO, limit: int) -> bytes | None:
+    """A regular file whole (its size is known first); a pipe or a device a
+    mebibyte at a time. None when there is more than ``limit`` bytes."""
+    try:
+        info = os.fstat(f.fileno())
+    except (OSError, ValueError):  # no descriptor (a test's stdin): read it in pieces
+        info = None
+    if info is not None and stat.S_ISREG(info.st_mode):
+        return f.read() if info.st_size <= limit else None
+    pieces: list[bytes] = []
+    total = 0
+    while total <= limit:
+        piece = f.read(min(1 << 20, limit + 1 - total))
+        if not piece:
+            break
+        pieces.append(piece)
+        total += len(piece)
+    return b"".join(pieces) if total <= limit else None
 
 
 def demo_bytes() -> bytes:
@@ -58,8 +94,13 @@ def stream_from_framed(
     max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
     keep_naive: bool = False,
 ) -> Stream:
+    fmt = format or framed.meta.get("format")
+    if fmt is not None and fmt not in FORMATS:
+        known = ", ".join(FORMATS)
+        raise LoadError(f"the recording's header names the format {fmt!r}, which is not one "
+                        f"fraglens reads ({known})")
     stream = Stream(
-        format=format or framed.meta.get("format"),
+        format=fmt,
         framing=framed.framing,
         max_arg_bytes=max_arg_bytes,
         keep_naive=keep_naive,
@@ -72,7 +113,29 @@ def stream_from_framed(
     for problem in framed.problems:
         event = last if problem.event is None else min(problem.event, last)
         stream.reassembler.diag(problem.code, problem.message, event)
+    if framed.framing == "recording":
+        _recording_findings(stream, framed.meta, last)
     return stream
+
+
+def _recording_findings(stream: Stream, meta: dict[str, Any], last: int) -> None:
+    """What a recording itself says went wrong, as diagnostics at its last
+    event: lines that could not be read, a last line cut off, an end line
+    that records an error."""
+    r = stream.reassembler
+    skipped, cut = meta.get("skipped_lines") or 0, bool(meta.get("truncated"))
+    if skipped or cut:
+        what = []
+        if skipped:
+            what.append(f"{skipped} line(s) could not be read and were left out")
+        if cut:
+            what.append("the last line is cut off (the recorder stopped mid-write)")
+        r.diag("recording-damaged", "; ".join(what), last)
+    end = meta.get("end")
+    if isinstance(end, dict) and (end.get("end") == "error" or end.get("error")):
+        error = end.get("error")
+        said = f": {error}" if isinstance(error, str) and error else ""
+        r.diag("recording-error", f"the recording ends with an error{said}", last)
 
 
 @contextmanager
@@ -94,7 +157,35 @@ def stream_from_bytes(data: bytes, name: str = "input", **kwargs) -> tuple[Strea
     """A whole capture, framed and read: what ``check`` and the app open."""
     with _bulk():
         framed = frame(data, name)
-        return stream_from_framed(framed, **kwargs), framed
+        stream = stream_from_framed(framed, **kwargs)
+        _replaced_bytes(stream, framed, data)
+        return stream, framed
+
+
+def _replaced_bytes(stream: Stream, framed: Framed, data: bytes) -> None:
+    """Events whose bytes are not UTF-8 were decoded with U+FFFD in their place:
+    say so at each such event (what arrived is in the raw bytes, not the text).
+    One strict decode of the whole input, and a look at an event only then."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        return
+    for ev in framed.events:
+        if ev.span is None or "\ufffd" not in ev.data:
+            continue
+        raw = data[ev.span[0] : ev.span[1]]
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start : exc.end]
+            stream.reassembler.diag(
+                "bytes-replaced",
+                f"bytes that are not UTF-8 ({bad.hex(' ')} at byte {ev.span[0] + exc.start}) "
+                "were read as U+FFFD",
+                ev.number,
+            )
 
 
 def load_stream(path: str, **kwargs) -> tuple[Stream, Framed]:

@@ -6,6 +6,7 @@ A view over a closed ``Stream``; it computes nothing the engine did not.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .engine.calls import Call
@@ -46,12 +47,16 @@ def call_json(call: Call, position: int) -> dict[str, Any]:
         out["synthetic_id"] = call.synthetic_id
     if call.aliases:
         out["id_aliases"] = list(call.aliases)
+    if call.restated is not None and call.restated != call.text:
+        out["arguments_streamed"] = call.text  # what the pieces said, kept raw
     if result and result.values:
         out["values"] = list(result.values)
     if result and result.repaired_text is not None and result.status != "ok":
         out["repaired_text"] = result.repaired_text
     if call.over_limit:
         out["dropped_bytes"] = call.dropped_bytes
+    if call.inner_calls is not None:
+        out["inner_calls"] = call.inner_calls  # what a parallel wrapper meant; shown, not run
     if call.notes:
         out["notes"] = list(call.notes)
     if call.outputs:
@@ -163,6 +168,24 @@ def dumps(doc: Any, pretty: bool = True) -> str:
     except UnicodeEncodeError:
         text = json.dumps(doc, ensure_ascii=True, indent=indent) + "\n"
     return text
+
+
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def printable(value: Any) -> Any:
+    """``value`` with every string made writable as UTF-8: a lone surrogate
+    (JSON allows ``"\\ud800"``, UTF-8 has no way to write it) is spelled as the
+    escape it came as. Text output must never crash on what JSON output prints."""
+    if isinstance(value, str):
+        if value.isascii() or not _LONE.search(value):
+            return value
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [printable(v) for v in value]
+    return value
 
 
 def exit_code(doc: dict[str, Any]) -> int:

@@ -177,6 +177,22 @@ class Stream:
         return "eof-without-finish"
 
     @property
+    def model_response(self) -> bool:
+        """Something read is what a model API sends: a chunk told the format
+        (or it was forced), or a call, text, a finish, usage or an error came.
+        ``{"a": 1}`` or ``[1, 2, 3]`` is none of these, and ``check`` says so."""
+        if self.format_note is None:
+            return True
+        r = self.reassembler
+        return bool(
+            r.calls or r.errors or r.usage or r.terminal or r.unattributed
+            or any(ch.text or ch.reasoning or ch.finishes for ch in r.choices.values())
+            # a payload that could not be decoded is a finding to report, not proof
+            # that the file is something else
+            or any(d.code == "non-json-data" for d in r.diagnostics())
+        )
+
+    @property
     def _ends_with(self) -> str:
         """How a complete stream of this format ends: done, terminal or finish."""
         return self.adapter.ends_with if self.adapter is not None else "done"

@@ -5,7 +5,8 @@ block keyed by its block ``index``; its arguments are the concatenated
 ``input_json_delta.partial_json`` pieces, starting from ``""``. The ``input``
 in ``content_block_start`` is a placeholder, except when no delta follows
 (gateways, and tool calls made from code execution, put the whole input
-there): then it is restated at ``content_block_stop`` as ``ArgsFinal``.
+there, then send only empty pieces or none): then it is restated at
+``content_block_stop`` as ``ArgsFinal``.
 
 Block indexes count from 0 in every message. Some captures hold several
 messages back to back; a ``message_start`` after a ``message_stop`` therefore
@@ -29,7 +30,16 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import Continuation, as_dict, as_int, as_list, as_str, dump, error_message
+from .base import (
+    Continuation,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    dump,
+    error_message,
+    unread,
+)
 
 TOOL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
@@ -208,7 +218,7 @@ class AnthropicAdapter:
                 return []
             if index is not None:
                 self._next_base = max(self._next_base, index + 1)
-                if index in self._blocks:
+                if index in self._blocks and piece:  # an empty piece restates nothing
                     self._blocks[index][2] = True
             return [ToolDelta(choice=0, index=index, args=piece, native_index=True)]
         if kind == "text_delta":
@@ -217,6 +227,10 @@ class AnthropicAdapter:
         if kind == "thinking_delta":
             text = delta.get("thinking")
             return [TextDelta(0, text, "reasoning")] if isinstance(text, str) and text else []
+        if "partial_json" in delta or "input" in delta:
+            # a delta type this adapter does not know, carrying tool input
+            return [unread(f"content_block_delta of type {kind!r} carries tool input fraglens "
+                           "does not read: ignored", delta.get("partial_json", delta.get("input")))]
         return []  # signature_delta, citations_delta: metadata
 
     def _block_stop(self, payload: dict[str, Any]) -> list[Op]:

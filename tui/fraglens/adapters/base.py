@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ..engine.fragments import Op
+from ..engine.fragments import Notice, Op
 
 #: ``(choice, index, text)``: more argument text for the call at a known index
 Continuation = tuple[int, int, str]
@@ -115,3 +115,15 @@ def error_message(value: Any, fallback: str) -> str:
     if value is None or value == "":
         return fallback
     return str(value)[:500]
+
+
+def unread(what: str, value: Any) -> Notice:
+    """A part of a chunk the adapter could not read, named with its wire value:
+    kept in the stream view as it came, never dropped without a word."""
+    try:
+        shown = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        shown = repr(value)
+    if len(shown) > 60:
+        shown = shown[:59] + "…"
+    return Notice("chunk-unreadable", f"{what} (the wire has {shown})")

@@ -23,7 +23,16 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import Continuation, as_dict, as_int, as_list, as_str, error_message, text_of
+from .base import (
+    Continuation,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    error_message,
+    text_of,
+    unread,
+)
 
 #: Reasoning text goes by several names; the first non-empty one wins, so a
 #: gateway that fills two of them with the same text is not shown twice.
@@ -152,16 +161,12 @@ class OpenAIChatAdapter:
         if isinstance(choices, list) and not choices:
             if has_usage:
                 ops.append(Notice("usage-only-chunk", "a chunk with choices: [] carried usage"))
-            elif not errors:
-                ops.append(
-                    Notice(
-                        "annotation-chunk",
-                        "a chunk with choices: [] and no usage"
-                        + (
-                            " (prompt filter results)" if "prompt_filter_results" in payload else ""
-                        ),
-                    )
-                )
+            elif not errors and payload.get("prompt_filter_results"):
+                # an empty chunk with no annotation either carries nothing to report
+                ops.append(Notice(
+                    "annotation-chunk",
+                    "a chunk with choices: [] and no usage (prompt filter results)",
+                ))
         elif "prompt_filter_results" in payload and not ops and not finishes:
             ops.append(Notice("annotation-chunk", "prompt filter results with no delta"))
         ops.extend(finishes)
@@ -198,13 +203,24 @@ class OpenAIChatAdapter:
 
         calls = delta.get("tool_calls")
         if isinstance(calls, dict):
+            ops.append(unread("tool_calls is an object, not an array: read as one entry", calls))
             calls = [calls]
+        elif calls is not None and not isinstance(calls, list):
+            ops.append(unread("tool_calls is not an array: ignored", calls))
         for pos, entry in enumerate(as_list(calls)):
             if not isinstance(entry, dict):
+                ops.append(unread(f"tool_calls[{pos}] is not an object: ignored", entry))
                 continue
-            index = as_int(entry.get("index"))
+            wire_index = entry.get("index")
+            index = as_int(wire_index)
+            if index is None and wire_index is not None:
+                ops.append(unread(f"tool_calls[{pos}].index is not a whole number: read as "
+                                  "no index", wire_index))
             if index is None and whole:
                 index = pos  # a complete message: the array position is the call
+            fn = entry.get("function")
+            if fn is not None and not isinstance(fn, dict):
+                ops.append(unread(f"tool_calls[{pos}].function is not an object: ignored", fn))
             op = tool_delta(number, entry, index)
             if op is not None:
                 ops.append(op)
@@ -227,6 +243,11 @@ class OpenAIChatAdapter:
         elif choice.get("error") is not None:
             errors.append(StreamError(error_message(choice.get("error"), "error")))
 
-        filtered = "content_filter_results" in choice or "content_filter_result" in choice
+        # an empty results object annotates nothing: a trailing chunk with an empty
+        # delta is not an annotation chunk
+        filtered = any(
+            choice.get(key)
+            for key in ("content_filter_results", "content_filter_result", "content_filter_offsets")
+        )
         if filtered and len(ops) == before and raw in (None, "", "null"):
             ops.append(Notice("annotation-chunk", f"choice {number}: content filter results"))

@@ -33,7 +33,16 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import Continuation, as_dict, as_int, as_list, as_str, dump, error_message
+from .base import (
+    Continuation,
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    dump,
+    error_message,
+    unread,
+)
 
 #: Item types that are always client-side calls, whether or not the name came yet.
 CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
@@ -136,6 +145,13 @@ class ResponsesAdapter:
             return handler(self, payload)
         if not kind and payload.get("error") not in (None, ""):
             return [StreamError(error_message(payload.get("error"), "error")), Terminal("error")]
+        if kind.endswith(("arguments.delta", "arguments.done", "_call.delta")) or is_call(
+            as_dict(payload.get("item"))
+        ):
+            # an event type this adapter does not know, carrying what looks like
+            # tool data: named, never dropped without a word
+            return [unread(f"event {kind!r} carries tool-call data fraglens does not read: "
+                           "ignored", payload.get("delta", payload.get("item")))]
         return []
 
     # -- indexes -----------------------------------------------------------------
@@ -202,9 +218,12 @@ class ResponsesAdapter:
         ops: list[Op] = []
         if index is None or index not in self._opened:
             ops.extend(self._open(index, item))
+        # the final item restates the arguments and the call_id the server
+        # stored: the engine checks both against what streamed
+        cid = as_str(item.get("call_id"))
         text = item_args(item)
-        if text:
-            ops.append(ArgsFinal(0, index, text, id=as_str(item.get("call_id")), item=item_id))
+        if text or cid:
+            ops.append(ArgsFinal(0, index, text or "", id=cid, item=item_id))
         return ops
 
     def _arg_delta(self, kind: str, payload: dict[str, Any]) -> list[Op]:

@@ -56,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if not stream.events:
         raise CliError(f"{args.path}: no events in the stream")
+    if not stream.model_response:
+        raise CliError(f"{args.path}: no model response found ({stream.framing} of "
+                       f"{len(stream.events)} event(s), none of them a model API's)")
     fit = fit_for_request(stream, framed.meta.get("request"), tools)
     doc = build_report(stream, compare=args.compare, fit=fit, stall_ms=args.stall_ms)
     if args.chunking:

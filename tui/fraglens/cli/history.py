@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ..history import (
@@ -17,7 +16,7 @@ from ..history import (
     problems_json,
 )
 from ..load import load_stream, read_bytes
-from ..report import build_report
+from ..report import build_report, dumps, printable
 from .common import CliError, add_stream_options
 
 EXAMPLES = """\
@@ -50,11 +49,11 @@ def run(args: argparse.Namespace) -> int:
         except HistoryError as exc:
             raise CliError(str(exc)) from None
         if args.json:
-            print(json.dumps(built, ensure_ascii=False, indent=2))
+            sys.stdout.write(dumps(built))
         else:
-            print(json.dumps(built["messages"], ensure_ascii=False, indent=2))
+            sys.stdout.write(dumps(built["messages"]))
             for note in built["notes"]:
-                print(f"note: {note}", file=sys.stderr)
+                print(f"note: {printable(note)}", file=sys.stderr)
         return 0
     try:
         doc = load_conversation(read_bytes(args.path))
@@ -62,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     except HistoryError as exc:
         raise CliError(f"{args.path}: {exc}") from None
     if args.json:
-        print(json.dumps(problems_json(problems), ensure_ascii=False, indent=2))
+        sys.stdout.write(dumps(problems_json(problems)))
     else:
-        print(format_problems(problems) if problems else "no problems")
+        print(printable(format_problems(problems)) if problems else "no problems")
     return exit_code(problems)

@@ -40,6 +40,9 @@ class Call:
     synthetic_id: str | None = None
     obj: Any = None  # merged object arguments (Q15), when they came as objects
     obj_seen: bool = False
+    #: characters of the buffer that are object arguments' serialization: any
+    #: more is text that came for the same call, and then no value is dropped
+    obj_chars: int = 0
     hosted: bool = False
     over_limit: bool = False
     #: UTF-8 bytes buffered, counted only once the call nears the size limit
@@ -55,6 +58,8 @@ class Call:
     notes: list[str] = field(default_factory=list)
     #: codes already raised for this call (info codes are raised once per call)
     raised: set[str] = field(default_factory=set)
+    #: the calls a ``multi_tool_use.parallel`` wrapper holds (name, arguments)
+    inner_calls: list[dict[str, Any]] | None = None
     #: (event, output, error) each time the stream carried the tool's result
     outputs: list[tuple[int, Any, str | None]] = field(default_factory=list)
 

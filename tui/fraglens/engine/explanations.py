@@ -186,9 +186,12 @@ EXPLANATIONS: dict[str, Explanation] = {
             _calls(_entry('"Lima"}', index=0, id="call_9")),
         ),
         did="Kept the first id as the call's id and remembered the second as an alias, "
-            "so later fragments with either id land on this call.",
-        todo="Send the tool result with the id fraglens shows (the first one). If the "
-             "backend expects the other, report it there.",
+            "so later fragments with either id land on this call. When the format's "
+            "closing event restates the call with another id (a Responses `call_id` that "
+            "differs between `output_item.added` and `output_item.done`), that final id is "
+            "what the server stored: it becomes the call's id and the first one the alias.",
+        todo="Send the tool result with the id fraglens shows. If the backend expects the "
+             "other, report it there.",
     ),
     "id-missing": Explanation(
         means="The call ended without ever getting an id.",
@@ -271,7 +274,7 @@ EXPLANATIONS: dict[str, Explanation] = {
         means="One call's text holds several different JSON values back to back, usually "
               "two calls glued together by a backend that reused an index with no id or "
               "name. Also raised when a format's closing copy of the arguments (Responses "
-              "`.done`) differs from the streamed deltas.",
+              "`.done`) is valid JSON with another value than the valid streamed deltas.",
         wire=_wire(
             _calls(_entry('{"city":"Paris"}', index=0, id="call_1", name="get_weather")),
             _calls(_entry('{"city":"Rome"}', index=0)),
@@ -353,7 +356,8 @@ EXPLANATIONS: dict[str, Explanation] = {
     ),
     "args-repaired": Explanation(
         means="The arguments were not valid JSON as sent (a trailing comma, single quotes, "
-              "Python literals, ...), but a lenient repair could read them.",
+              "Python literals, ...), but a lenient repair could read them without changing "
+              "their shape, dropping anything written or making a value up.",
         wire=_wire(
             _calls(_entry('{"city":"Oslo",}', index=0, id="call_1", name="get_weather")),
             _finish("tool_calls"),
@@ -365,16 +369,41 @@ EXPLANATIONS: dict[str, Explanation] = {
              "parser or constrained decoding keeps small models from writing this.",
     ),
     "args-invalid": Explanation(
-        means="The arguments are not JSON and no repair could read them (or they are "
-              "nested too deeply for any JSON parser in Python).",
+        means="The arguments are not JSON and no honest repair could read them: json-repair "
+              "failed, or its result changes the top-level type, drops a key or more than a "
+              "few characters, or puts an empty string where no value was written; or the "
+              "text is too large to repair (256 KB), or nested too deeply for Python's JSON "
+              "parser.",
         wire=_wire(
             _calls(_entry("get_weather(city='Oslo')", index=0, id="call_1",
                           name="get_weather")),
             _finish("tool_calls"),
         ),
-        did="Set the status to `invalid` with no value and kept the raw text as received.",
+        did="Set the status to `invalid` with no value and kept the raw text as received. "
+            "When json-repair produced a guess, it is shown (`repaired_text`) with its "
+            "changes listed, but never used as the value.",
         todo="Do not run the tool. The model wrote something other than JSON: check the "
              "server's tool-call parser and chat template.",
+    ),
+    "args-restated": Explanation(
+        means="The argument pieces streamed for a call do not form JSON (a gateway that "
+              "obfuscates or encrypts deltas, say), while the format restated the whole "
+              "arguments when the call ended (Responses `function_call_arguments.done` or "
+              "`output_item.done`) and that text is JSON.",
+        wire=_wire(
+            _data({"type": "response.output_item.added", "output_index": 0, "item": {
+                "id": "fc_1", "type": "function_call", "call_id": "call_1",
+                "name": "get_weather", "arguments": ""}}),
+            _data({"type": "response.function_call_arguments.delta", "output_index": 0,
+                   "item_id": "fc_1", "delta": "qZ1x9Lk0"}),
+            _data({"type": "response.function_call_arguments.done", "output_index": 0,
+                   "item_id": "fc_1", "arguments": '{"city":"Oslo"}'}),
+        ),
+        did="Used the restatement as the arguments (the status follows from it, `ok` "
+            "here) and kept both texts: `arguments_raw` is the restatement, "
+            "`arguments_streamed` what the pieces said.",
+        todo="Nothing for the value. If you read the deltas yourself, read the closing "
+             "restatement instead, and ask the gateway why its deltas are not the text.",
     ),
     "args-surrogate-split": Explanation(
         means="A character outside the Basic Multilingual Plane (an emoji, say) arrived as "
@@ -492,16 +521,48 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Nothing. Clients that expect a delta in every chunk crash on it.",
     ),
     "choice-index-unstable": Explanation(
-        means="Tool calls came under more than one choice index: the request asked for "
-              "several choices (`n` > 1), or the backend's choice index drifts.",
+        means="A call's pieces moved from one choice index to another: the same call id "
+              "under two choices, or argument text with no id or name under a choice no "
+              "call opened. Choices that each keep their own index (a request with `n` > 1) "
+              "are not this.",
         wire=_wire(
-            _calls(_entry("{}", index=0, id="call_1", name="get_time"), choice=0),
-            _calls(_entry("{}", index=0, id="call_2", name="get_time"), choice=1),
+            _calls(_entry('{"tz":', index=0, id="call_1", name="get_time"), choice=0),
+            _calls(_entry('"UTC"}', index=0), choice=1),
         ),
         did="Kept the calls of each choice apart, each choice with its own text and "
-            "finish. This finding belongs to the whole stream, not to one event.",
-        todo="Expected when you asked for several choices. Otherwise one answer is split "
-             "across choices: report the drift to the backend.",
+            "finish, and did not move the stray piece back: it stays on its own call.",
+        todo="One answer is split across choices: report the drift to the backend, and "
+             "do not run the calls as they stand.",
+    ),
+    "bytes-replaced": Explanation(
+        means="An event held bytes that are not UTF-8 (a relay that re-encodes text as "
+              "Latin-1, a multi-byte character cut by a faulty proxy), so they were read "
+              "as U+FFFD, the replacement character.",
+        wire=_wire(
+            _calls(_entry('{"city":"Z<0xFC>rich"}', index=0, id="call_1", name="get_weather")),
+            _finish("tool_calls"),
+        ),
+        did="Read the event with U+FFFD in place of the bad bytes, named them and their "
+            "offset here; the raw bytes stay in the capture and the stream view. The "
+            "status is decided on the text as read.",
+        todo="The value differs from what the model wrote: check the relay's encoding "
+             "before trusting text fields.",
+    ),
+    "chunk-unreadable": Explanation(
+        means="A chunk is JSON, but a part that carries tool calls has a shape the format "
+              "does not allow: `tool_calls` as an object or a string, an entry or a "
+              "`function` that is not an object, an `index` that is not a whole number "
+              "(`\"abc\"`, `1.5`, `true`, `[0]`).",
+        wire=_wire(
+            _calls({"index": "abc", "id": "call_1",
+                    "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}),
+            _finish("tool_calls"),
+        ),
+        did="Read what it could (an index it cannot read counts as no index), named what "
+            "it ignored with the wire value, and kept the chunk as it came in the stream "
+            "view. Only the first such finding of a stream is listed.",
+        todo="The relay or server writes chunks the format does not allow: report it "
+             "there; the call may be attributed differently than the model meant.",
     ),
     "non-json-data": Explanation(
         means="A `data:` payload is not JSON (or is nested too deeply to read), or the "
@@ -528,6 +589,53 @@ EXPLANATIONS: dict[str, Explanation] = {
              "is a server or proxy bug. If the line is genuine, split the capture there.",
     ),
     # -- text beside the calls -----------------------------------------------------
+    "recording-damaged": Explanation(
+        means="Lines of a fraglens recording could not be read: a line in the middle is "
+              "not JSON (the file was edited or damaged), or the last line stops mid-write "
+              "(the recorder was killed while writing it).",
+        wire=_wire(
+            json.dumps({"fraglens": "recording", "version": 1, "request": {}},
+                       separators=(",", ":")),
+            json.dumps({"t": 0.1, "b": _data({"choices": [{"index": 0, "delta": {
+                "content": "hi"}, "finish_reason": "stop"}]}) + "\n\n"},
+                separators=(",", ":")),
+            '{"t":0.2,"b":"data: [DO',
+        ),
+        did="Read every line it could, left the others out, and counted them here; the "
+            "report covers only what was read, so `check` exits 1.",
+        todo="Take the stream as incomplete. Record it again if you need all of it.",
+    ),
+    "recording-error": Explanation(
+        means="The recording's end line says the response ended in an error (the "
+              "connection was reset, the upstream timed out...).",
+        wire=_wire(
+            json.dumps({"fraglens": "recording", "version": 1, "request": {}},
+                       separators=(",", ":")),
+            json.dumps({"end": "error", "error": "connection reset by peer", "t": 1.5},
+                       separators=(",", ":")),
+        ),
+        did="Read the body up to the error as usual and reported the error with it; "
+            "`check` exits 1.",
+        todo="Calls still open when the error came are cut off: retry the request.",
+    ),
+    "parallel-wrapper": Explanation(
+        means="The model made one call named `multi_tool_use.parallel` whose arguments hold "
+              "the calls it meant, as `tool_uses` entries with a `recipient_name` "
+              "(`functions.NAME`) and `parameters`. OpenAI models sometimes do this instead "
+              "of making several tool calls.",
+        wire=_wire(
+            _calls(_entry('{"tool_uses":[{"recipient_name":"functions.get_weather",'
+                          '"parameters":{"city":"Oslo"}}]}', index=0, id="call_1",
+                          name="multi_tool_use.parallel")),
+            _finish("tool_calls"),
+        ),
+        did="Kept the call exactly as received and listed the calls inside it "
+            "(`inner_calls` in `check --json`: name without `functions.`, arguments), so "
+            "you see what the model meant.",
+        todo="No tool of that name exists: either run the inner calls yourself and answer "
+             "the wrapper's id, or tell the model to call the tools directly (turning "
+             "parallel tool calls off stops it).",
+    ),
     "text-with-tool-calls": Explanation(
         means="A choice wrote assistant text as well as making tool calls.",
         wire=_wire(

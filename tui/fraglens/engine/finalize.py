@@ -9,19 +9,25 @@ Order matters and every step taken is reported (docs/diagnostics.md says what ea
 4. trailing data after the first value: the same value again is
    ``args-duplicated`` (repaired), different values ``args-multiple-values``;
 5. text that ends inside an open value is ``truncated`` — never ``repaired``,
-   whatever a lenient parser can make of it;
-6. json-repair, whose result is verified by diffing the untouched text against
-   the repaired value's serialization: every difference is listed as a change,
-   because json-repair's own log misses some and can alter good values.
+   whatever a lenient parser can make of it, and even when an earlier defect
+   (a raw newline in a string, a trailing comma) stops the strict scanner
+   before the end: a lenient reading of the nesting decides;
+6. json-repair, on texts up to ``REPAIR_LIMIT`` characters, whose result is
+   verified by walking the untouched text and the repaired value's
+   serialization side by side: every difference is listed as a change,
+   because json-repair's own log misses some and can alter good values. A
+   result that changes the top-level type, drops a key or more than a few
+   characters, or cannot be followed, is a guess: the call is ``invalid`` and
+   the guess is kept only for showing.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 from typing import Any
 
 from .scanner import ScanState
@@ -29,6 +35,12 @@ from .scanner import ScanState
 OK_STATUSES = ("ok", "empty")
 
 _MAX_CHANGES = 40
+#: json-repair is not run on longer texts: its guess would cost seconds and
+#: could not be checked change by change in that time (QUIRKS.md "Repair")
+REPAIR_LIMIT = 256 * 1024
+#: a repair may drop this many characters of content (commas and whitespace
+#: aside); past it, json-repair deleted something the model wrote
+_MAX_DROPPED = 8
 _decoder = json.JSONDecoder()
 
 
@@ -88,7 +100,10 @@ def _finalize(
     finish reason (None when the stream gave none)."""
     if over_limit:
         best = _best_effort(text)
-        return Result("truncated", best, best is not None, ("buffering stopped at the size limit",))
+        note = "buffering stopped at the size limit"
+        if best is None and len(text) > REPAIR_LIMIT:
+            note += f"; {len(text)} characters are too many to build a best-effort value"
+        return Result("truncated", best, best is not None, (note,))
     if obj_seen:
         # arguments came as objects (Q15): they are values already
         return Result("aborted" if aborted else "ok", obj, True)
@@ -135,14 +150,20 @@ def _finalize(
         )
 
     scan = scan_state()
-    ends_open = scan.valid and not scan.complete
+    open_in = None if scan.valid else _open_in(text)
+    ends_open = (scan.valid and not scan.complete) or open_in is not None
     if aborted or ends_open or (finish in (None, "length", "error") and not scan.valid):
         # the text stops inside a value: whatever a lenient parser builds is made up
         best = _best_effort(text)
-        changes = _changes(text, best) if best is not None else []
+        changes = _changes(text, best).listed if best is not None else []
+        if len(text) > REPAIR_LIMIT:
+            changes = [f"no best-effort value: {len(text)} characters are too many to build one"]
         if not aborted:
-            where = "an open string" if scan.in_string else f"depth {scan.depth}"
-            if not scan.valid:
+            if scan.valid:
+                where = "an open string" if scan.in_string else f"depth {scan.depth}"
+            elif open_in is not None:
+                where = f"{open_in} (and are malformed from offset {scan.bad_offset})"
+            else:
                 where = f"invalid text from offset {scan.bad_offset}"
             findings.append(("args-truncated", f"arguments end inside {where}"))
         status = "aborted" if aborted else "truncated"
@@ -151,15 +172,106 @@ def _finalize(
             repaired_text=_dump(best) if best is not None else None,
         )
 
+    if len(text) > REPAIR_LIMIT:
+        findings.append((
+            "args-invalid",
+            f"not JSON (first bad character at {scan.bad_offset}), and {len(text)} characters "
+            f"are too large to repair (the limit is {REPAIR_LIMIT})",
+        ))
+        return Result("invalid", None, False, tuple(repairs), tuple(findings))
     best = _best_effort(text)
     if best is None:
         findings.append(("args-invalid", f"not JSON (first bad character at {scan.bad_offset})"))
         return Result("invalid", None, False, tuple(repairs), tuple(findings))
-    changes = _changes(text, best)
-    findings.append(("args-repaired", "; ".join(changes[:3]) or "re-serialized"))
+    walk = _changes(text, best)
+    guess = _guess_reason(text, best, walk)
+    if guess is not None:
+        # not a repair: json-repair made something up; shown, never used
+        why = f"not JSON; json-repair's guess {guess}, so it is not used"
+        findings.append(("args-invalid", why))
+        return Result(
+            "invalid", None, False, tuple(repairs + walk.listed), tuple(findings),
+            repaired_text=_dump(best),
+        )
+    findings.append(("args-repaired", "; ".join(walk.listed[:3]) or "re-serialized"))
     return Result(
-        "repaired", best, True, tuple(repairs + changes), tuple(findings), repaired_text=_dump(best)
+        "repaired", best, True, tuple(repairs + walk.listed), tuple(findings),
+        repaired_text=_dump(best),
     )
+
+
+def _guess_reason(text: str, value: Any, walk: Walk) -> str | None:
+    """Why json-repair's result is a guess rather than a repair, or None."""
+    first = text.lstrip()[:1]
+    want = {"{": dict, "[": list}.get(first)
+    if want is not None and not isinstance(value, want):
+        return f"turns the {'object' if want is dict else 'array'} into {_kind(value)}"
+    if walk.lost:
+        return "rewrites the text past where its changes can be followed"
+    if walk.dropped_key:
+        return "drops a key or a string"
+    if walk.invented:
+        return "makes up an empty string where the text has no value"
+    if walk.dropped > _MAX_DROPPED:
+        return f"drops {walk.dropped} characters of the text"
+    return None
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    return "a " + type(value).__name__.replace("NoneType", "null")
+
+
+# A lenient reading of the nesting, for text the strict scanner gave up on:
+# strings in double quotes (and in single quotes where a key or value starts),
+# brackets, and runs of anything else.
+_LENIENT = re.compile(
+    r'"[^"\\]*(?:\\.[^"\\]*)*("|\\?\Z)|[{}\[\]]|\'|[^"\'{}\[\]]+', re.S
+)
+_SINGLE = re.compile(r"'[^'\\]*(?:\\.[^'\\]*)*('|\\?\Z)", re.S)
+
+
+def _open_in(text: str) -> str | None:
+    """Where ``text`` ends inside an open string, object or array, reading past
+    defects a strict parser stops at; None when everything it opened is closed."""
+    stack: list[str] = []
+    i, n = 0, len(text)
+    prev = ""  # the last significant character outside strings
+    while i < n:
+        m = _LENIENT.match(text, i)
+        assert m is not None  # the alternatives cover every character
+        tok = m.group(0)
+        c = tok[0]
+        if c == "'":
+            if prev in ("", "{", "[", ",", ":"):
+                sm = _SINGLE.match(text, i)
+                assert sm is not None
+                if sm.group(1) != "'":
+                    return "an open string"
+                m = sm
+            prev = "'"
+        elif c == '"':
+            if m.group(1) != '"':
+                return "an open string"
+            prev = '"'
+        elif c in "{[":
+            stack.append(c)
+            prev = c
+        elif c in "}]":
+            if stack:
+                stack.pop()
+            prev = c
+        else:
+            rest = tok.rstrip()
+            if rest:
+                prev = rest[-1]
+        i = m.end()
+    return f"depth {len(stack)}" if stack else None
 
 
 def _checked_value(
@@ -219,6 +331,10 @@ def _has_lone_surrogate(text: str) -> bool:
 
 
 def _best_effort(text: str) -> Any:
+    """json-repair's reading of ``text``, or None; never tried past
+    ``REPAIR_LIMIT`` (a call cut at the 16 MiB size limit would take minutes)."""
+    if len(text) > REPAIR_LIMIT:
+        return None
     import json_repair  # loaded on the first repair: most runs never need it
 
     try:
@@ -283,32 +399,134 @@ def _minify(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-def _changes(raw: str, value: Any) -> list[str]:
-    """Every difference between the raw text and the repaired value, in words,
-    with offsets into the raw text."""
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """The differences between a raw text and a repaired value's serialization."""
+
+    #: in words, with offsets into the raw text, at most ``_MAX_CHANGES``
+    listed: list[str]
+    #: characters of the raw text removed (commas, quotes and whitespace aside)
+    dropped: int = 0
+    #: a removed span held a whole string or a key's colon
+    dropped_key: bool = False
+    #: an empty string was put where the text had none (a value made up)
+    invented: bool = False
+    #: the two texts could not be lined up again after a difference
+    lost: bool = False
+
+
+#: what a repair may remove or change without losing content
+_PUNCT = re.compile(r"[,'\"]")
+#: the stretch of each text compared at a time, after a difference
+_WINDOW = 64
+
+
+def _changes(raw: str, value: Any) -> Walk:
+    """Every difference between the raw text and the repaired value, in one
+    walk over both: equal runs are skipped a block at a time, and at a
+    difference the next ``_WINDOW`` characters of each are diffed; the edits
+    before the window's last common stretch are kept and the walk goes on
+    from there. Each difference costs at most one window's diff, so the walk
+    is linear in the text (a diff of the whole texts is quadratic: an 8 KB
+    call took a second)."""
     a, where = _minify(raw)
     b = _dump(value)
     if a == b:
-        return []
-    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-    out: list[str] = []
-    for tag, i1, i2, j1, j2 in ops:
-        if tag == "equal":
-            continue
-        if len(out) == _MAX_CHANGES:
-            out.append("… more changes not listed")
-            break
-        old, new = _show(a[i1:i2]), _show(b[j1:j2])
-        at = "at the end" if i1 >= len(a) else f"at {where[i1]}"
-        if tag == "insert":
-            out.append(f"added {new} {at}")
-        elif tag == "delete":
-            out.append(f"removed {old} {at}")
-        elif {a[i1:i2], b[j1:j2]} <= {"'", '"'}:
-            out.append(f"quoted: {old} -> {new} {at}")
+        return Walk([])
+    n, m = len(a), len(b)
+    i = j = 0
+    listed: list[str] = []
+    dropped = 0
+    dropped_key = invented = False
+    more = False
+
+    def note(old: str, new: str, at: int) -> None:
+        nonlocal dropped, dropped_key, invented, more
+        dropped += max(0, len(_PUNCT.sub("", old)) - len(_PUNCT.sub("", new)))
+        if len(old) > len(new) and (":" in old or old.count('"') + old.count("'") >= 2):
+            dropped_key = True
+        if '""' in new and '""' not in old and "''" not in old:
+            invented = True
+        if len(listed) < _MAX_CHANGES:
+            listed.append(_describe(old, new, "at the end" if at >= n else f"at {where[at]}"))
         else:
-            out.append(f"replaced {old} with {new} {at}")
-    return out
+            more = True
+
+    while True:
+        while i < n and j < m:
+            x, y = a[i : i + 256], b[j : j + 256]
+            same = len(x) if x == y else _common(x, y)
+            i += same
+            j += same
+            if same < min(len(x), len(y)) or not same:
+                break
+        if i >= n or j >= m:
+            if i < n or j < m:
+                note(a[i:], b[j:], i)
+            break
+        small = _small_edit(a, b, i, j)
+        if small is not None:
+            note(a[i : i + small[0]], b[j : j + small[1]], i)
+            i += small[0]
+            j += small[1]
+            continue
+        x, y = a[i : i + _WINDOW], b[j : j + _WINDOW]
+        ops = SequenceMatcher(None, x, y, autojunk=False).get_opcodes()
+        if i + len(x) < n or j + len(y) < m:
+            # the window's end may cut a difference in two: keep the edits
+            # before its last common stretch, and look again from there
+            last = max((k for k, op in enumerate(ops) if op[0] == "equal" and k), default=0)
+            if not last:
+                listed.append(f"rewrote everything from offset {where[i]} on")
+                return Walk(listed, dropped + n - i, dropped_key, invented, True)
+            ops = ops[:last]
+        for tag, i1, i2, j1, j2 in ops:
+            if tag != "equal":
+                note(x[i1:i2], y[j1:j2], i + i1)
+        i += ops[-1][2]
+        j += ops[-1][4]
+    if more:
+        listed.append("… more changes not listed")
+    return Walk(listed, dropped, dropped_key, invented)
+
+
+#: the usual repairs, tried before a window's diff: (characters removed,
+#: characters added) - a comma dropped, a quote swapped, a newline escaped
+_SMALL = ((1, 0), (0, 1), (1, 1), (1, 2), (2, 1), (2, 0), (0, 2), (2, 2))
+_ANCHOR = 8
+
+
+def _small_edit(a: str, b: str, i: int, j: int) -> tuple[int, int] | None:
+    """A one- or two-character edit after which the texts agree for
+    ``_ANCHOR`` characters (or to both ends), if there is one."""
+    n, m = len(a), len(b)
+    for k1, k2 in _SMALL:
+        x, y = i + k1, j + k2
+        if x > n or y > m or n - x < min(_ANCHOR, m - y) or m - y < min(_ANCHOR, n - x):
+            continue
+        if a[x : x + _ANCHOR] == b[y : y + _ANCHOR]:
+            return k1, k2
+    return None
+
+
+def _common(x: str, y: str) -> int:
+    """How many characters two short texts share at their start."""
+    k = 0
+    for cx, cy in zip(x, y, strict=False):
+        if cx != cy:
+            break
+        k += 1
+    return k
+
+
+def _describe(old: str, new: str, at: str) -> str:
+    if not old:
+        return f"added {_show(new)} {at}"
+    if not new:
+        return f"removed {_show(old)} {at}"
+    if {old, new} <= {"'", '"'}:
+        return f"quoted: {_show(old)} -> {_show(new)} {at}"
+    return f"replaced {_show(old)} with {_show(new)} {at}"
 
 
 def _show(s: str, limit: int = 24) -> str:

@@ -32,12 +32,47 @@ from .fragments import (
     ToolOutput,
     Usage,
 )
-from .slots import SlotResolver
+from .slots import SlotResolver, clean
 
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
 
 #: a UTF-16 surrogate pair written as two escapes, high half then low half
 _PAIR_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+#: the name OpenAI models sometimes give one call holding several (issue 11)
+PARALLEL_WRAPPER = "multi_tool_use.parallel"
+
+
+def unwrap_parallel(value: Any) -> list[dict[str, Any]] | None:
+    """The calls a ``multi_tool_use.parallel`` wrapper holds, as the model meant
+    them (``{"tool_uses": [{"recipient_name": "functions.X", "parameters": {...}}]}``),
+    or None when the value is not that shape. The call itself stays as received."""
+    uses = value.get("tool_uses") if isinstance(value, dict) else None
+    if not isinstance(uses, list) or not uses:
+        return None
+    inner: list[dict[str, Any]] = []
+    for use in uses:
+        if not isinstance(use, dict) or not isinstance(use.get("recipient_name"), str):
+            return None
+        name = use["recipient_name"]
+        inner.append({
+            "name": name.removeprefix("functions."),
+            "recipient_name": name,
+            "arguments": use.get("parameters"),
+        })
+    return inner
+
+
+_NOT_JSON: Any = object()
+
+
+def _json_value(text: str) -> Any:
+    """The value of a whole JSON text, or ``_NOT_JSON``."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
 
 
 def _utf8_len(text: str) -> int:
@@ -287,12 +322,19 @@ class Reassembler:
             value = merged
         call.obj, call.obj_seen = value, True
         # the buffer shows the serialization, fragment by fragment
-        self._append(event, call, json.dumps(d.args_obj, ensure_ascii=False))
+        text = json.dumps(d.args_obj, ensure_ascii=False)
+        call.obj_chars += len(text)
+        self._append(event, call, text)
 
     def _args_final(self, event: int, op: ArgsFinal) -> None:
         call = self._slots.find_final(op)
         if call is None:
             return
+        cid = clean(op.id)
+        if cid and cid != call.id:
+            self._slots.final_id(event, call, cid)
+        if not op.text or op.text == call.restated:
+            return  # nothing restated, or the same restatement again (.done, then the item)
         if op.replaces and call.fragments:
             call.restated = op.text
             call.last_event = max(call.last_event, event)
@@ -305,14 +347,36 @@ class Reassembler:
             if op.text:
                 self._append(event, call, op.text)
             return
-        if op.text != call.text and not call.obj_seen:
-            call.notes.append("the closing restatement differs from the deltas")
+        if op.text == call.text or call.obj_seen:
+            return
+        streamed, restated = _json_value(call.text), _json_value(op.text)
+        if streamed is not _NOT_JSON and streamed == restated:
+            return  # the same value, spelled differently
+        if streamed is _NOT_JSON and restated is not _NOT_JSON:
+            # the pieces were no JSON (obfuscated, encrypted, or a gateway's
+            # own rendering); the format's restatement is: it is the arguments
+            call.restated = op.text
+            call.finalized = False  # decided again, on the restated text
+            call.last_event = max(call.last_event, event)
+            call.notes.append(
+                "the streamed pieces are not JSON; the arguments restated when the call "
+                "ended are used (both texts are kept)"
+            )
             self.call_once(
                 call,
-                "args-multiple-values",
-                "the arguments restated at the end differ from the streamed deltas",
+                "args-restated",
+                "the streamed argument pieces are not JSON; the value restated at the end is "
+                "used",
                 event,
             )
+            return
+        call.notes.append("the closing restatement differs from the deltas")
+        self.call_once(
+            call,
+            "args-multiple-values",
+            "the arguments restated at the end differ from the streamed deltas",
+            event,
+        )
 
     def _finish(self, event: int, fin: Finish) -> None:
         ch = self._choice(fin.choice)
@@ -351,7 +415,9 @@ class Reassembler:
             call.final_text,
             call.scan_state,
             obj=call.obj,
-            obj_seen=call.obj_seen,
+            # objects and text for one call: the whole buffer is judged, so the
+            # text's value is not dropped (several values are said as such)
+            obj_seen=call.obj_seen and call.length <= call.obj_chars,
             over_limit=call.over_limit,
             aborted=aborted,
             finish=finish,
@@ -359,6 +425,16 @@ class Reassembler:
         call.results.append((event, result))
         call.finalized = True
         call.proved_whole_at = call.fragments if result.whole_value else None
+        wrapped = call.name == PARALLEL_WRAPPER and result.has_value
+        call.inner_calls = inner = unwrap_parallel(result.arguments) if wrapped else None
+        if inner is not None:
+            self.call_once(
+                call,
+                "parallel-wrapper",
+                f"one {PARALLEL_WRAPPER} call wrapping {len(inner)} call(s): "
+                + ", ".join(c["name"] for c in inner[:5]),
+                event,
+            )
 
     def _surrogate_split(self, call: Call) -> None:
         """Q42: a surrogate pair escape cut between two fragments, said at the
@@ -431,22 +507,56 @@ class Reassembler:
                 )
             content = "".join(p for _, p in ch.text)
             if calls and content.strip():
+                # said where it became true: when the second of the two arrived
+                first_text = next(e for e, p in ch.text if p.strip())
                 self.diag(
                     "text-with-tool-calls", f"choice {number} has text besides its calls",
-                    ch.text[0][0],
+                    max(first_text, min(c.first_event for c in calls)),
                 )
             m = _MARKUP.search(content)
             if m:
+                # at the event whose text completed the markup
+                end, at = 0, ch.text[-1][0]
+                for e, piece in ch.text:
+                    end += len(piece)
+                    if end >= m.end():
+                        at = e
+                        break
                 self.diag(
                     "tool-markup-in-content",
                     f"choice {number}: tool-call markup {m.group(0)!r} in the text; "
                     "no call was invented from it",
-                    ch.text[0][0],
+                    at,
                 )
-        if len(self.choices) > 1 and any(c.choice for c in self.calls):
-            self.diag(
-                "choice-index-unstable",
-                f"tool calls under {len(self.choices)} choice indexes: "
-                f"{sorted(self.choices)}; calls are kept per choice",
-                None,
-            )
+        self._choice_drift()
+
+    def _choice_drift(self) -> None:
+        """Q30: choices that each keep their own index (an ``n>1`` request) are
+        fine; a call whose pieces moved to another choice index is not. It shows
+        as one id under two choices, or as a call with neither id nor name on a
+        choice other than the first (a continuation that lost its choice)."""
+        if len(self.choices) < 2:
+            return
+        first = min(self.choices)
+        seen: dict[str, int] = {}
+        for call in self.calls:
+            if call.id is not None:
+                other = seen.setdefault(call.id, call.choice)
+                if other != call.choice:
+                    self.diag(
+                        "choice-index-unstable",
+                        f"call {call.id!r} arrived under choice {other} and choice "
+                        f"{call.choice}; calls are kept per choice",
+                        call.first_event,
+                        call,
+                    )
+                    return
+            elif call.name is None and call.choice != first:
+                self.diag(
+                    "choice-index-unstable",
+                    f"argument text with no id or name under choice {call.choice}, which no "
+                    "call opened: the choice index drifted; calls are kept per choice",
+                    call.first_event,
+                    call,
+                )
+                return

@@ -14,9 +14,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..redact import redact_url
 from .events import FramingError
-from .recording import RecordingWriter
+from .recording import RecordingWriter, recorded_url
 
 __all__ = ["default_entry", "har_entry_to_recording", "list_streams"]
 
@@ -118,7 +117,7 @@ def list_streams(har: Mapping[str, Any]) -> list[dict[str, Any]]:
             {
                 "index": index,
                 "method": str(request.get("method", "")),
-                "url": redact_url(str(request.get("url", ""))),
+                "url": recorded_url(str(request.get("url", ""))),
                 "status": response.get("status"),
                 "content_type": _content_type(entry),
                 "size": _size(entry, body),

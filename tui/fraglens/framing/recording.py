@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from ..redact import Headers, redact_headers, redact_url
+from ..redact import REDACTED, Headers, redact_headers, redact_url
 from .events import FramingError
 
 __all__ = [
@@ -51,10 +51,31 @@ __all__ = [
 RECORDING_VERSION = 1
 _FIRST_LINE = re.compile(rb"\s*([^\n]*)")
 
+def recorded_url(url: str) -> str:
+    """``url`` redacted for a recording, even when it cannot be parsed: a URL
+    written by an older fraglens (``http://[redacted]@h``, which reads as an
+    IPv6 host) or by hand must not stop the file from being read. Then the
+    scheme, host and path are kept, and the userinfo and the query, where
+    credentials live, are replaced whole."""
+    try:
+        return redact_url(url)
+    except ValueError:
+        pass
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    rest = rest.partition("#")[0]
+    rest, question, _ = rest.partition("?")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = f"{REDACTED}@{authority.rpartition('@')[2]}"
+    return f"{scheme}{sep}{authority}{slash}{path}" + (f"?{REDACTED}" if question else "")
+
+
 def _redact_request(request: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "method": str(request.get("method") or "GET").upper(),
-        "url": redact_url(str(request.get("url") or "")),
+        "url": recorded_url(str(request.get("url") or "")),
         "headers": redact_headers(request.get("headers")),
     }
     body = request.get("body")

@@ -245,6 +245,8 @@ class _Turn:
     #: the position of the message that closed its region (None: the end)
     closer: int | None = None
     answered_in_region: bool = False
+    #: its calls by id, so that pairing a result is a lookup, not a scan
+    by_id: dict[Any, list[_Call]] = field(default_factory=dict)
 
 
 def _read(i: int, m: Any, array: str, problems: list[Problem]) -> _Msg:
@@ -377,29 +379,46 @@ class _Pairing:
         self.open: _Turn | None = None
         self.declared: dict[Any, list[_Call]] = {}
         self.seq = 0
+        #: the last message before the current one that is not tool results
+        self.last_other: int | None = None
+        # for each position, the first message at or after it that stands
+        # between a Responses call and its output (not an output, not a call),
+        # and the last position of a turn: both looked up, never rescanned
+        n = len(msgs)
+        self.next_odd = [n] * (n + 1)
+        for k in range(n - 1, -1, -1):
+            b = msgs[k]
+            odd = not (b.kind == "results" or (b.kind == "calls" and b.lenient))
+            self.next_odd[k] = k if odd else self.next_odd[k + 1]
+        self.last_turn = max((k for k, b in enumerate(msgs) if b.kind == "turn"), default=-1)
 
     def run(self) -> None:
         for i, m in enumerate(self.msgs):
-            if m.kind == "calls":
-                self._declare(i, m)
-            elif m.kind == "results":
-                if m.text_first and self.open is not None:
-                    self._add(
-                        "tool-calls-not-followed-by-results",
-                        i,
-                        f"{self._at(i)} puts other content before its tool_result blocks; "
-                        "they must come first, right after the tool_use blocks of "
-                        f"{self._at(self.open.position)}",
-                    )
-                for r in m.results:
-                    self._answer(i, r)
-                if m.text_after:
-                    self._close(i)
-            else:
-                self._close(i)
+            self._message(i, m)
+            if m.kind != "results":
+                self.last_other = i
         self._close(None)
         for turn in self.turns:
             self._judge(turn)
+
+    def _message(self, i: int, m: _Msg) -> None:
+        if m.kind == "calls":
+            self._declare(i, m)
+        elif m.kind == "results":
+            if m.text_first and self.open is not None:
+                self._add(
+                    "tool-calls-not-followed-by-results",
+                    i,
+                    f"{self._at(i)} puts other content before its tool_result blocks; "
+                    "they must come first, right after the tool_use blocks of "
+                    f"{self._at(self.open.position)}",
+                )
+            for r in m.results:
+                self._answer(i, r)
+            if m.text_after:
+                self._close(i)
+        else:
+            self._close(i)
 
     # building turns
 
@@ -422,6 +441,7 @@ class _Pairing:
             self.open.calls.append(call)
             if call.id in (None, "") or not _hashable(call.id):
                 continue
+            self.open.by_id.setdefault(call.id, []).append(call)
             earlier = self.declared.setdefault(call.id, [])
             if earlier:
                 self._add(
@@ -440,7 +460,10 @@ class _Pairing:
     def _answer(self, i: int, r: _Result) -> None:
         turn = self.open
         if turn is not None:
-            mine = [c for c in turn.calls if _same(c.id, r.id)]
+            if _hashable(r.id):
+                mine = turn.by_id.get(r.id, [])
+            else:  # an object for an id: compared by value, as rare as it is odd
+                mine = [c for c in turn.calls if _same(c.id, r.id)]
             free = [c for c in mine if c.answered_at is None]
             if free:
                 self._mark(free[0], r, i)
@@ -458,17 +481,12 @@ class _Pairing:
         for call in earlier:
             if call.turn is not None and call.turn.lenient and call.answered_at is None:
                 self._mark(call, r, i)
-                between = self.msgs[call.position + 1 : i]
-                odd = [
-                    k
-                    for k, b in enumerate(between, call.position + 1)
-                    if not (b.kind == "results" or (b.kind == "calls" and b.lenient))
-                ]
-                if odd:
+                odd = self.next_odd[call.position + 1]
+                if odd < i:
                     self._add(
                         "tool-result-not-adjacent",
                         i,
-                        f"{r.path} answers {call.label}, but {self._at(odd[0])} comes between; "
+                        f"{r.path} answers {call.label}, but {self._at(odd)} comes between; "
                         "OpenAI accepts this, strict providers (DeepSeek, Gemini bridges) do not",
                     )
                 return
@@ -544,15 +562,17 @@ class _Pairing:
         if not turn.lenient:
             return turn.closer is None
         # Responses: nothing but calls, outputs and other items after the turn
-        return all(m.kind != "turn" for m in self.msgs[turn.position + 1 :])
+        return self.last_turn <= turn.position
 
     def _check_order(self, turn: _Turn) -> None:
         answered = sorted(
             (c for c in turn.calls if c.answered_at is not None), key=lambda c: c.answer_seq
         )
-        declared = [turn.calls.index(c) for c in answered]
-        for k in range(1, len(declared)):
-            if declared[k] < max(declared[:k]):
+        place = {id(c): k for k, c in enumerate(turn.calls)}
+        declared = [place[id(c)] for c in answered]
+        latest = -1
+        for k in range(len(declared)):
+            if declared[k] < latest:
                 late = answered[k]
                 order = ", ".join(_show_id(c.id) for c in answered)
                 self._add(
@@ -563,6 +583,7 @@ class _Pairing:
                     + ", ".join(_show_id(c.id) for c in turn.calls),
                 )
                 return
+            latest = max(latest, declared[k])
 
     # helpers
 
@@ -573,10 +594,7 @@ class _Pairing:
         return f"{self.array}[{i}] ({self.msgs[i].label})"
 
     def _before(self, i: int) -> str | None:
-        for k in range(i - 1, -1, -1):
-            if self.msgs[k].kind != "results":
-                return self._at(k)
-        return None
+        return None if self.last_other is None else self._at(self.last_other)
 
 
 _MISSING: Any = object()

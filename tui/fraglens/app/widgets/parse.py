@@ -228,7 +228,10 @@ class CallResult(ComponentStyles, Prerendered):
             table = Table.grid(padding=(0, 1), expand=True)
             table.add_column(ratio=1)
             table.add_column(ratio=1)
-            table.add_row(Text("raw, as sent", meta), Text("repaired", meta))
+            other = {"repaired": "repaired", "invalid": "json-repair's guess, not used"}
+            table.add_row(
+                Text("raw, as sent", meta), Text(other.get(result.status, "best effort"), meta)
+            )
             table.add_row(*self._diff(clip(raw), clip(result.repaired_text)))
             parts.append(table)
         elif result.status != "ok":
@@ -246,6 +249,11 @@ class CallResult(ComponentStyles, Prerendered):
         if result.values:
             parts.append(Text(f"{len(result.values)} separate values came:", meta))
             parts.extend(pretty(v, 8) for v in result.values)
+        if call.inner_calls and result is call.result:
+            parts.append(Text(f"the {len(call.inner_calls)} call(s) this wrapper holds:", meta))
+            for inner in call.inner_calls:
+                parts.append(Text(inner["name"], self._style("heading")))
+                parts.append(pretty(inner["arguments"], 8))
         parts.extend(self._output(step))
         return Group(*parts)
 

@@ -1,0 +1,143 @@
+"""What a verdict costs when the arguments are broken, and with many calls.
+
+    .venv/bin/python bench/verdicts.py            # the figures in docs/benchmarks.md
+    .venv/bin/python bench/verdicts.py --quick    # smaller, for a smoke run
+
+Two ratios, each from streams generated here (Chat Completions SSE, 10-character
+argument fragments) and read in process as `fraglens check --json` reads them
+(framing, adapter, engine, the JSON document):
+
+  * repaired / ok  - one call of ~64 KB of arguments with a trailing comma before
+                     its last brace (json-repair runs and every change is listed),
+                     against the same call without the comma (a strict parse);
+                     target: at most 3x;
+  * 10x calls      - N calls of ~100 bytes each, then 10 N: finding a call by id
+                     is a lookup, so the time grows with the calls; target: at
+                     most 15x the time for 10x the calls;
+  * history check  - a conversation of N calls answered in reverse order, then
+                     10 N, through `fraglens history check`'s validator: pairing
+                     a result with its call is a lookup too.
+
+Times are CPU seconds of this process, the best of five rounds in which the two
+streams of a pair run one after the other, so both see the same machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from chunks import chat_chunk  # noqa: E402
+
+from fraglens.load import stream_from_bytes  # noqa: E402
+from fraglens.report import build_report  # noqa: E402
+
+
+def one_call(arg_bytes: int, trailing_comma: bool) -> bytes:
+    rows = []
+    size = 0
+    while size < arg_bytes:
+        rows.append(f'{{"line":{len(rows)},"text":"word {len(rows)} of the call"}}')
+        size += len(rows[-1]) + 1
+    text = '{"rows":[' + ",".join(rows) + "]" + ("," if trailing_comma else "") + "}"
+    out = [chat_chunk({"tool_calls": [{"index": 0, "id": "call_0", "type": "function",
+                                       "function": {"name": "tool", "arguments": ""}}]})]
+    for k in range(0, len(text), 10):
+        out.append(chat_chunk({"tool_calls": [{"index": 0,
+                                               "function": {"arguments": text[k : k + 10]}}]}))
+    out.append(chat_chunk({}, "tool_calls"))
+    out.append("data: [DONE]\n\n")
+    return "".join(out).encode()
+
+
+def many_calls(calls: int) -> bytes:
+    """Each call whole in one chunk, with its own id, as Groq or Mistral send them."""
+    out = []
+    for c in range(calls):
+        args = json.dumps({"city": f"city {c}", "unit": "celsius", "days": c % 7})
+        out.append(chat_chunk({"tool_calls": [{"index": c, "id": f"call_{c}", "type": "function",
+                                               "function": {"name": "get_weather",
+                                                            "arguments": args}}]}))
+    out.append(chat_chunk({}, "tool_calls"))
+    out.append("data: [DONE]\n\n")
+    return "".join(out).encode()
+
+
+def conversation(calls: int) -> dict:
+    msgs: list[dict] = [{"role": "user", "content": "weather?"}]
+    msgs.append({"role": "assistant", "content": None, "tool_calls": [
+        {"id": f"call_{c}", "type": "function",
+         "function": {"name": "get_weather", "arguments": "{}"}} for c in range(calls)]})
+    msgs += [{"role": "tool", "tool_call_id": f"call_{c}", "content": "sunny"}
+             for c in reversed(range(calls))]
+    return {"messages": msgs}
+
+
+def best_history(a: dict, b: dict, rounds: int) -> tuple[float, float]:
+    from fraglens.history.validate import check_conversation
+
+    best = [float("inf"), float("inf")]
+    for _ in range(rounds):
+        for k, doc in enumerate((a, b)):
+            gc.collect()
+            start = time.process_time()
+            problems = check_conversation(doc)
+            best[k] = min(best[k], time.process_time() - start)
+            assert [p.code for p in problems] == ["tool-results-out-of-order"]
+    return best[0], best[1]
+
+
+def check(data: bytes) -> dict:
+    return build_report(stream_from_bytes(data)[0])
+
+
+def best_pair(a: bytes, b: bytes, rounds: int) -> tuple[float, float, dict, dict]:
+    best = [float("inf"), float("inf")]
+    docs: list[dict] = [{}, {}]
+    for _ in range(rounds):
+        for k, data in enumerate((a, b)):
+            gc.collect()
+            start = time.process_time()
+            docs[k] = check(data)
+            best[k] = min(best[k], time.process_time() - start)
+    return best[0], best[1], docs[0], docs[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller streams, fewer rounds")
+    opts = ap.parse_args()
+    rounds = 2 if opts.quick else 5
+    size = 16 * 1024 if opts.quick else 64 * 1024
+    calls = 500 if opts.quick else 5000
+
+    ok, repaired, ok_doc, rep_doc = best_pair(one_call(size, False), one_call(size, True), rounds)
+    assert ok_doc["calls"][0]["status"] == "ok", ok_doc["calls"][0]["status"]
+    assert rep_doc["calls"][0]["status"] == "repaired", rep_doc["calls"][0]["status"]
+    print(f"one call of {size // 1024} KB in 10-character fragments, check in process "
+          f"(CPU s, best of {rounds}):")
+    print(f"  ok        {ok:.4f}")
+    print(f"  repaired  {repaired:.4f}   ratio {repaired / ok:.2f}x (target <= 3x)")
+
+    few, many, few_doc, many_doc = best_pair(many_calls(calls), many_calls(10 * calls), rounds)
+    assert len(many_doc["calls"]) == 10 * len(few_doc["calls"]) == 10 * calls
+    print(f"calls with ids, each whole in one chunk, check in process (CPU s, best of {rounds}):")
+    print(f"  {calls:>6} calls  {few:.4f}")
+    print(f"  {10 * calls:>6} calls  {many:.4f}   ratio {many / few:.2f}x (target <= 15x)")
+
+    del ok_doc, rep_doc, few_doc, many_doc  # a smaller heap for the next pair to collect
+    few, many = best_history(conversation(calls), conversation(10 * calls), rounds)
+    print(f"history check, one turn of calls answered in reverse (CPU s, best of {rounds}):")
+    print(f"  {calls:>6} calls  {few:.4f}")
+    print(f"  {10 * calls:>6} calls  {many:.4f}   ratio {many / few:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
