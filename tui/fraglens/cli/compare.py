@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..net.cost import Prices
-from ..net.request import DEFAULT_TIMEOUT, LIVE_FORMATS, RequestSpec
+from ..net.request import RequestSpec
 from .common import CliError, count, non_negative, positive, read_json, write_json
-from .live import spec_from_args
+from .live import add_request_options, spec_from_args
 
 if TYPE_CHECKING:  # httpx and asyncio load only when the calls are made
     from ..net.compare import Backend
@@ -35,41 +35,9 @@ examples:
 
 
 def build(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--url", required=True, help="a base URL (https://host/v1) or a full endpoint")
+    add_request_options(p, one_model=False)
     p.add_argument(
         "--models", required=True, metavar="A,B,C", help="the models to send the request to"
-    )
-    what = p.add_argument_group("what to send (as for live)")
-    what.add_argument("--request", metavar="FILE.json", help="the JSON body to send")
-    what.add_argument("--prompt", metavar="TEXT", help="one user message")
-    what.add_argument(
-        "--tools", metavar="FILE.json", help="tools, in OpenAI, Anthropic or Responses shape"
-    )
-    p.add_argument(
-        "--format",
-        choices=LIVE_FORMATS,
-        help="the API spoken (default: from the URL's path, else openai-chat)",
-    )
-    p.add_argument(
-        "--api-key-env",
-        metavar="VAR",
-        help="the environment variable holding the key "
-        "(default: OPENAI_API_KEY, or ANTHROPIC_API_KEY for anthropic)",
-    )
-    p.add_argument(
-        "-H",
-        "--header",
-        action="append",
-        default=[],
-        metavar="'Name: value'",
-        help="an extra request header (repeatable)",
-    )
-    p.add_argument(
-        "--timeout",
-        type=positive,
-        default=DEFAULT_TIMEOUT,
-        metavar="S",
-        help=f"seconds to wait for a connection or between two reads (default {DEFAULT_TIMEOUT:g})",
     )
     p.add_argument(
         "--concurrency",

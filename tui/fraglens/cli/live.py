@@ -35,7 +35,15 @@ from .common import (
 if TYPE_CHECKING:  # httpx and asyncio load only when a call is made, not for `check`
     from ..net.live import LiveCall, LiveStatus
 
-__all__ = ["build", "call_from_args", "run", "run_app", "run_headless", "spec_from_args"]
+__all__ = [
+    "add_request_options",
+    "build",
+    "call_from_args",
+    "run",
+    "run_app",
+    "run_headless",
+    "spec_from_args",
+]
 
 EXAMPLES = """\
 examples:
@@ -50,11 +58,14 @@ examples:
 # -- live -------------------------------------------------------------------------------
 
 
-def build(p: argparse.ArgumentParser) -> None:
+def add_request_options(p: argparse.ArgumentParser, *, one_model: bool = True) -> None:
+    """What to send and how to reach it: ``live`` and ``compare`` share these
+    (compare names its models with --models instead of --model)."""
     p.add_argument("--url", required=True, help="a base URL (https://host/v1) or a full endpoint")
     what = p.add_argument_group("what to send")
     what.add_argument("--request", metavar="FILE.json", help="the JSON body to send")
-    what.add_argument("--model", metavar="M", help="the model (overrides the request file's)")
+    if one_model:
+        what.add_argument("--model", metavar="M", help="the model (overrides the request file's)")
     what.add_argument("--prompt", metavar="TEXT", help="one user message")
     what.add_argument(
         "--tools", metavar="FILE.json", help="tools, in OpenAI, Anthropic or Responses shape"
@@ -85,6 +96,10 @@ def build(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help=f"seconds to wait for a connection or between two reads (default {DEFAULT_TIMEOUT:g})",
     )
+
+
+def build(p: argparse.ArgumentParser) -> None:
+    add_request_options(p)
     p.add_argument("--record", metavar="FILE", help="write a recording as the events arrive")
     caps = p.add_argument_group("caps (past one, the call ends with a clear error)")
     caps.add_argument(
