@@ -581,3 +581,23 @@ def test_event_and_data_blocks_read_whole_and_byte_by_byte_alike():
         ("two", "data", "x\ny"),
         ("é", "data", "€"),
     ]
+
+
+@pytest.mark.parametrize("stray", [b"\x00", b"\xef\xbb\xbf", b"\x00\xef\xbb\xbf"])
+def test_stray_bytes_before_a_field_name_are_skipped_and_reported(stray):
+    """The spec would read ``\\0data:`` as an unknown field and drop the event;
+    a debugger keeps the event and says what it skipped (the stream's own first
+    BOM is still just a BOM)."""
+    decoder = SSEDecoder()
+    data = b"\xef\xbb\xbfdata: 1\n\n" + stray + b"data: 2\n\n" + stray + b"event: x\ndata: 3\n\n"
+    events = decoder.feed(data) + decoder.close()
+    assert [(e.data, e.event) for e in events] == [("1", None), ("2", None), ("3", "x")]
+    assert [(p.code, p.event) for p in decoder.problems] == [("stray-bytes", 1), ("stray-bytes", 2)]
+    assert repr(stray) in decoder.problems[0].message
+    assert "at byte 12" in decoder.problems[0].message
+
+
+def test_an_unknown_field_is_still_ignored():
+    decoder = SSEDecoder()
+    events = decoder.feed(b"xdata: 1\ndata: 2\n\n") + decoder.close()
+    assert [e.data for e in events] == ["2"] and decoder.problems == []

@@ -95,3 +95,17 @@ def test_json_captures_take_the_whole_path():
 def test_not_a_stream_fails_at_once():
     with pytest.raises(LoadError, match="capture: not a stream"):
         Loading(b"hello there", "capture")
+
+
+def test_an_overlong_line_read_in_slices_reports_as_read_whole(monkeypatch):
+    """The app's read stops where a whole read stops, with the same error, and
+    never raises out of a slice."""
+    from fraglens.framing.sse import DEFAULT_MAX_LINE
+
+    good = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+    data = good + b"\0data: 1\n\n" + b"data: " + b"q" * (DEFAULT_MAX_LINE + 10) + b"\n\n"
+    job, _ = _read_in_slices(data)
+    _same_report(data, job)
+    codes = [d.code for d in job.stream.reassembler.diagnostics()]
+    assert "frame-too-large" in codes and "stray-bytes" in codes
+    assert job.fraction == 1.0

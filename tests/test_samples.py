@@ -19,7 +19,7 @@ import pytest
 
 from fraglens.fit import check_fit
 from fraglens.framing.detect import read_stream
-from fraglens.load import load_stream
+from fraglens.load import finish_stream, load_stream
 from fraglens.report import build_report, dumps
 from fraglens.stream import Stream
 from fraglens.tools import read_tools
@@ -116,7 +116,7 @@ def _eager_report(path) -> dict:
         stream.feed(ev)
         for call in stream.reassembler.calls:
             call.catch_up()  # catches the scanner up
-    stream.close()
+    finish_stream(stream, framed.problems, framed.meta)
     return build(path, stream)
 
 

@@ -10,7 +10,7 @@ import gc
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from .framing.detect import FramingError, read_stream
-from .framing.events import Framed
+from .framing.events import Framed, FramingProblem
 from .stream import FORMATS, Stream
 
 
@@ -108,14 +108,23 @@ def stream_from_framed(
     )
     for ev in framed.events:
         stream.feed(ev)
+    finish_stream(stream, framed.problems, framed.meta)
+    return stream
+
+
+def finish_stream(
+    stream: Stream, problems: Iterable[FramingProblem], meta: dict[str, Any]
+) -> None:
+    """Close a stream read from a capture and add what the framing met on the
+    way (``problems``) and what a recording says of itself (``meta``): the
+    one ending for a whole read and for the app's read in slices."""
     stream.close()
     last = max(len(stream.events) - 1, 0)
-    for problem in framed.problems:
+    for problem in problems:
         event = last if problem.event is None else min(problem.event, last)
         stream.reassembler.diag(problem.code, problem.message, event)
-    if framed.framing == "recording":
-        _recording_findings(stream, framed.meta, last)
-    return stream
+    if stream.framing == "recording":
+        _recording_findings(stream, meta, last)
 
 
 def _recording_findings(stream: Stream, meta: dict[str, Any], last: int) -> None:

@@ -19,9 +19,9 @@ import re
 from typing import Any
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
-from .framing.events import RawEvent
+from .framing.events import FrameTooLarge, FramingProblem, RawEvent
 from .framing.sse import SSEDecoder
-from .load import frame
+from .load import finish_stream, frame
 from .stream import Stream
 
 #: bytes of SSE decoded per slice: about 1,000 events of a typical stream
@@ -64,6 +64,8 @@ class Loading:
         self._events: list[RawEvent] | None = None
         #: a recording's or HAR's metadata (its request, redacted), else empty
         self.meta: dict[str, Any] = {}
+        #: what the framing met on the way, added when the read ends
+        self._problems: list[FramingProblem] = []
         #: bytes read (SSE) or events fed (other framings) so far
         self._pos = 0
         self.done = False
@@ -77,6 +79,7 @@ class Loading:
             self.stream = self._new_stream(fmt, framed.framing, sse_body)
             self._events = framed.events
             self.meta = framed.meta
+            self._problems = framed.problems
 
     def _new_stream(self, format: str | None, framing: str, sse_body: bool | None) -> Stream:
         return Stream(
@@ -116,12 +119,21 @@ class Loading:
     def _advance_sse(self, decoder: SSEDecoder) -> None:
         end = min(len(self.data), self._pos + SLICE_BYTES)
         feed = self.stream.feed
-        for ev in decoder.feed(self.data[self._pos : end]):
+        try:
+            events = decoder.feed(self.data[self._pos : end])
+        except FrameTooLarge as exc:  # as a whole read stops there (detect._decode_sse)
+            for ev in exc.events:
+                feed(ev)
+            self._problems = [*decoder.problems, FramingProblem("frame-too-large", str(exc))]
+            self._finish()
+            return
+        for ev in events:
             feed(ev)
         self._pos = end
         if end == len(self.data):
             for ev in decoder.close():
                 feed(ev)
+            self._problems = decoder.problems
             self._finish()
 
     def _advance_framed(self, events: list[RawEvent] | None) -> None:
@@ -135,7 +147,7 @@ class Loading:
             self._finish()
 
     def _finish(self) -> None:
-        self.stream.close()
+        finish_stream(self.stream, self._problems, self.meta)
         self.done = True
         self._events = None
         self._decoder = None

@@ -55,6 +55,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "chunk-unreadable": ("warning", "part of a chunk has a shape the format does not allow"),
     "non-json-data": ("error", "a data: payload is not JSON"),
     "frame-too-large": ("error", "a line or event exceeded the reader's size limit"),
+    "stray-bytes": ("warning", "stray bytes before an SSE field name were skipped"),
     "recording-damaged": ("error", "lines of the recording could not be read"),
     "recording-error": ("error", "the recording ends with an error"),
     "parallel-wrapper": ("warning", "one multi_tool_use.parallel call wraps several calls"),

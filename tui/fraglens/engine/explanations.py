@@ -574,6 +574,20 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Look at the raw event: a proxy may have injected or cut something, or the "
              "capture itself was cut.",
     ),
+    "stray-bytes": Explanation(
+        means="A line had bytes before its field name: a second byte-order mark (two "
+              "files concatenated, an editor that adds one), a NUL, another control "
+              "character. Read by the letter of the SSE rules, the line names an unknown "
+              "field and the whole event is dropped without a word.",
+        wire=_wire(
+            _text("Hi"),
+            "\ufeff" + _text(" there"),
+        ),
+        did="Skipped the stray bytes, read the line as the field it names, and warned with "
+            "the bytes and their offset; the capture itself is untouched.",
+        todo="Find what adds the bytes (a proxy, a file concatenation, a logger) and fix it "
+             "there: a strict client drops that event, and its data with it.",
+    ),
     "frame-too-large": Explanation(
         means="One SSE line, or one event's `data:` lines together, grew past the reader's "
               "size limit (16 MiB): a server that never ends a line, or a gateway that "

@@ -129,8 +129,8 @@ def _decode_sse(
         events += decoder.close(time=end_time)
     except FrameTooLarge as exc:
         events += exc.events
-        return events, [FramingProblem("frame-too-large", str(exc), None)]
-    return events, []
+        return events, [*decoder.problems, FramingProblem("frame-too-large", str(exc), None)]
+    return events, decoder.problems
 
 
 def _read_json(data: bytes, start: int, containers: bool) -> Framed | None:

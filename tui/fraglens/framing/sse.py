@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable
 from itertools import repeat
 
-from .events import DecoderMisuse, EventKind, FrameTooLarge, RawEvent
+from .events import DecoderMisuse, EventKind, FrameTooLarge, FramingProblem, RawEvent
 
 __all__ = ["DEFAULT_MAX_EVENT", "DEFAULT_MAX_LINE", "SSEDecoder"]
 
@@ -43,6 +43,9 @@ DEFAULT_MAX_EVENT = 16 * 1024 * 1024
 #: consecutive comment lines gathered into one comment event, at most (and at
 #: most max_event bytes of them)
 _MAX_COMMENT_LINES = 1024
+_FIELDS = frozenset({b"data", b"event", b"id", b"retry"})
+#: bytes that have no business before a field name: BOMs, NULs, other controls
+_STRAY = b"\xef\xbb\xbf\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x1a\x1b\x7f"
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"(\r\n|\r|\n)")
@@ -64,6 +67,9 @@ class SSEDecoder:
             raise ValueError("the line and event limits must be positive")
         self.max_line = max_line
         self.max_event = max_event
+        #: what was read in a way the spec would not have (stray bytes before a
+        #: field name), in stream order; ``event`` is the event it belongs to
+        self.problems: list[FramingProblem] = []
         self._closed = False
         # set when a limit was hit: (what, where it began); the decoder is failed
         self._overflow: tuple[str, int] | None = None
@@ -319,6 +325,19 @@ class SSEDecoder:
                 name, _, value = line.partition(b":")
                 if value[:1] == b" ":
                     value = value[1:]
+                if name not in _FIELDS and name.lstrip(_STRAY) in _FIELDS:
+                    # a second BOM, a NUL... before a field name: the spec would
+                    # drop the line, and with it the event; read it, and say so
+                    stray = name[: len(name) - len(name.lstrip(_STRAY))]
+                    name = name[len(stray) :]
+                    self.problems.append(
+                        FramingProblem(
+                            "stray-bytes",
+                            f"{stray!r} before `{name.decode()}:` at byte {start}: "
+                            "skipped, the line read as that field",
+                            number,
+                        )
+                    )
                 if name == b"data":
                     data.append(value)
                     dsize += len(value) + 1
