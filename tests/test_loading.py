@@ -109,3 +109,20 @@ def test_an_overlong_line_read_in_slices_reports_as_read_whole(monkeypatch):
     codes = [d.code for d in job.stream.reassembler.diagnostics()]
     assert "frame-too-large" in codes and "stray-bytes" in codes
     assert job.fraction == 1.0
+
+
+@pytest.mark.parametrize(
+    "data, valid",
+    [
+        (b"plain ascii", True),
+        ("é€😀".encode(), True),
+        (b"\xff", False),
+        ("é".encode()[:1], False),  # cut inside a character at the very end
+        (("x" * ((1 << 20) - 1) + "é").encode(), True),  # a character across the 1 MiB step
+        (("x" * ((1 << 20) - 1)).encode() + b"\xc3(", False),
+    ],
+)
+def test_utf8_is_checked_in_steps_without_decoding_the_whole_input(data, valid):
+    from fraglens.load import _is_utf8
+
+    assert _is_utf8(data) is valid
