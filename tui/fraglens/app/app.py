@@ -45,9 +45,11 @@ from ..stream import Stream
 from . import clipboard
 from .commands import FraglensCommands
 from .keys import BINDINGS, KEY_BAR
+from .rows import RowFilter, Rows
 from .screens.calls import CallsScreen
 from .screens.chunking import ChunkingScreen
 from .screens.explain import ExplainScreen
+from .screens.filter import FilterScreen
 from .screens.help import HelpScreen
 from .screens.history import HistoryScreen
 from .screens.jump import JumpScreen
@@ -155,6 +157,8 @@ class FraglensApp(App[int]):
         #: step through this call's fragments only
         self.follow: int | None = None
         self.playing = False
+        #: what the Stream pane shows (n / p step over the rows it hides)
+        self.row_filter = RowFilter()
         self.new_events = 0
         self._seen = self.index.last
         self._summary_text: str | None = None
@@ -383,6 +387,11 @@ class FraglensApp(App[int]):
         self.refresh_stream()
 
     # -- where the next step goes ---------------------------------------------
+    @property
+    def rows(self) -> Rows | None:
+        """The Stream pane's filtered rows (None: no filter, every event)."""
+        return self.query_one(StreamList).rows
+
     def _next(self) -> int | None:
         call = self.index.call(self.follow)
         if call is not None:
@@ -390,13 +399,28 @@ class FraglensApp(App[int]):
             if found is None and call.results and call.results[-1][0] > self.step:
                 return call.results[-1][0]  # after its last fragment: its verdict
             return found
+        rows = self.rows
+        if rows is not None:  # over the hidden rows, as a filtered list steps
+            return rows.after(self.step)
         return self.step + 1 if self.step < self.index.last else None
 
     def _previous(self) -> int | None:
         call = self.index.call(self.follow)
         if call is not None:
             return self.index.previous_fragment(call, self.step)
+        rows = self.rows
+        if rows is not None:
+            return rows.before(self.step)
         return self.step - 1 if self.step > 0 else None
+
+    def _first(self) -> int:
+        """Where ``home`` goes: the first event, or the first one shown."""
+        rows = self.rows
+        return rows.events[0] if rows is not None and len(rows) else 0
+
+    def _last(self) -> int:
+        rows = self.rows
+        return rows.events[-1] if rows is not None and len(rows) else self.index.last
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """None greys an action out in the footer and the palette: it cannot
@@ -404,8 +428,8 @@ class FraglensApp(App[int]):
         possible = {
             "step_next": lambda: self._next() is not None,
             "step_prev": lambda: self._previous() is not None,
-            "step_first": lambda: self.step > 0,
-            "step_last": lambda: self.step < self.index.last,
+            "step_first": lambda: self.step != self._first(),
+            "step_last": lambda: self.step != self._last(),
             "next_diagnostic": lambda: self.index.next_diagnostic(self.step) is not None,
             "previous_diagnostic": lambda: self.index.previous_diagnostic(self.step) is not None,
             "play": lambda: self.playing or self.index.last > 0,
@@ -435,16 +459,19 @@ class FraglensApp(App[int]):
             return None
         at = f"event {self.step:,}"
         loading = " (still loading)" if self.loading is not None else ""
+        shown = ""
+        if self.rows is not None and self.follow is None:
+            shown = " shown by the filter (& changes it)"
         follow = self.index.call(self.follow)
         if action in ("step_next", "play") and follow is not None:
             name = f"#{self.index.position[follow.seq]} {follow.name_at(self.step) or ''}".strip()
             return f"No fragment of {name} and no verdict after {at}; F steps through every event."
         call = self.index.call(self.selected)
         reasons = {
-            "step_next": f"This is the last event{loading}.",
-            "step_last": f"This is the last event{loading}.",
-            "step_prev": "This is the first event.",
-            "step_first": "This is the first event.",
+            "step_next": f"This is the last event{shown}{loading}.",
+            "step_last": f"This is the last event{shown}{loading}.",
+            "step_prev": f"This is the first event{shown}.",
+            "step_first": f"This is the first event{shown}.",
             "next_diagnostic": f"No diagnostic after {at}{loading}; [ goes back.",
             "previous_diagnostic": f"No diagnostic before {at}; ] goes forward.",
             "faster": "Already playing at the fastest speed.",
@@ -505,10 +532,10 @@ class FraglensApp(App[int]):
             self.goto(target)
 
     def action_step_first(self) -> None:
-        self.goto(0)
+        self.goto(self._first())
 
     def action_step_last(self) -> None:
-        self.goto(self.index.last)
+        self.goto(self._last())
 
     def action_goto(self, step: int) -> None:
         self.goto(step)
@@ -675,6 +702,21 @@ class FraglensApp(App[int]):
         self.follow = None
         self.pinned = None
         self._show()
+
+    def action_filter_rows(self) -> None:
+        def chosen(flt: RowFilter | None) -> None:
+            if flt is None:
+                return
+            self.row_filter = flt
+            stream_list = self.query_one(StreamList)
+            stream_list.set_filter(flt)
+            rows = stream_list.rows
+            if rows is not None and not len(rows):
+                self.notify("No event matches this filter (yet): the rows are empty.",
+                            severity="warning")
+            self._show()
+
+        self.push_screen(FilterScreen(self.index, self.row_filter), chosen)
 
     def action_toggle_raw_rows(self) -> None:
         stream_list = self.query_one(StreamList)

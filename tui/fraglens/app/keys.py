@@ -72,6 +72,8 @@ _TABLE: list[tuple[str, str, str, str, str, str, str | None]] = [
     ("C", "show_calls", "view.calls", "Calls", "every call, one line each…",
      "Every call on one line (verdict, size, events), usage and timing; enter goes to one",
      "C"),
+    ("ampersand", "filter_rows", "view.filter", "Filter", "filter the Stream pane…",
+     "Show some calls, types or diagnostics only, or hide keep-alives and usage", "&"),
     ("x", "toggle_raw_rows", "view.raw-rows", "Raw rows", "stream rows: raw chunks / fragments",
      "Show each event's JSON in the Stream rows, or (again) the fragments it fed", None),
     ("t", "show_tools", "view.tools", "Tools", "declared tools…",

@@ -25,6 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..keys import PANE_BINDINGS
+from ..rows import RowFilter, Rows
 from ..steps import StepIndex
 from .cells import cell_safe
 from .chunk_line import ChunkLine, compact, mark, parse, window
@@ -144,6 +145,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         self._label_width = 0
         self._digits = self._call_width = 0
         self._shape: tuple[int, ...] = ()
+        #: the filter's rows (None: every event is a row)
+        self.rows: Rows | None = None
         self.border_title = "Stream"
 
     # -- the app talks down ------------------------------------------------
@@ -153,7 +156,9 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
     def sync(self) -> None:
         """Re-read the stream's length (it grows when live)."""
         stream = self.index.stream
-        self.virtual_size = Size(0, len(stream.events))
+        if self.rows is not None:
+            self.rows.update()
+        self._size_rows()
         before = self._shape
         self._digits = len(str(max(len(stream.events) - 1, 0)))
         # labels only grow: measure the new ones (a loading capture syncs often)
@@ -173,6 +178,53 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         self._update_subtitle()
         self.refresh()
 
+    def set_filter(self, flt: RowFilter) -> None:
+        """Show only the events ``flt`` lets through (an inactive filter: all)."""
+        self.rows = Rows(self.index, flt) if flt.active else None
+        what = flt.describe(self.index) if flt.active else ""
+        self.set_titles("Stream · " + what if what else "Stream")
+        self._size_rows()
+        self._update_subtitle()
+        self.refresh()
+        self.scroll_current_into_view()
+
+    # -- rows and events: the same numbers unless a filter hides some -----------
+    def _hidden_current(self) -> bool:
+        """The current event is hidden by the filter: it is shown anyway, in its
+        place, so that the step is never off screen."""
+        rows = self.rows
+        return rows is not None and not rows.shown(self.current)
+
+    def _size_rows(self) -> None:
+        rows = self.rows
+        total = len(self.index.stream.events)
+        if rows is not None:
+            total = len(rows) + self._hidden_current()
+        self.virtual_size = Size(0, total)
+
+    def event_at(self, y: int) -> int | None:
+        """The event shown on row ``y`` (from the top of the list)."""
+        rows = self.rows
+        if rows is None:
+            return y if 0 <= y < len(self.index.stream.events) else None
+        if self._hidden_current():
+            at = rows.position(self.current)
+            if y == at:
+                return self.current
+            if y > at:
+                y -= 1
+        return rows.events[y] if 0 <= y < len(rows) else None
+
+    def row_of(self, event: int) -> int:
+        """The row that shows ``event`` (or where it would be)."""
+        rows = self.rows
+        if rows is None:
+            return event
+        y = rows.position(event)
+        if self._hidden_current() and event > self.current:
+            y += 1
+        return y
+
     def show_raw(self, raw: bool) -> None:
         """Rows show each event's JSON (True) or what it fed (False)."""
         self.raw = raw
@@ -186,27 +238,41 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         self.refresh()
 
     def watch_current(self, old: int, new: int) -> None:
-        self._refresh_row(old)
-        self._refresh_row(new)
+        rows = self.rows
+        if rows is not None and not (rows.shown(old) and rows.shown(new)):
+            # a hidden current row came or went: the rows below it moved
+            self._size_rows()
+            self.refresh()
+        else:
+            self._refresh_row(old)
+            self._refresh_row(new)
         self.scroll_current_into_view()
+        if rows is not None:
+            self._update_subtitle()
 
     def _update_subtitle(self) -> None:
         total = len(self.index.stream.events)
-        self.set_titles(subtitle=f"{total:,} events")
+        rows = self.rows
+        if rows is None:
+            self.set_titles(subtitle=f"{total:,} events")
+            return
+        hidden = f" · e{self.current} hidden" if self._hidden_current() else ""
+        self.set_titles(subtitle=f"{len(rows):,} of {total:,} events{hidden}")
 
     def scroll_current_into_view(self) -> None:
         height = self.scrollable_content_region.height or 1
         top = int(self.scroll_y)
-        if top <= self.current < top + height:
+        y = self.row_of(self.current)
+        if top <= y < top + height:
             return
-        target = max(0, self.current - height // 3)
+        target = max(0, y - height // 3)
         self.scroll_to(y=target, animate=False, immediate=True)
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.scroll_current_into_view)
 
-    def _refresh_row(self, row: int) -> None:
-        y = row - int(self.scroll_y)
+    def _refresh_row(self, event: int) -> None:
+        y = self.row_of(event) - int(self.scroll_y)
         if 0 <= y < self.size.height:
             self.refresh(Region(0, y, self.size.width, 1))
 
@@ -220,20 +286,23 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         offset = event.get_content_offset(self)
         if offset is None:
             return
-        row = offset.y + int(self.scroll_y)
-        if 0 <= row < len(self.index.stream.events):
+        row = self.event_at(offset.y + int(self.scroll_y))
+        if row is not None:
             self.post_message(self.Selected(row))
 
     def action_page(self, direction: int) -> None:
         height = max(1, self.scrollable_content_region.height - 1)
-        last = len(self.index.stream.events) - 1
-        self.post_message(self.Selected(min(last, max(0, self.current + direction * height))))
+        last = self.virtual_size.height - 1
+        y = min(last, max(0, self.row_of(self.current) + direction * height))
+        row = self.event_at(y)
+        if row is not None:
+            self.post_message(self.Selected(row))
 
     # -- rendering ---------------------------------------------------------
     def render_line(self, y: int) -> Strip:
-        row = y + int(self.scroll_y)
+        row = self.event_at(y + int(self.scroll_y))
         width = self.scrollable_content_region.width
-        if not 0 <= row < len(self.index.stream.events):
+        if row is None:
             return Strip.blank(width, self._base or self.rich_style)
         if row == self.current:
             return self._render_row(row, width, current=True)
@@ -252,7 +321,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         if current:
             base = base + self._style("current")
         line = Text(style=base, end="", no_wrap=True)
-        line.append("▶" if current else " ")
+        # ▷: the current event, shown although the filter hides it
+        line.append(("▷" if self._hidden_current() else "▶") if current else " ")
         line.append(f"{row:>{self._digits}} ", self._style("number"))
         if self.index.timed:
             t = "" if ev.time is None else f"{ev.time:7.3f}s"
