@@ -10,6 +10,7 @@ from rich.text import Text
 
 from fraglens.app.app import FraglensApp
 from fraglens.app.screens.tools import ToolsScreen
+from fraglens.app.widgets.cut import STRING_CHARS
 from fraglens.app.widgets.fit import marked_value
 from fraglens.app.widgets.parse import CallResult, DiagnosticsView
 from fraglens.cli.debugger import run as run_app
@@ -90,7 +91,35 @@ def test_the_marked_value_is_the_same_text_json_dumps_writes():
 def test_a_long_marked_value_is_cut_like_the_plain_one():
     text = marked_value(list(range(100)), {"/50"}, "bold", 10)
     assert text.plain.splitlines()[:10] == json.dumps(list(range(100)), indent=2).splitlines()[:10]
-    assert text.plain.endswith("… (c copies it whole)")
+    assert text.plain.endswith("… (v shows it whole, c copies it)")
+
+
+def test_a_marked_value_cuts_long_strings_and_walks_no_further_than_the_lines_shown():
+    class Counting(list):
+        """A list that counts how many of its items were read."""
+
+        read = 0
+
+        def __iter__(self):
+            for item in super().__iter__():
+                Counting.read += 1
+                yield item
+
+    big = "x" * 1_000_000
+    value = {"content": big, "path": 7, "rest": Counting(range(100_000))}
+    text = marked_value(value, {"/content", "/path", "/rest"}, "bold", 10)
+    plain = text.plain
+    assert len(plain) < STRING_CHARS + 400  # bounded by the screen, not the megabyte
+    assert f'"{"x" * STRING_CHARS}… [+{1_000_000 - STRING_CHARS:,} chars]"' in plain
+    assert plain.endswith("… (v shows it whole, c copies it)")
+    assert len(plain.splitlines()) == 11  # ten lines, then the cut note
+    assert Counting.read <= 12
+    marked = [plain[s.start : s.end] for s in text.spans if s.style == "bold"]
+    assert marked[0].startswith('"content": "xxx') and marked[1] == '"path": 7'
+    # the member the cut fell in is marked up to the cut: its head, then each
+    # item line shown (a span per line once cut into lines)
+    assert marked[2] == '"rest": ['
+    assert [m.strip() for m in marked[3:]] == ["0,", "1,", "2,", "3,", "4,", "5,"]
 
 
 async def test_t_shows_the_declared_tools_and_their_schemas():

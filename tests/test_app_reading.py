@@ -13,7 +13,8 @@ from fraglens.app.app import FraglensApp
 from fraglens.app.screens.calls import CallsScreen
 from fraglens.app.screens.value import ValueScreen, readable
 from fraglens.app.widgets.buffers import CallCard
-from fraglens.app.widgets.parse import STRING_CHARS, CallResult, pretty
+from fraglens.app.widgets.cut import STRING_CHARS
+from fraglens.app.widgets.parse import CallResult, pretty
 from fraglens.app.widgets.stream_list import StreamList, short_label
 from fraglens.framing.events import RawEvent
 from fraglens.load import load_stream, stream_from_bytes

@@ -17,6 +17,7 @@ from rich.style import Style
 from rich.text import Text
 
 from ...schema import CallFit
+from .cut import MORE, cut_string
 
 __all__ = ["fit_details", "fit_verdict", "marked_value"]
 
@@ -57,19 +58,35 @@ def fit_details(verdict: CallFit, meta: Style) -> Text | None:
     return out
 
 
+class _Full(Exception):
+    """The lines shown are written: the walk stops (see ``marked_value``)."""
+
+
 def marked_value(value: Any, pointers: set[str], mark: Style, lines: int) -> Text:
     """``value`` as indented JSON (as ``json.dumps(indent=2)`` writes it), the
-    members at ``pointers`` marked, cut after ``lines`` lines."""
+    members at ``pointers`` marked, cut after ``lines`` lines, long strings cut
+    as the Parse pane cuts them. The walk stops once the lines shown are
+    written: it costs what the screen shows, not what the value holds."""
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
+    #: the members being written, with where each began: marked up to the cut
+    #: when the walk stops inside them
+    open_members: list[tuple[str, int]] = []
     size = 0
+    newlines = 0
+    cut = False
 
     def put(text: str) -> None:
-        nonlocal size
+        nonlocal size, newlines
         parts.append(text)
         size += len(text)
+        newlines += text.count("\n")
+        if newlines > lines:
+            raise _Full
 
     def walk(item: Any, pointer: str, depth: int, start: int) -> None:
+        nonlocal cut
+        open_members.append((pointer, start))
         if isinstance(item, dict) and item:
             put("{\n")
             for n, (key, sub) in enumerate(item.items()):
@@ -86,12 +103,21 @@ def marked_value(value: Any, pointers: set[str], mark: Style, lines: int) -> Tex
                 walk(sub, f"{pointer}/{n}", depth + 1, size)
                 put(",\n" if n < len(item) - 1 else "\n")
             put(_INDENT * depth + "]")
+        elif isinstance(item, str):
+            shown, shortened = cut_string(item)
+            cut = cut or shortened
+            put(_dumps(shown))
         else:
             put(_dumps(item))
+        open_members.pop()
         if pointer in pointers:
             spans.append((start, size))
 
-    walk(value, "", 0, 0)
+    try:
+        walk(value, "", 0, 0)
+    except _Full:
+        cut = True
+        spans.extend((start, size) for pointer, start in open_members if pointer in pointers)
     text = _json(Text("".join(parts)))
     for start, end in spans:
         if start or end != size:  # the whole value failing marks nothing in it
@@ -99,7 +125,9 @@ def marked_value(value: Any, pointers: set[str], mark: Style, lines: int) -> Tex
     kept = text.split("\n", allow_blank=True)
     if len(kept) > lines:
         text = Text("\n").join(kept[:lines])
-        text.append("\n… (c copies it whole)")
+        cut = True
+    if cut:
+        text.append(f"\n… ({MORE})")
     return text
 
 

@@ -30,6 +30,7 @@ from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
 from .buffers import CallCard, call_title
 from .cells import cell_safe
+from .cut import MORE, cut_string
 from .fit import fit_details, fit_verdict, marked_value
 from .prerendered import Prerendered
 from .styled import ComponentStyles
@@ -64,11 +65,6 @@ _json = JSONHighlighter()
 _PRETTY = json.JSONEncoder(indent=2, ensure_ascii=False)
 
 
-#: characters of one string value shown before cutting it (a 1 MB file_text
-#: would otherwise be rendered whole, wrapped into thousands of lines)
-STRING_CHARS = 400
-
-
 def _bounded(value: Any, items: list[int]) -> tuple[Any, bool]:
     """A copy of ``value`` with at most ``items[0]`` scalars and containers
     (each takes at least one line) and every string cut to ``STRING_CHARS``,
@@ -76,9 +72,7 @@ def _bounded(value: Any, items: list[int]) -> tuple[Any, bool]:
     with the budget, so it costs what the screen shows, not what the value holds."""
     items[0] -= 1
     if isinstance(value, str):
-        if len(value) > STRING_CHARS:
-            return value[:STRING_CHARS] + f"… [+{len(value) - STRING_CHARS:,} chars]", True
-        return value, False
+        return cut_string(value)
     cut = False
     if isinstance(value, dict):
         out: dict[str, Any] = {}
@@ -100,8 +94,7 @@ def _bounded(value: Any, items: list[int]) -> tuple[Any, bool]:
     return value, False
 
 
-def pretty(value: Any, lines: int = VALUE_LINES, more: str = "v shows it whole, c copies it"
-           ) -> Text:
+def pretty(value: Any, lines: int = VALUE_LINES, more: str = MORE) -> Text:
     """``value`` as indented JSON, cut after ``lines`` lines and with long
     strings cut: the text rendered is bounded by the screen, never by the value."""
     shown, cut = _bounded(value, [lines + 1])
