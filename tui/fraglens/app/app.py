@@ -53,6 +53,7 @@ from .screens.filter import FilterScreen
 from .screens.help import HelpScreen
 from .screens.history import HistoryScreen
 from .screens.jump import JumpScreen
+from .screens.naive import NaiveScreen
 from .screens.open import OpenScreen
 from .screens.raw_event import RawEventScreen
 from .screens.search import SearchScreen
@@ -442,6 +443,7 @@ class FraglensApp(App[int]):
             "copy_message": lambda: bool(self.index.calls or self.stream.reassembler.choices),
             "show_history": lambda: bool(self.index.calls),
             "show_calls": lambda: bool(self.index.calls),
+            "show_naive": lambda: bool(self.index.calls),
             "show_tools": lambda: self.index.fit is not None,
             "show_raw": lambda: self.index.last >= 0,
             "show_value": lambda: self.selected is not None,
@@ -484,6 +486,7 @@ class FraglensApp(App[int]):
             "copy_message": "No assistant text and no tool call to copy.",
             "show_history": "No tool call in this stream: no history to build.",
             "show_calls": "No tool call in this stream yet.",
+            "show_naive": "No tool call in this stream yet: nothing to group.",
         }
         if action == "copy_arguments":
             if call is None:
@@ -799,6 +802,9 @@ class FraglensApp(App[int]):
                 self.goto(call.first_event)
 
         self.push_screen(CallsScreen(self.index), chosen)
+
+    def action_show_naive(self) -> None:
+        self.push_screen(NaiveScreen(self.index))
 
     def action_show_raw(self) -> None:
         self.push_screen(RawEventScreen(self.index, self.step))
