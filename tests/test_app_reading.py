@@ -262,3 +262,42 @@ async def test_raw_and_repaired_mark_what_the_repair_changed():
             if seg.style and seg.style.underline
         )
         assert underlined == ","  # in the pane too: the one change, on the raw side
+
+
+async def test_b_in_v_marks_where_each_fragment_began_reading_only_the_rows_on_screen():
+    from fraglens.app.widgets.fragment_view import FragmentView
+
+    content = "\n".join(f"line {i} = compute({i})" for i in range(50_000))  # ~1 MB
+    stream, _ = stream_from_bytes(_write_file_capture(content, piece=37))
+    app = FraglensApp(stream, source="big")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end", "v", "b")
+        await pilot.pause()
+        view = app.screen.query_one(FragmentView)
+        assert view.display and not app.screen.query_one(TextArea).display
+        assert 0 < len(view._cache) <= SIZE[1]  # the rows on screen were rendered, no more
+        call = app.index.calls[0]
+        assert view.length == call.length
+        per_row = view.row_start(1)
+        # row 0: the text's first characters, with the fragments' ends where the
+        # engine has them (every 37 characters here)
+        ends = [e for e in call.frag_end if 0 < e < per_row]
+        assert ends == list(range(37, per_row, 37))
+        strip = view.render_line(0)
+        body = strip.text[strip.text.index("{") :]
+        assert body.startswith(call.text[:per_row].replace("\n", "↵")[: len(body.rstrip())])
+        styled = [(s.text, s.style) for s in strip if s.text.strip()]
+        a, b = view._style("a"), view._style("b")
+        texts = [t for t, style in styled if style is not None and style.underline]
+        assert texts and all(len(t) <= 37 for t in texts)  # every second fragment
+        assert a != b
+        # a row far down: its gutter gives the fragment and event it starts in
+        y = view.virtual_size.height // 2
+        assert y > 1000
+        start = view.row_start(y)
+        k = view.fragment_at(start)
+        assert call.frag_end[k - 1] <= start < call.frag_end[k]
+        assert view._render_row(y, 100).text.split()[:2] == [f"f{k:,}",
+                                                           f"e{call.frag_event[k]:,}"]
+        await pilot.press("b")
+        assert not view.display and app.screen.query_one(TextArea).display

@@ -785,7 +785,7 @@ class FraglensApp(App[int]):
             state = "no verdict yet" if result is None else result.status
             about = f"{state} · the argument text as received at event {step} ({len(raw):,} chars)"
             text = raw
-        self.push_screen(ValueScreen(title, about, text))
+        self.push_screen(ValueScreen(title, about, text, call, step, self.boundaries))
 
     def action_show_tools(self) -> None:
         if self.index.fit is not None:

@@ -6,6 +6,9 @@ arguments opens as fast as a line. String values are shown unescaped: a
 ``file_text`` with 140 ``\\n`` reads as the code it is, each line indented
 under its key behind a ``│``. Without a parsed value (still streaming, or
 invalid), the argument text as received at the step is shown instead.
+
+``b`` switches to the text as received with its fragment boundaries marked
+(``FragmentView``), and back.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
+
+from ...engine.calls import Call
+from ..widgets.fragment_view import FragmentView
 
 _scalar = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -55,22 +61,67 @@ def _write(value: Any, indent: str, head: str, tail: str, out: list[str]) -> Non
 
 
 class ValueScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,v,q", "dismiss(None)", "Close", id="value.close")]
+    BINDINGS = [
+        Binding("escape,v,q", "dismiss(None)", "Close", id="value.close"),
+        Binding("b", "toggle_boundaries", "Boundaries", id="value.boundaries"),
+    ]
 
-    def __init__(self, title: str, about: str, text: str) -> None:
+    def __init__(
+        self,
+        title: str,
+        about: str,
+        text: str,
+        call: Call | None = None,
+        step: int = 0,
+        boundaries: bool = False,
+    ) -> None:
+        """``call`` and ``step``: whose text as received ``b`` shows with its
+        fragment boundaries (and does from the start when ``boundaries``)."""
         super().__init__()
         self.title_text = title
         self.about = about
         self.text = text
+        self.call = call
+        self.step = step
+        self.boundaries = boundaries and call is not None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="value-box") as box:
             box.border_title = self.title_text
-            box.border_subtitle = "esc closes · arrows, pgup/pgdn scroll"
+            box.border_subtitle = "esc closes · b fragment boundaries · arrows, pgup/pgdn scroll"
             yield Static(self.about, id="value-about")
             yield TextArea(
                 self.text, read_only=True, show_line_numbers=True, soft_wrap=False, id="value-text"
             )
+            if self.call is not None:
+                view = FragmentView(self.call, self.step, id="value-fragments")
+                view.display = False
+                yield view
 
     def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
+        self._show()
+
+    def action_toggle_boundaries(self) -> None:
+        if self.call is None:
+            self.notify("No call here: no fragments to mark.", severity="warning")
+            return
+        self.boundaries = not self.boundaries
+        self._show()
+
+    def _show(self) -> None:
+        area = self.query_one(TextArea)
+        area.display = not self.boundaries
+        about = self.query_one("#value-about", Static)
+        if self.call is not None:
+            self.query_one(FragmentView).display = self.boundaries
+        if not self.boundaries:
+            about.update(self.about)
+            area.focus()
+            return
+        view = self.query_one(FragmentView)
+        about.update(
+            f"as received at event {self.step:,}: {view.fragments:,} fragments, "
+            f"{view.length:,} chars; each fragment shaded in turn, the gutter gives "
+            "the fragment and event each row starts in (b: the value again)"
+        )
+        view.focus()
