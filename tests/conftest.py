@@ -23,3 +23,12 @@ def shared_or_skip() -> Path:
     if not (SHARED / "real_streams").is_dir():
         pytest.skip(f"{SHARED} is not here: the real-stream checks need ../shared beside the repo")
     return SHARED
+
+
+@pytest.fixture(autouse=True)
+def state_home(tmp_path_factory, monkeypatch) -> Path:
+    """The app remembers the captures it opened under ``$XDG_STATE_HOME``:
+    every test gets its own, never the user's."""
+    home = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(home))
+    return home

@@ -42,7 +42,7 @@ from ..fit import fit_for_request as fit_request
 from ..load import LoadError, read_bytes
 from ..loading import Loading
 from ..stream import Stream
-from . import clipboard
+from . import clipboard, recent
 from .commands import FraglensCommands
 from .keys import BINDINGS, KEY_BAR
 from .rows import RowFilter, Rows
@@ -199,6 +199,8 @@ class FraglensApp(App[int]):
     def on_mount(self) -> None:
         self.query_one(StreamList).focus()
         self._show()
+        if self.loading is not None and Path(self.source).is_file():
+            recent.remember(self.source)  # for o, next time
         if self.loading is not None:
             self.run_worker(self._load(self.loading), name="load", exclusive=True)
 
@@ -816,7 +818,9 @@ class FraglensApp(App[int]):
             if path is not None:
                 self.run_worker(self.open_path(path), name="open", exclusive=True)
 
-        self.push_screen(OpenScreen(folder.resolve()), chosen)
+        shown = Path(self.source).resolve()
+        before = [p for p in recent.recent_files() if Path(p) != shown]
+        self.push_screen(OpenScreen(folder.resolve(), before), chosen)
 
     async def open_path(self, path: str) -> None:
         """Show the capture at ``path`` in place of this one, read while shown
@@ -831,6 +835,7 @@ class FraglensApp(App[int]):
             self.notify(f"{path}: no events in the stream", title="Cannot open", severity="error")
             return
         self.loading = loading
+        recent.remember(path)
         # the calls against the tools its recorded request declared, once read
         self._fit_when_loaded = partial(fit_request, request=loading.meta.get("request"))
         await self.show_stream(loading.stream, path)
