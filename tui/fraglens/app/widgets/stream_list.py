@@ -138,6 +138,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         self._base: Style | None = None
         self._values: LRUCache[int, tuple[Any, bool]] = LRUCache(4096)
         self._labels_seen = 0
+        #: the distinct labels measured for the type column so far
+        self._measured: set[str] = set()
         #: the last search's pattern: its matches are marked in the rows
         self.highlight: re.Pattern[str] | None = None
         #: rows show each event's JSON, not the fragments it fed
@@ -161,9 +163,12 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         self._size_rows()
         before = self._shape
         self._digits = len(str(max(len(stream.events) - 1, 0)))
-        # labels only grow: measure the new ones (a loading capture syncs often)
+        # labels only grow: measure the new ones (a loading capture syncs often),
+        # each distinct one once (a stream names a few types, a million times)
         labels = stream.labels
-        widest = max((len(short_label(x)) for x in labels[self._labels_seen :]), default=0)
+        fresh = set(labels[self._labels_seen :]) - self._measured
+        self._measured |= fresh
+        widest = max((len(short_label(x)) for x in fresh), default=0)
         self._labels_seen = len(labels)
         self._label_width = min(LABEL_WIDTH, max(self._label_width, widest))
         calls = len(self.index.calls)
