@@ -43,6 +43,32 @@ class TestDemoWide:
         assert snap_compare(demo(), press=press, terminal_size=WIDE)
 
 
+    def test_filter_choices(self, snap_compare):
+        """&: the choices the demo offers, in their four groups."""
+        assert snap_compare(demo(), press=("ampersand",), terminal_size=WIDE)
+
+    def test_filtered_stream(self, snap_compare):
+        """& on get_weather (#2) only, then two steps: the Stream pane lists its
+        events alone, the buffers show every call as it stood then."""
+        # the list opens on its first choice (hide keep-alives); #2 is four down
+        press = ("ampersand", "down", "down", "down", "down", "space", "enter", "n", "n")
+        assert snap_compare(demo(), press=press, terminal_size=WIDE)
+
+    def test_naive_view(self, snap_compare):
+        """g at the last event: the three calls beside the two naive groupings."""
+        async def replayed(pilot):
+            await pilot.press("end", "g")
+            while pilot.app.screen.found is None:  # the replay runs on the app's loop
+                await pilot.pause()
+
+        assert snap_compare(demo(), run_before=replayed, terminal_size=WIDE)
+
+    def test_value_view_with_boundaries(self, snap_compare):
+        """v then b on read_file: its text as received, each fragment shaded."""
+        press = ("end", "tab", "up", "v", "b")
+        assert snap_compare(demo(), press=press, terminal_size=WIDE)
+
+
 class TestDemoNarrow:
     def test_opening(self, snap_compare):
         assert snap_compare(demo(), terminal_size=NARROW)

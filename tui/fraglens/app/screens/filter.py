@@ -1,8 +1,8 @@
 """``&``: choose which events the Stream pane shows.
 
-One list of choices, in four groups: the calls, the event types (with how many
-events of each), the diagnostics (any, or by code) and the two kinds of noise
-(keep-alives, usage-only chunks). ``space`` ticks a choice, ``enter`` applies
+One list of choices, each led by its group: the two kinds of noise to hide
+(keep-alives, usage-only chunks), the calls, the event types (with how many
+events of each), the diagnostics (any, or by code). ``space`` ticks a choice, ``enter`` applies
 them all, ``backspace`` clears them, ``esc`` leaves the filter as it was.
 Within a group any ticked choice lets an event through; across groups every
 group with a tick must (see ``rows.py``).
@@ -29,37 +29,34 @@ _ANY_DIAGNOSTIC = "diagnostic:any"
 
 
 def choices(index: StepIndex, current: RowFilter) -> list[Selection[str]]:
-    """Every choice the stream offers, ticked as ``current`` has them."""
+    """Every choice the stream offers, ticked as ``current`` has them, each
+    led by its group's name."""
     out: list[Selection[str]] = [
-        _heading("noise"),
-        Selection(Text("hide keep-alives (SSE comments)"), _HIDE_KEEP_ALIVES,
-                  current.hide_keep_alives),
-        Selection(Text("hide usage-only chunks"), _HIDE_USAGE, current.hide_usage),
+        _choice("hide", "keep-alives (SSE comments)", _HIDE_KEEP_ALIVES,
+                current.hide_keep_alives),
+        _choice("hide", "usage-only chunks", _HIDE_USAGE, current.hide_usage),
     ]
-    if index.calls:
-        out.append(_heading("only the events that opened or fed"))
-        for position, call in enumerate(index.calls):
-            label = f"#{position} {call.name or '(no name)'} ({call.fragments:,} fragments)"
-            out.append(Selection(Text(label), f"call:{call.seq}", call.seq in current.calls))
+    for position, call in enumerate(index.calls):
+        label = f"#{position} {call.name or '(no name)'} ({call.fragments:,} fragments)"
+        out.append(_choice("call", label, f"call:{call.seq}", call.seq in current.calls))
     labels = Counter(index.stream.labels)
-    out.append(_heading("only the events of type"))
     for label, count in sorted(labels.items(), key=lambda item: -item[1]):
         shown = "keep-alive (comment)" if label == KEEP_ALIVE else label
-        # Text, not markup: a label may be "[DONE]"
-        out.append(Selection(Text(f"{shown} ({count:,})"), f"type:{label}", label in current.types))
+        out.append(_choice("type", f"{shown} ({count:,})", f"type:{label}",
+                           label in current.types))
     codes = Counter(d.code for d in index.diagnostics_at(None) if d.event is not None)
     if codes:
-        out.append(_heading("only the events that carry"))
-        out.append(Selection(Text("any diagnostic"), _ANY_DIAGNOSTIC, current.any_diagnostic))
+        out.append(_choice("diagnostic", "any", _ANY_DIAGNOSTIC, current.any_diagnostic))
         for code, count in sorted(codes.items()):
-            out.append(Selection(Text(f"{code} ({count:,})"), f"code:{code}",
-                                 code in current.codes))
+            out.append(_choice("diagnostic", f"{code} ({count:,})", f"code:{code}",
+                               code in current.codes))
     return out
 
 
-def _heading(text: str) -> Selection[str]:
-    """A group's title: a choice that cannot be ticked (values must be unique)."""
-    return Selection(Text(text, style="bold"), f"heading:{text}", disabled=True)
+def _choice(group: str, label: str, value: str, ticked: bool) -> Selection[str]:
+    # Text, not markup: a label may be "[DONE]"
+    prompt = Text.assemble((f"{group:<10} ", "dim"), label)
+    return Selection(prompt, value, ticked)
 
 
 def from_ticks(ticked: list[str]) -> RowFilter:

@@ -109,7 +109,8 @@ class NaiveScreen(ModalScreen[None]):
             yield Static(f"reading the {len(self.replay.events):,} events again as a naive "
                          "client would…", id="naive-about")
             with Horizontal(id="naive-columns"):
-                for name, title in (("real", "fraglens"), *_HOW.items()):
+                for name, title in (("real", f"fraglens: {len(self.index.calls):,}"),
+                                    *_HOW.items()):
                     with VerticalScroll(id=f"naive-{name}", classes="naive-column") as column:
                         column.border_title = title
                         column.can_focus = True
