@@ -86,6 +86,20 @@ SHOTS = [
         select=1,
     ),
     Shot(
+        "naive",
+        "g: the demo's three calls beside what grouping the fragments by id or by arrival "
+        "would have built: no naive call is right",
+        ":demo:",
+        keys=("end", "g"),
+    ),
+    Shot(
+        "filtered",
+        "&: the Stream pane shows get_weather's events only; each step still shows every "
+        "call as it stood",
+        ":demo:",
+        keys=("ampersand", "down", "down", "down", "down", "space", "enter", "n", "n", "n"),
+    ),
+    Shot(
         "narrow",
         "80×24: the panes stacked, the focused one taller",
         ":demo:",
@@ -106,6 +120,8 @@ async def take(shot: Shot, out: Path) -> Path:
             app.pinned = app.index.calls[shot.select].seq
         await pilot.press(*shot.keys)
         await pilot.pause()
+        while getattr(app.screen, "found", ()) is None:  # g's replay, still running
+            await pilot.pause()
         target = out / f"{shot.name}.svg"
         target.write_text(app.export_screenshot(title=f"fraglens — {shot.name}"), "utf-8")
     return target
