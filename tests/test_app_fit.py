@@ -15,7 +15,7 @@ from fraglens.app.widgets.fit import marked_value
 from fraglens.app.widgets.parse import CallResult, DiagnosticsView
 from fraglens.cli.debugger import run as run_app
 from fraglens.fit import check_fit
-from fraglens.load import load_stream
+from fraglens.load import load_stream, stream_from_bytes
 from fraglens.tools import read_tools
 
 from .conftest import SAMPLES
@@ -216,3 +216,27 @@ async def test_a_proxy_flow_opened_in_the_panes_is_judged_against_its_request_to
         await pilot.pause()
         assert "✖ undeclared tool" in flat(result_text(app, 3))
         assert "strict broken" in flat(result_text(app, 4))
+
+
+async def test_a_megabyte_string_that_breaks_its_schema_is_cut_in_the_parse_pane():
+    """The marked value and the failure's message (which quotes the value)."""
+    from .test_app_reading import _write_file_capture
+
+    content = "x" * 1_000_000
+    stream, _ = stream_from_bytes(_write_file_capture(content))
+    schema = {"type": "object", "properties": {"path": {"type": "string"},
+                                               "content": {"type": "string", "maxLength": 10}}}
+    tools = read_tools([{"type": "function", "function": {"name": "write_file",
+                                                          "parameters": schema}}])
+    app = FraglensApp(stream, source="big", fit=check_fit(stream, tools))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        widget = app.query_one(CallResult)
+        text = flat(result_text(app, 0))
+        # the failure by its pointer, its message (which quotes the value) cut too
+        assert "/content 'xxx" in text and "chars] (maxLength)" in text
+        marked = marked_spans(widget)
+        assert len(marked) == 1 and marked[0].startswith('"content": "xxx')
+        assert f"… [+{1_000_000 - STRING_CHARS:,} chars]" in marked[0]
+        assert len(widget._strips) < SIZE[1] * 2  # rendered within the screen

@@ -49,7 +49,8 @@ def fit_details(verdict: CallFit, meta: Style) -> Text | None:
     for i, error in enumerate(verdict.errors):
         out.append(("\n" if i else "") + "• ")
         out.append(error.pointer or "(the whole value)", "bold")
-        out.append(f" {error.message} ")
+        # jsonschema quotes the failing value in its message: a megabyte, maybe
+        out.append(f" {cut_string(error.message)[0]} ")
         out.append(f"({error.rule})", meta)
     if verdict.more_errors:
         out.append(f"\n… {verdict.more_errors} more", meta)
