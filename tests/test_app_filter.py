@@ -8,6 +8,7 @@ from pathlib import Path
 from textual.widgets import SelectionList
 
 from fraglens import loading as loading_module
+from fraglens.app import app as app_module
 from fraglens.app.app import FraglensApp
 from fraglens.app.rows import RowFilter, Rows
 from fraglens.app.screens.filter import FilterScreen
@@ -246,3 +247,35 @@ async def test_a_filtered_view_renders_the_rows_on_screen_only_and_steps_without
         assert len(rendered) <= 5 * SIZE[1]
         assert app.step == 1  # home: the first chunk; n n p: the second
 
+
+
+async def test_a_filter_set_while_the_capture_loads_grows_with_it(monkeypatch):
+    monkeypatch.setattr(loading_module, "SLICE_BYTES", 200)
+    monkeypatch.setattr(app_module, "LOAD_SLICE", 0.0)
+    monkeypatch.setattr(app_module, "LOAD_REDRAW", 0.0)
+    job = Loading((SAMPLES / "demo.sse").read_bytes(), "demo")
+    held = True
+    advance = job.advance
+
+    def gated() -> int:
+        """The read stops after a few events until the filter is set."""
+        return 0 if held and len(job.stream.events) >= 5 else advance()
+
+    monkeypatch.setattr(job, "advance", gated)
+    app = FraglensApp(loading=job, source="demo")
+    async with app.run_test(size=SIZE) as pilot:
+        while len(app.stream.events) < 5:
+            await pilot.pause()
+        await pilot.press("ampersand")
+        _tick(app, "hide:keep-alives")
+        await pilot.press("enter")
+        await pilot.pause()
+        rows = app.query_one(StreamList).rows
+        assert rows is not None and len(rows) < 5
+        held = False
+        while app.loading is not None:
+            await pilot.pause()
+        assert app.query_one(StreamList).rows is rows  # the same list, grown
+        whole = Rows(StepIndex(app.stream), RowFilter(hide_keep_alives=True))
+        assert list(rows.events) == list(whole.events)
+        assert len(rows) == len(app.stream.events) - app.stream.labels.count("comment")
