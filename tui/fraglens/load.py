@@ -38,7 +38,7 @@ def read_bytes(path: str) -> bytes:
         if path == "-":
             data = _read_capped(sys.stdin.buffer, limit)
         else:
-            with open(path, "rb") as f:  # noqa: PTH123 (pathlib only for this costs start-up)
+            with open(path, "rb") as f:  # not pathlib: it would cost check start-up time
                 data = _read_capped(f, limit)
     except FileNotFoundError:
         raise LoadError(f"{path}: no such file") from None
