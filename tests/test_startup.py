@@ -46,6 +46,9 @@ def test_check_loads_nothing_it_does_not_use() -> None:
     assert "jsonschema" not in modules
     assert "json_repair" not in modules
     assert "importlib.resources" not in modules
+    # an SSE capture is no recording: their reader and the redaction stay out
+    assert "fraglens.framing.recording" not in modules
+    assert "fraglens.redact" not in modules
 
 
 def test_the_optional_imports_still_come_when_needed(tmp_path: Path) -> None:
