@@ -99,3 +99,49 @@ def test_without_a_terminal_the_check_report_is_printed(capsys):
     assert err.count("\n") == 1 and "fraglens check" in err
     assert main(["check", repaired]) == code == 1  # a repaired call: exit 1, as check
     assert out == capsys.readouterr().out
+
+
+async def test_while_loading_the_stream_grows_without_laying_the_screen_out_again(monkeypatch):
+    """Once the Stream pane has its scrollbar, more events only lengthen it:
+    no layout pass per redraw; the rows still scroll to the last event."""
+    from textual.widget import Widget
+
+    from fraglens.app.widgets.stream_list import StreamList
+
+    from .test_app_filter import _one_call
+
+    monkeypatch.setattr(loading_module, "SLICE_BYTES", 20_000)
+    monkeypatch.setattr(app_module, "LOAD_SLICE", 0.0)
+    monkeypatch.setattr(app_module, "LOAD_REDRAW", 0.0)
+    job = Loading(_one_call(5_000), "big")
+    app = FraglensApp(loading=job, source="big")
+    layouts: list[int] = []
+    refresh = Widget.refresh
+
+    def counting(self, *regions, **kwargs):
+        if kwargs.get("layout") and isinstance(self, StreamList):
+            layouts.append(len(app.stream.events))
+        return refresh(self, *regions, **kwargs)
+
+    monkeypatch.setattr(Widget, "refresh", counting)
+    syncs: list[int] = []
+    sync = StreamList.sync
+
+    def counted_sync(self) -> None:
+        syncs.append(len(app.stream.events))
+        sync(self)
+
+    monkeypatch.setattr(StreamList, "sync", counted_sync)
+    async with app.run_test(size=SIZE) as pilot:
+        while app.loading is not None:
+            await pilot.pause()
+        stream_list = app.query_one(StreamList)
+        # the first rows, then the scrollbar's arrival: no layout after that
+        assert len(set(syncs)) > 10 and len(layouts) <= 2
+        assert stream_list.virtual_size.height == len(app.stream.events) == 5_000
+        assert stream_list.vertical_scrollbar.window_virtual_size == 5_000
+        await pilot.press("end")
+        await pilot.pause()
+        top = int(stream_list.scroll_y)
+        assert top <= app.step < top + stream_list.scrollable_content_region.height
+        assert stream_list.max_scroll_y == 5_000 - stream_list.scrollable_content_region.height
