@@ -158,8 +158,10 @@ class FraglensApp(App[int]):
         #: step through this call's fragments only
         self.follow: int | None = None
         self.playing = False
-        #: what the Stream pane shows (n / p step over the rows it hides)
+        #: what the Stream pane shows (n / p step over the rows it hides), and
+        #: the rows it shows (the pane's own list; None: every event)
         self.row_filter = RowFilter()
+        self.rows: Rows | None = None
         self.new_events = 0
         self._seen = self.index.last
         self._summary_text: str | None = None
@@ -390,10 +392,6 @@ class FraglensApp(App[int]):
         self.refresh_stream()
 
     # -- where the next step goes ---------------------------------------------
-    @property
-    def rows(self) -> Rows | None:
-        """The Stream pane's filtered rows (None: no filter, every event)."""
-        return self.query_one(StreamList).rows
 
     def _next(self) -> int | None:
         call = self.index.call(self.follow)
@@ -715,7 +713,7 @@ class FraglensApp(App[int]):
             self.row_filter = flt
             stream_list = self.query_one(StreamList)
             stream_list.set_filter(flt)
-            rows = stream_list.rows
+            rows = self.rows = stream_list.rows
             if rows is not None and not len(rows):
                 self.notify("No event matches this filter (yet): the rows are empty.",
                             severity="warning")
