@@ -279,3 +279,27 @@ async def test_a_filter_set_while_the_capture_loads_grows_with_it(monkeypatch):
         whole = Rows(StepIndex(app.stream), RowFilter(hide_keep_alives=True))
         assert list(rows.events) == list(whole.events)
         assert len(rows) == len(app.stream.events) - app.stream.labels.count("comment")
+
+
+async def test_diagnostic_keys_and_following_a_call_go_where_they_say_through_a_filter():
+    stream, _ = load_stream(":demo:")
+    app = FraglensApp(stream, source="demo")
+    async with app.run_test(size=SIZE) as pilot:
+        search, weather = app.index.calls[0], app.index.calls[2]
+        await pilot.press("ampersand")
+        _tick(app, f"call:{weather.seq}")
+        await pilot.press("enter")
+        await pilot.pause()
+        # ] goes to the next diagnostic's event, hidden or not
+        marked = [e for e in app.index.diagnostic_events if e > app.step]
+        await pilot.press("right_square_bracket")
+        assert app.step == marked[0]
+        assert app.rows is not None and not app.rows.shown(app.step)
+        # f follows search_files' fragments, all hidden by the filter
+        app.goto(search.frag_event[0])
+        app.pinned = search.seq
+        await pilot.press("f", "n")
+        assert app.step == search.frag_event[1]
+        await pilot.press("F", "n")  # every event again: the next shown one
+        assert app.step == min(e for e in app.rows.events if e > search.frag_event[1])
+        assert app.step == weather.first_event

@@ -212,7 +212,7 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         if self.show_vertical_scrollbar and min(total, self.virtual_size.height) > window > 0:
             # the scrollbar stays, only its thumb changes: a new virtual size
             # would lay the whole screen out again, and while a capture loads
-            # that came with every redraw (a sixth of the CPU of a 1M-event load)
+            # that came with every redraw (a sixth of a 1M-event load under cProfile)
             self.set_reactive(StreamList.virtual_size, size)
             self.vertical_scrollbar.window_virtual_size = total
             return
