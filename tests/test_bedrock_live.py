@@ -30,6 +30,7 @@ from botocore.credentials import Credentials
 from fraglens.cli import main
 from fraglens.framing.eventstream import encode_message
 from fraglens.framing.recording import parse_recording
+from fraglens.load import load_stream
 from fraglens.net.bedrock import (
     ANTHROPIC_BEDROCK_VERSION,
     Signer,
@@ -54,6 +55,7 @@ STREAMS = {
     "exception": "bedrock_converse_exception",
     CLAUDE: "bedrock_invoke_claude_parallel",
     "throttled-mid-stream": "bedrock_invoke_throttled",
+    "damaged": "bedrock_converse_crc_damaged",
 }
 #: what the tests captured (stdout, stderr), for the last test's grep
 CAPTURED: list[str] = []
@@ -101,7 +103,8 @@ def check_signature(
     )
     request.context["timestamp"] = stamp
     auth = SigV4Auth(Credentials(ACCESS_KEY, SECRET_KEY, SESSION_TOKEN), service, region)
-    expected = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
+    to_sign = auth.string_to_sign(request, auth.canonical_request(request))
+    expected = auth.signature(to_sign, request)
     if not hmac.compare_digest(expected, signature):
         return "InvalidSignatureException", "The request signature we calculated does not match."
     return None
@@ -172,7 +175,8 @@ class SigningUpstream:
         headers = [(b"content-type", b"application/json"),
                    (b"x-amzn-errortype", f"{kind}:http://internal.amazon.com/coral/".encode())]
         await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": json.dumps({"message": message}).encode()})
+        body = json.dumps({"message": message}).encode()
+        await send({"type": "http.response.body", "body": body})
 
     async def _stream(self, send, body: bytes) -> None:
         headers = [(b"content-type", b"application/vnd.amazon.eventstream")]
@@ -328,6 +332,33 @@ async def test_messages_are_handed_out_as_their_reads_complete_them(upstream, aw
     assert call.body.framing == "eventstream"
 
 
+async def test_a_damaged_message_is_read_live_as_check_reads_the_recording(upstream, work, aws):
+    """A CRC mismatch is found when the next valid prelude comes: the event is still
+    stamped with the read that held the damage's last byte, as the recording's reader
+    stamps it, so that the two give the same events at the same times."""
+    spec, _ = build_bedrock_spec("bedrock-converse", url=upstream[1], model="damaged",
+                                 prompt="hi", signer=SIGNER)
+    record = work / "damaged.jsonl"
+    call = LiveCall(spec, timeout=PATIENCE, record=record)
+    status = await call.run()
+    assert status.phase is Phase.DONE, status.message
+    live = [(ev.kind, ev.event, ev.data, ev.time) for ev in call.stream.events]
+    loaded = load_stream(str(record))[0]
+    recorded = [(ev.kind, ev.event, ev.data, ev.time) for ev in loaded.events]
+    assert live == recorded
+    assert "frame-damaged" in [d.code for d in call.stream.reassembler.diagnostics()]
+
+
+async def test_send_again_signs_the_request_anew(upstream, aws):
+    spec, _ = build_bedrock_spec("bedrock-converse", url=upstream[1], model="parallel",
+                                 prompt="hi", signer=SIGNER)
+    first = LiveCall(spec, timeout=PATIENCE)
+    again = first.again()
+    assert again.spec is not spec and again.spec.body == spec.body
+    assert (await again.run()).phase is Phase.DONE
+    assert upstream[0].seen[-1][3] is None
+
+
 @pytest.mark.parametrize(("model", "fmt", "said"), [
     ("exception", "bedrock-converse", "modelStreamErrorException: The model stream was"),
     ("throttled-mid-stream", "bedrock-invoke", "throttlingException: Too many requests"),
@@ -418,6 +449,23 @@ def test_echoed_credentials_reach_no_recording_and_no_output(
     assert REDACTED in rec.body.decode("utf-8", "replace")
     if model == "echo-error":
         assert "HTTP 403 Forbidden: AccessDeniedException:" in err
+
+
+def test_compare_signs_one_request_per_model(upstream, work, aws, capsys):
+    before = len(upstream[0].seen)
+    code, out, err = cli(["compare", "--format", "bedrock-converse", "--url", upstream[1],
+                          "--region", REGION, "--models", "parallel,damaged", "--prompt", "hi",
+                          "--json", "--record-dir", str(work / "compare")], capsys)
+    seen = upstream[0].seen[before:]
+    assert sorted(target for target, *_ in seen) == [
+        "/model/damaged/converse-stream", "/model/parallel/converse-stream"
+    ]
+    assert all(verdict is None for *_, verdict in seen)
+    rows = {row["model"]: row for row in json.loads(out)["backends"]}
+    assert rows["parallel"]["worst"] == "ok" and len(rows["parallel"]["calls"]) == 2
+    recorded = sorted(p.name for p in (work / "compare").iterdir())
+    assert recorded == ["damaged.jsonl", "parallel.jsonl"]
+    assert code == 1  # the damaged stream is a problem compare reports
 
 
 # -- credentials -----------------------------------------------------------------------------
