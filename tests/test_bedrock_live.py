@@ -314,6 +314,29 @@ def test_live_converse_is_signed_read_as_it_streams_and_recorded(upstream, work,
     assert rec.request["headers"]["X-Amz-Security-Token"] == REDACTED
 
 
+def test_the_declared_tool_specs_check_the_calls_live_and_in_the_recording(
+    upstream, work, aws, capsys
+):
+    """Converse declares tools as toolSpec entries under toolConfig: the calls are
+    validated against them, in the live report and in check of the recording."""
+    tools = work / "stock-tools.json"
+    schema = {"type": "object", "properties": {"ticker": {"type": "string", "maxLength": 3}},
+              "required": ["ticker"]}
+    tools.write_text(json.dumps([{"toolSpec": {"name": "get_stock_price",
+                                               "inputSchema": {"json": schema}}}]))
+    record = work / "converse-tools.jsonl"
+    code, out, err = cli(["live", "--format", "bedrock-converse", "--url", upstream[1],
+                          "--region", REGION, "--model", "parallel", "--prompt", "stocks?",
+                          "--tools", str(tools), "--json", "--record", str(record)], capsys)
+    sent = json.loads(upstream[0].seen[-1][2])
+    assert sent["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"] == schema
+    live = json.loads(out)
+    # "AMZN" and "MSFT" are four letters: both calls break maxLength
+    assert [d["code"] for d in live["diagnostics"]] == ["args-schema", "args-schema"]
+    assert code == 1
+    assert check_json(record, capsys) == live
+
+
 async def test_messages_are_handed_out_as_their_reads_complete_them(upstream, aws):
     _, url = upstream
     spec, _ = build_bedrock_spec("bedrock-invoke", url=url, model=CLAUDE, prompt="weather?",
