@@ -372,6 +372,27 @@ async def test_a_damaged_message_is_read_live_as_check_reads_the_recording(upstr
     assert "frame-damaged" in [d.code for d in call.stream.reassembler.diagnostics()]
 
 
+async def test_the_app_fills_its_panes_from_a_live_bedrock_stream(upstream, aws):
+    from fraglens.app.live import make_live_app
+
+    spec, _ = build_bedrock_spec("bedrock-invoke", url=upstream[1], model=CLAUDE,
+                                 prompt="hi", signer=SIGNER)
+    call = LiveCall(spec, timeout=PATIENCE)
+    app = make_live_app(call)
+    async with app.run_test(size=(120, 36)) as pilot:
+        for _ in range(12000):  # pauses, not a clock: a hang guard
+            if call.status.phase.finished and app.index.last == len(app.stream.events) - 1:
+                break
+            await pilot.pause(0.005)
+        assert call.status.phase is Phase.DONE, call.status.message
+        assert len(app.stream.events) == 13 and app.step == app.index.last
+        assert [c.text for c in app.stream.reassembler.calls] == [
+            '{"city": "Madrid"}', '{"city": "Valencia"}'
+        ]
+        assert "done" in app.live_status and "13 events" in app.live_status
+        CAPTURED.append(app.live_status)
+
+
 async def test_send_again_signs_the_request_anew(upstream, aws):
     spec, _ = build_bedrock_spec("bedrock-converse", url=upstream[1], model="parallel",
                                  prompt="hi", signer=SIGNER)
