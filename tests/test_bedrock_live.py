@@ -538,6 +538,7 @@ def test_a_profile_from_the_shared_files_signs_and_gives_the_region(upstream, wo
     ("none", "fraglens: error: no AWS credentials found: set AWS_ACCESS_KEY_ID"),
     ("profile", "fraglens: error: AWS credentials: The config profile (nobody) could not be found"),
     ("region", "fraglens: error: no AWS region: pass --region"),
+    ("bad-region", "fraglens: error: not an AWS region: 'evil.example.com/x'"),
 ])
 def test_missing_credentials_are_one_line(upstream, aws, capsys, monkeypatch, change, said):
     argv = ["live", "--format", "bedrock-converse", "--model", "m", "--prompt", "hi"]
@@ -547,6 +548,8 @@ def test_missing_credentials_are_one_line(upstream, aws, capsys, monkeypatch, ch
         argv += ["--region", REGION]
     elif change == "profile":
         argv += ["--profile", "nobody", "--region", REGION]
+    elif change == "bad-region":
+        argv += ["--region", "evil.example.com/x"]
     code, _, err = cli([*argv, "--headless"], capsys)
     assert code == 2
     assert err.strip().startswith(said) and len(err.strip().splitlines()) == 1

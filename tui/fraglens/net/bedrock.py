@@ -73,7 +73,7 @@ OPERATIONS = {
 ANTHROPIC_BEDROCK_VERSION = "bedrock-2023-05-31"
 INSTALL_HINT = "pip install 'fraglens[bedrock]'"
 _NO_MODEL = "no model: pass --model ID (a Bedrock model id, inference profile or ARN)"
-#: us-east-1, eu-central-2, us-gov-west-1, cn-north-1...: it becomes part of a host name
+#: us-east-1, eu-central-2, us-gov-west-1, cn-north-1...
 _REGION = re.compile(r"[a-z]{2}(?:-[a-z0-9]+)+-[0-9]+")
 
 
@@ -104,6 +104,10 @@ class Signer:
     access_key: str = field(repr=False)
     secret_key: str = field(repr=False)
     token: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not _REGION.fullmatch(self.region):  # it becomes part of a host name
+            raise RequestError(f"not an AWS region: {self.region[:40]!r} (like us-east-1)")
 
     def unsent(self) -> tuple[tuple[str, str], ...]:
         """The credentials the signature uses but the request does not carry."""
@@ -144,8 +148,6 @@ def load_signer(region: str | None = None, profile: str | None = None) -> Signer
         )
     if not region:
         raise RequestError("no AWS region: pass --region (or set AWS_REGION, or a profile region)")
-    if not _REGION.fullmatch(region):
-        raise RequestError(f"not an AWS region: {region[:40]!r} (like us-east-1)")
     return Signer(region, frozen.access_key, frozen.secret_key, frozen.token or None)
 
 
