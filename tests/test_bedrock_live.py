@@ -17,6 +17,7 @@ import hmac
 import json
 import re
 import sys
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -160,6 +161,13 @@ class SigningUpstream:
                 SECRET_KEY, _escaped(SECRET_KEY)
             )
             await self._error(send, 403, "AccessDeniedException", text)
+        elif model == "endless":
+            # a valid prelude announcing a 16 MiB message, whose bytes keep coming
+            head = _event("messageStart", {"role": "assistant"})
+            total = 16 * 1024 * 1024
+            prelude = total.to_bytes(4, "big") + (0).to_bytes(4, "big")
+            prelude += zlib.crc32(prelude).to_bytes(4, "big")
+            await self._stream(send, head + prelude + b"x" * 300_000, step=65536)
         elif model == "echo-stream":
             stream = (
                 _event("messageStart", {"role": "assistant"})
@@ -178,11 +186,11 @@ class SigningUpstream:
         body = json.dumps({"message": message}).encode()
         await send({"type": "http.response.body", "body": body})
 
-    async def _stream(self, send, body: bytes) -> None:
+    async def _stream(self, send, body: bytes, step: int = 7) -> None:
         headers = [(b"content-type", b"application/vnd.amazon.eventstream")]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
-        for at in range(0, len(body), 7):
-            await send({"type": "http.response.body", "body": body[at : at + 7],
+        for at in range(0, len(body), step):
+            await send({"type": "http.response.body", "body": body[at : at + step],
                         "more_body": True})
         await send({"type": "http.response.body", "body": b""})
 
@@ -444,6 +452,20 @@ def test_an_http_error_is_one_line_with_what_aws_said(upstream, work, aws, capsy
     assert code == 2
     assert f"fraglens: error: {line}" in err.splitlines()
     assert parse_recording(record.read_bytes()).response["status"] == int(line[5:8])
+
+
+def test_a_message_that_never_ends_stops_at_the_cap(upstream, work, aws, capsys):
+    record = work / "endless.jsonl"
+    code, _, err = cli(["live", "--format", "bedrock-converse", "--url", upstream[1],
+                        "--region", REGION, "--model", "endless", "--prompt", "hi",
+                        "--max-line-bytes", "64k", "--headless", "--record", str(record)],
+                       capsys)
+    assert code == 2
+    assert ("fraglens: error: an event-stream message ran past 64 KiB (--max-line-bytes):"
+            " the call was ended there") in err
+    rec = parse_recording(record.read_bytes())
+    # what was read is kept; the read stopped well before the 300 KB sent
+    assert 64 * 1024 < len(rec.body) < 300_000
 
 
 def test_a_wrong_secret_key_is_refused_by_the_signature_check(upstream, work, aws, capsys,

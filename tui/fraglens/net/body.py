@@ -49,7 +49,7 @@ from ..framing.eventstream import (
 )
 from ..framing.recording import RecordingWriter
 from ..framing.sse import SSEDecoder
-from .limits import DEFAULT_LIMITS, LineGuard
+from .limits import DEFAULT_LIMITS, LineGuard, mib
 
 __all__ = ["LiveBody"]
 
@@ -183,8 +183,7 @@ class LiveBody:
         out = self._events_of(self._messages.feed(chunk))
         if self.size - self._message_end > self._max_line:
             self.overflow = (
-                f"no whole event-stream message in the last {self.size - self._message_end}"
-                f" bytes (the cap is {self._max_line})"
+                f"an event-stream message ran past {mib(self._max_line)} (--max-line-bytes)"
             )
         return out
 
