@@ -79,7 +79,9 @@ def add_request_options(p: argparse.ArgumentParser, *, one_model: bool = True) -
         what.add_argument("--model", metavar="M", help="the model (overrides the request file's)")
     what.add_argument("--prompt", metavar="TEXT", help="one user message")
     what.add_argument(
-        "--tools", metavar="FILE.json", help="tools, in OpenAI, Anthropic or Responses shape"
+        "--tools",
+        metavar="FILE.json",
+        help="tools, in OpenAI, Anthropic, Responses or Converse (toolSpec) shape",
     )
     p.add_argument(
         "--format",
@@ -129,7 +131,7 @@ def build(p: argparse.ArgumentParser) -> None:
         type=size,
         default=DEFAULT_LIMITS.max_line,
         metavar="N",
-        help="the longest SSE line or event read (default 4M)",
+        help="the longest SSE line or event, or event-stream message, read (default 4M)",
     )
     caps.add_argument(
         "--max-decoded-bytes",
