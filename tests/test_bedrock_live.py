@@ -401,6 +401,24 @@ async def test_the_app_fills_its_panes_from_a_live_bedrock_stream(upstream, aws)
         CAPTURED.append(app.live_status)
 
 
+async def test_serve_answers_a_bedrock_path_with_a_bedrock_capture(aws):
+    """Among captures of several formats, a Converse path gets the Converse one, every
+    time (not round-robin over all): live Bedrock can be tried against serve."""
+    from fraglens.net.replay import Pace
+    from fraglens.net.serve import start_server
+
+    captures = [str(SAMPLES / "backend_gpt4o_parallel.sse"),
+                str(SAMPLES / "bedrock_converse_parallel.eventstream")]
+    with start_server(captures, pace=Pace("fixed", 0)) as server:
+        spec, _ = build_bedrock_spec("bedrock-converse", url=server.url, model="m",
+                                     prompt="hi", signer=SIGNER)
+        for _ in range(2):
+            call = LiveCall(spec, timeout=PATIENCE)
+            assert (await call.run()).phase is Phase.DONE, call.status.message
+            assert call.body.framing == "eventstream"
+            assert len(call.stream.reassembler.calls) == 2
+
+
 async def test_send_again_signs_the_request_anew(upstream, aws):
     spec, _ = build_bedrock_spec("bedrock-converse", url=upstream[1], model="parallel",
                                  prompt="hi", signer=SIGNER)
