@@ -419,6 +419,17 @@ async def test_serve_answers_a_bedrock_path_with_a_bedrock_capture(aws):
             assert len(call.stream.reassembler.calls) == 2
 
 
+def test_serve_says_errors_on_a_bedrock_path_in_aws_shape():
+    from fraglens.net.replay import Chaos
+    from fraglens.net.serve import start_server
+
+    capture = str(SAMPLES / "bedrock_converse_parallel.eventstream")
+    with start_server([capture], chaos=Chaos(http_error=429)) as server:
+        r = httpx.post(server.url + "/model/m%3A0/converse-stream", json={}, timeout=PATIENCE)
+    assert r.status_code == 429
+    assert r.json() == {"message": "fraglens serve: simulated HTTP 429 (Too Many Requests)"}
+
+
 async def test_send_again_signs_the_request_anew(upstream, aws):
     spec, _ = build_bedrock_spec("bedrock-converse", url=upstream[1], model="parallel",
                                  prompt="hi", signer=SIGNER)
