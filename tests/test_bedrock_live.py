@@ -606,6 +606,15 @@ def test_missing_credentials_are_one_line(upstream, aws, capsys, monkeypatch, ch
     assert err.strip().startswith(said) and len(err.strip().splitlines()) == 1
 
 
+def test_aws_options_without_a_bedrock_format_are_a_usage_error(capsys):
+    code, _, err = cli(["live", "--url", "http://127.0.0.1:9/v1", "--model", "m", "--prompt",
+                        "hi", "--region", REGION, "--headless"], capsys)
+    assert code == 2
+    assert err.strip() == (
+        "fraglens: error: --region and --profile are for the Bedrock formats (--format bedrock-…)"
+    )
+
+
 def test_without_botocore_the_call_says_how_to_install_it(aws, capsys, monkeypatch):
     for name in [m for m in sys.modules if m == "botocore" or m.startswith("botocore.")]:
         monkeypatch.setitem(sys.modules, name, None)  # import botocore... raises ImportError

@@ -171,6 +171,8 @@ def spec_from_args(
             "--url is required (a base URL or a full endpoint); only the Bedrock formats"
             " find theirs from --region"
         )
+    if args.region or args.profile:
+        raise CliError("--region and --profile are for the Bedrock formats (--format bedrock-…)")
     try:
         spec, note = build_spec(
             args.url,
