@@ -10,7 +10,8 @@ event-stream decoder, engine, recording) with a request signed by botocore
 from made-up temporary credentials (serve checks no signature), so every read
 is also scrubbed for the access key id, the signature, a 1,000-character
 session token and the secret key. In the same run, the same arguments as a
-Chat Completions SSE stream give the reference row; the ratios are printed:
+Chat Completions SSE stream, sent with a 164-character key, give the
+reference row; the ratios are printed:
 Bedrock against SSE for the same arguments, and Bedrock at 10x the fragments
 against 1x (costs must grow with the input). Medians of ``--rounds`` runs,
 taken in turns.
@@ -41,6 +42,10 @@ from fraglens.net.request import RequestSpec, build_spec  # noqa: E402
 SIGNER = Signer(
     "us-east-1", "AKIABENCHMARK0000001", "bench/Secret+Key/0123456789abcdefghijklm", "T" * 1000
 )
+
+
+#: the SSE row sends a key too (an OpenAI project key's length): both rows scrub every read
+KEY = {"OPENAI_API_KEY": "sk-proj-" + "k" * 156}
 
 
 def event(name: str, payload: dict) -> bytes:
@@ -102,7 +107,7 @@ def main() -> None:
             for name, (fmt, _) in captures.items():
                 with serve(where / f"{name}.capture", []) as url:
                     if fmt == "openai-chat":
-                        spec, _ = build_spec(url + "/v1", model="m", prompt="p", environ={})
+                        spec, _ = build_spec(url + "/v1", model="m", prompt="p", environ=KEY)
                     else:
                         spec, _ = build_bedrock_spec(
                             fmt, url=url, model="m", prompt="p", signer=SIGNER

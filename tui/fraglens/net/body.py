@@ -35,7 +35,6 @@ from __future__ import annotations
 import io
 import re
 from bisect import bisect_left
-from dataclasses import replace
 
 from ..framing.detect import read_stream
 from ..framing.events import FramingError, RawEvent
@@ -196,8 +195,9 @@ class LiveBody:
             self._events += 1
             end = item.span[1]
             self._message_end = max(self._message_end, end)
-            at = times[min(bisect_left(ends, end), len(times) - 1)] if times else None
-            out.append(replace(event, time=at))
+            # set on the event just made, before anyone holds it (a copy per event costs)
+            event.time = times[min(bisect_left(ends, end), len(times) - 1)] if times else None
+            out.append(event)
         return out
 
     def _feed_lines(self, t: float, chunk: bytes) -> list[RawEvent]:
