@@ -48,6 +48,8 @@ ACCESS_KEY = "AKIAFRAGLENSTEST7Q2Z"
 SECRET_KEY = "fraglens/Test+Secret=Key/0123456789abcdefGH"
 SESSION_TOKEN = "IQoJb3JpZ2luX2VjEFRAGLENS/session+token==" + "Zm9vYmFy" * 12
 REGION = "us-west-2"
+#: a made-up Bedrock API key (AWS_BEARER_TOKEN_BEDROCK): sent instead of a signature
+API_KEY = "ABSKQmVkcm9ja0FQSUtleS1mcmFnbGVucy10ZXN0+/k3y="
 #: a Claude model id: its ':' is percent-encoded in the path, and signed that way
 CLAUDE = "anthropic.claude-3-5-haiku-20241022-v1:0"
 #: what the upstream streams for a model id
@@ -84,6 +86,11 @@ def check_signature(
 ) -> tuple[str, str] | None:
     """None when the request is signed by ACCESS_KEY/SECRET_KEY for bedrock in
     REGION; else (AWS's error type, its message)."""
+    bearer = headers.get("authorization", "")
+    if bearer.startswith("Bearer "):
+        if hmac.compare_digest(bearer[7:], API_KEY):
+            return None
+        return "UnrecognizedClientException", "Invalid API Key format."
     found = _AUTH.fullmatch(headers.get("authorization", ""))
     if found is None:
         return "IncompleteSignatureException", "Authorization header is not a SigV4 signature"
@@ -148,9 +155,12 @@ class SigningUpstream:
             await self._error(send, 403, *verdict)
             return
         model = unquote(target.split("/")[2])
-        signature = headers["authorization"].rpartition("Signature=")[2]
-        echo = {"secret": SECRET_KEY, "token": SESSION_TOKEN, "signature": signature,
-                "key": ACCESS_KEY}
+        # every credential this request was made with (a signed one's secret key included)
+        authorization = headers["authorization"]
+        echo = {"authorization": authorization}
+        if not authorization.startswith("Bearer "):
+            echo.update(secret=SECRET_KEY, token=SESSION_TOKEN, key=ACCESS_KEY,
+                        signature=authorization.rpartition("Signature=")[2])
         if model == "throttle":
             await self._error(send, 429, "ThrottlingException", "Too many requests, slow down.")
         elif model == "invalid":
@@ -616,6 +626,38 @@ def test_aws_options_without_a_bedrock_format_are_a_usage_error(capsys):
     )
 
 
+def test_a_bedrock_api_key_is_sent_instead_of_a_signature_without_botocore(
+    upstream, work, aws, capsys, monkeypatch
+):
+    """AWS_BEARER_TOKEN_BEDROCK, as botocore prefers it for Bedrock: no signing, so no
+    botocore needed; the key is a secret like any other, echoed back or not."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", API_KEY)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    for name in [m for m in sys.modules if m == "botocore" or m.startswith("botocore.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    record = work / "api-key.jsonl"
+    code, out, err = cli(["live", "--format", "bedrock-converse", "--url", upstream[1],
+                          "--model", "parallel", "--prompt", "hi", "--json",
+                          "--record", str(record)], capsys)
+    assert code == 0, err
+    assert upstream[0].seen[-1][1]["authorization"] == f"Bearer {API_KEY}"
+    assert "x-amz-date" not in upstream[0].seen[-1][1]
+    assert len(json.loads(out)["calls"]) == 2
+    echoed = work / "api-key-echo.jsonl"
+    code, out, err = cli(["live", "--format", "bedrock-converse", "--url", upstream[1],
+                          "--model", "echo-error", "--prompt", "hi", "--headless",
+                          "--record", str(echoed)], capsys)
+    assert code == 2 and "AccessDeniedException" in err
+    for path in (record, echoed):
+        data = path.read_bytes()
+        for text in (data, parse_recording(data).body, err.encode()):
+            for spelling in spellings(API_KEY):
+                assert spelling.encode() not in text
+    assert f"{REDACTED}" in parse_recording(echoed.read_bytes()).body.decode()
+
+
 def test_without_botocore_the_call_says_how_to_install_it(aws, capsys, monkeypatch):
     for name in [m for m in sys.modules if m == "botocore" or m.startswith("botocore.")]:
         monkeypatch.setitem(sys.modules, name, None)  # import botocore... raises ImportError
@@ -635,7 +677,7 @@ def test_no_credential_is_in_any_file_these_tests_wrote_or_any_output(upstream, 
     signatures = [h["authorization"].rpartition("Signature=")[2] for _, h, _, _ in upstream[0].seen
                   if "authorization" in h]
     assert len(signatures) >= 5 and len(CAPTURED) >= 10  # the tests above ran
-    values = [SESSION_TOKEN, ACCESS_KEY, *signatures]
+    values = [SESSION_TOKEN, ACCESS_KEY, API_KEY, *signatures]
     files = [p for p in work.rglob("*.jsonl")]
     assert len(files) >= 5
     for path in files:

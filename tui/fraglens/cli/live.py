@@ -204,10 +204,15 @@ def is_bedrock(args: argparse.Namespace) -> bool:
     return found is not None
 
 
-def bedrock_signer(args: argparse.Namespace) -> Signer:
-    """AWS credentials and region for the Bedrock formats, loaded once."""
-    from ..net.bedrock import load_signer
+def bedrock_signer(args: argparse.Namespace) -> Signer | None:
+    """AWS credentials and region for the Bedrock formats, loaded once; None when
+    a Bedrock API key is set (it is sent instead of a signature)."""
+    import os
 
+    from ..net.bedrock import BEARER_ENV, load_signer
+
+    if os.environ.get(BEARER_ENV, "").strip():
+        return None
     try:
         return load_signer(args.region, args.profile)
     except RequestError as exc:
@@ -226,7 +231,8 @@ def _bedrock_spec(
     if args.api_key_env:
         raise CliError(
             "--api-key-env does not apply to Bedrock: requests are signed with AWS"
-            " credentials (--profile, AWS_ACCESS_KEY_ID...)"
+            " credentials (--profile, AWS_ACCESS_KEY_ID...), or carry the Bedrock API key"
+            " in AWS_BEARER_TOKEN_BEDROCK"
         )
     try:
         spec, note = build_bedrock_spec(

@@ -25,6 +25,11 @@ name and scrubbed by value as any key is (``fraglens.redact``); the secret
 key is never sent, so the spec carries it in ``unsent`` to be scrubbed by
 value as well. A signature is valid for minutes: ``RequestSpec.resign`` signs
 the same request again for "send again".
+
+A Bedrock API key in ``AWS_BEARER_TOKEN_BEDROCK`` is used instead of signing,
+as botocore itself prefers it for Bedrock when that variable is set: it is
+sent as ``Authorization: Bearer …`` (a key like any other, redacted and
+scrubbed as such), and needs no botocore.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from .request import (
 
 __all__ = [
     "ANTHROPIC_BEDROCK_VERSION",
+    "BEARER_ENV",
     "INSTALL_HINT",
     "OPERATIONS",
     "SERVICE",
@@ -72,6 +78,8 @@ OPERATIONS = {
 #: what Claude's body on Bedrock carries instead of the anthropic-version header
 ANTHROPIC_BEDROCK_VERSION = "bedrock-2023-05-31"
 INSTALL_HINT = "pip install 'fraglens[bedrock]'"
+#: a Bedrock API key: botocore's name for the bearer token of the signing name "bedrock"
+BEARER_ENV = "AWS_BEARER_TOKEN_BEDROCK"
 _NO_MODEL = "no model: pass --model ID (a Bedrock model id, inference profile or ARN)"
 #: us-east-1, eu-central-2, us-gov-west-1, cn-north-1...
 _REGION = re.compile(r"[a-z]{2}(?:-[a-z0-9]+)+-[0-9]+")
@@ -269,13 +277,17 @@ def build_bedrock_spec(
     tools: Sequence[Any] | None = None,
     headers: Sequence[str] = (),
     signer: Signer | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> tuple[RequestSpec, str | None]:
     """The signed request, and a note for the user if any. ``signer``: credentials
-    already loaded (else botocore's chain is asked). Checks what it can before
-    loading credentials, so a typo is reported as such."""
+    already loaded (else botocore's chain is asked), unless ``environ`` holds a
+    Bedrock API key (``AWS_BEARER_TOKEN_BEDROCK``), which is sent instead. Checks
+    what it can before loading credentials, so a typo is reported as such."""
     if format not in EVENTSTREAM_FORMATS:
         raise RequestError(f"not a Bedrock format: {format}")
-    if signer is None:
+    environ = os.environ if environ is None else environ
+    api_key = (environ.get(BEARER_ENV) or "").strip() if signer is None else ""
+    if signer is None and not api_key:
         _botocore()  # the missing extra first: nothing else matters without it
     if model is None and body is not None and isinstance(body.get("modelId"), str):
         model = body["modelId"]
@@ -294,12 +306,24 @@ def build_bedrock_spec(
         pairs.append((name, value))
     if model is None and (url is None or format_for_bedrock_path(urlsplit(url).path) is None):
         raise RequestError(_NO_MODEL)
-    if signer is None:
-        signer = load_signer(region, profile)
-    elif region is not None and region != signer.region:
-        signer = Signer(region, signer.access_key, signer.secret_key, signer.token)
-    endpoint = bedrock_url(format, model, signer.region, url)
-    spec = _signed(signer, endpoint, format, payload, tuple(pairs))
+    if api_key:
+        region = region or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
+        if not region or not _REGION.fullmatch(region):
+            raise RequestError(
+                "no AWS region: pass --region (or set AWS_REGION)"
+                if not region
+                else f"not an AWS region: {region[:40]!r} (like us-east-1)"
+            )
+        endpoint = bedrock_url(format, model, region, url)
+        pairs.append(("authorization", f"Bearer {api_key}"))
+        spec = RequestSpec(url=endpoint, format=format, body=payload, headers=tuple(pairs))
+    else:
+        if signer is None:
+            signer = load_signer(region, profile)
+        elif region is not None and region != signer.region:
+            signer = Signer(region, signer.access_key, signer.secret_key, signer.token)
+        endpoint = bedrock_url(format, model, signer.region, url)
+        spec = _signed(signer, endpoint, format, payload, tuple(pairs))
     notes = []
     if format == "bedrock-invoke" and prompt is not None and "anthropic" not in endpoint:
         notes.append(
