@@ -89,6 +89,12 @@ class MissingExtra(RequestError):
     """botocore is not installed: Bedrock calls cannot be signed."""
 
 
+def _check_region(region: str) -> str:
+    if not _REGION.fullmatch(region):  # it becomes part of a host name
+        raise RequestError(f"not an AWS region: {region[:40]!r} (like us-east-1)")
+    return region
+
+
 def _botocore() -> Any:
     """botocore's modules this needs, imported on first use (an optional extra)."""
     try:
@@ -114,8 +120,7 @@ class Signer:
     token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if not _REGION.fullmatch(self.region):  # it becomes part of a host name
-            raise RequestError(f"not an AWS region: {self.region[:40]!r} (like us-east-1)")
+        _check_region(self.region)
 
     def unsent(self) -> tuple[tuple[str, str], ...]:
         """The credentials the signature uses but the request does not carry."""
@@ -308,13 +313,9 @@ def build_bedrock_spec(
         raise RequestError(_NO_MODEL)
     if api_key:
         region = region or environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
-        if not region or not _REGION.fullmatch(region):
-            raise RequestError(
-                "no AWS region: pass --region (or set AWS_REGION)"
-                if not region
-                else f"not an AWS region: {region[:40]!r} (like us-east-1)"
-            )
-        endpoint = bedrock_url(format, model, region, url)
+        if not region:
+            raise RequestError("no AWS region: pass --region (or set AWS_REGION)")
+        endpoint = bedrock_url(format, model, _check_region(region), url)
         pairs.append(("authorization", f"Bearer {api_key}"))
         spec = RequestSpec(url=endpoint, format=format, body=payload, headers=tuple(pairs))
     else:
