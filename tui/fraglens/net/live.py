@@ -232,6 +232,10 @@ class LiveCall:
     async def run(self) -> LiveStatus:
         """Make the call; returns the final status (never raises for network trouble)."""
         self._task = asyncio.current_task()
+        if self.spec.resign is not None:
+            # signed as it starts: AWS refuses a signature minutes old, and a call
+            # may wait that long for its turn (compare runs a few at a time)
+            self.spec = self.spec.resign()
         self._t0 = time.monotonic()
         fp, owned = self._open_record()
         writer = RecordingWriter(fp) if fp is not None else None
