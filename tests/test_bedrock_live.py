@@ -446,8 +446,8 @@ async def test_send_again_signs_the_request_anew(upstream, aws):
                                  prompt="hi", signer=SIGNER)
     first = LiveCall(spec, timeout=PATIENCE)
     again = first.again()
-    assert again.spec is not spec and again.spec.body == spec.body
     assert (await again.run()).phase is Phase.DONE
+    assert again.spec is not spec and again.spec.body == spec.body
     assert upstream[0].seen[-1][3] is None
 
 

@@ -190,10 +190,9 @@ class LiveCall:
 
     def again(self, record: str | Path | None = None) -> LiveCall:
         """A fresh call with the same request and options (for "send again");
-        a signed request is signed anew (its signature expires)."""
-        spec = self.spec.resign() if self.spec.resign is not None else self.spec
+        a signed request is signed anew when it runs."""
         return LiveCall(
-            spec,
+            self.spec,
             on_event=self.on_event,
             on_status=self.on_status,
             on_chunk=self.on_chunk,
