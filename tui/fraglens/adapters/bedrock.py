@@ -21,6 +21,10 @@ messages named after them, with ``{"message": ...}``: errors.
 the model's native API - Anthropic Messages events for Claude - and is handed
 to that format's adapter. The last chunk's ``amazon-bedrock-invocationMetrics``
 (token counts, latency) is usage.
+
+Tool input this adapter cannot read - a ``toolUse.input`` that is not text,
+an event it does not know carrying a ``toolUse`` - is named with its wire
+value (``chunk-unreadable``), never dropped silently.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from .anthropic import AnthropicAdapter
-from .base import Continuation, as_dict, as_int, as_str, error_message
+from .base import Continuation, as_dict, as_int, as_str, error_message, unread
 from .openai_chat import OpenAIChatAdapter
 
 #: event names of a ConverseStream (the members of ConverseStreamOutput)
@@ -61,6 +65,18 @@ def _exception(event: str | None, payload: Any) -> StreamError:
     name = event or "exception"
     message = error_message(payload, name)
     return StreamError(message if message == name else f"{name}: {message}")
+
+
+def _unknown_event(event: str | None, payload: dict[str, Any]) -> list[Op]:
+    """An event this adapter does not know: nothing, unless a ``toolUse`` sits
+    in its ``delta`` or ``start`` (or in the event it wraps), which is named."""
+    for outer in (payload, *(v for v in payload.values() if isinstance(v, dict))):
+        for key in ("delta", "start"):
+            tool = as_dict(outer.get(key)).get("toolUse")
+            if tool is not None:
+                return [unread(f"event {event or next(iter(payload), '')!r} carries a toolUse "
+                               "fraglens does not read: ignored", tool)]
+    return []
 
 
 class BedrockConverseAdapter:
@@ -95,7 +111,7 @@ class BedrockConverseAdapter:
                     return self._event(key, inner)
             if (event or "").endswith("Exception") or "message" in payload:
                 return [_exception(event, payload)]
-            return []
+            return _unknown_event(event, payload)
         return self._event(event, payload)
 
     def _event(self, event: str, payload: dict[str, Any]) -> list[Op]:
@@ -106,7 +122,9 @@ class BedrockConverseAdapter:
             if isinstance(tool, dict):
                 text = tool.get("input")
                 if not isinstance(text, str):
-                    return []
+                    if text is None and "input" not in tool:
+                        return []
+                    return [unread("delta.toolUse.input is not text: ignored", text)]
                 return [ToolDelta(choice=0, index=index, args=text, native_index=True)]
             text = delta.get("text")
             if isinstance(text, str):

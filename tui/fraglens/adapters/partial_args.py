@@ -79,6 +79,17 @@ def entry_value(entry: dict[str, Any]) -> Any:
     return _MISSING
 
 
+def entry_problem(entry: Any) -> str | None:
+    """Why ``PartialArgs.add`` cannot place an entry, in words; None when it can."""
+    if not isinstance(entry, dict):
+        return "not an object"
+    if parse_path(entry.get("jsonPath")) is None:
+        return "no readable jsonPath"
+    if entry_value(entry) is _MISSING:
+        return "no readable value"
+    return None
+
+
 def _esc(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
@@ -101,6 +112,9 @@ class PartialArgs:
         self._string: tuple[Segment, ...] | None = None  # an open string in the text
         self._leaf: tuple[Segment, ...] | None = None  # a string value still growing
         self._wrote = False
+        #: the last entry given to ``add`` contradicted the value built so far
+        #: (a second root value, a key under a number): it was not placed
+        self.refused = False
 
     @property
     def empty(self) -> bool:
@@ -112,6 +126,7 @@ class PartialArgs:
         An entry whose path or value cannot be read is skipped: it carries
         nothing that could be placed in the arguments.
         """
+        self.refused = False
         if not isinstance(entry, dict):
             return ""
         path = parse_path(entry.get("jsonPath"))
@@ -147,6 +162,7 @@ class PartialArgs:
         """Place ``value`` at ``path``; False when the path contradicts what is there."""
         if not path:
             if self.value is not _MISSING:
+                self.refused = True  # a second root value
                 return False
             self.value = value
             return False  # a bare root value is kept, but cannot be streamed as text
@@ -158,6 +174,7 @@ class PartialArgs:
             new: Any = value if last else ({} if isinstance(path[i + 1], str) else [])
             if isinstance(seg, str):
                 if not isinstance(node, dict):
+                    self.refused = True
                     return False
                 if last:
                     if appending and isinstance(node.get(seg), str):
@@ -169,9 +186,8 @@ class PartialArgs:
                     node[seg] = new
                 node = node[seg]
             else:
-                if not isinstance(node, list):
-                    return False
-                if seg > len(node) + MAX_GAP:
+                if not isinstance(node, list) or seg > len(node) + MAX_GAP:
+                    self.refused = True
                     return False
                 while len(node) < seg:
                     node.append(None)  # a gap: only possible out of order

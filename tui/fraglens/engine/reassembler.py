@@ -347,9 +347,12 @@ class Reassembler:
             if op.text:
                 self._append(event, call, op.text)
             return
-        if op.text == call.text or call.obj_seen:
+        # what the call holds now: the streamed text, or a value an earlier
+        # restatement put in its place (Vertex paths that left document order)
+        current = call.final_text
+        if op.text == current or call.obj_seen:
             return
-        streamed, restated = _json_value(call.text), _json_value(op.text)
+        streamed, restated = _json_value(current), _json_value(op.text)
         if streamed is not _NOT_JSON and streamed == restated:
             return  # the same value, spelled differently
         if streamed is _NOT_JSON and restated is not _NOT_JSON:
