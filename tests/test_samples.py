@@ -19,7 +19,7 @@ import pytest
 
 from fraglens.fit import check_fit
 from fraglens.framing.detect import read_stream
-from fraglens.load import finish_stream, load_stream
+from fraglens.load import LoadError, finish_stream, load_stream
 from fraglens.report import build_report, dumps
 from fraglens.stream import Stream
 from fraglens.tools import read_tools
@@ -27,9 +27,12 @@ from fraglens.tools import read_tools
 from .conftest import SAMPLES
 
 SSE = sorted(SAMPLES.glob("*.sse"))
+#: fraglens recordings (JSON Lines): their spec is a ``comment`` in the header
+#: line, which readers ignore like any key they do not know
+RECORDINGS = sorted(SAMPLES.glob("recording_*.jsonl"))
 #: every sample: SSE ones carry their spec in a header comment; NDJSON and
 #: binary event streams cannot, their spec is sample_streams/README.md
-ALL = sorted([*SSE, *SAMPLES.glob("*.ndjson"), *SAMPLES.glob("*.eventstream")])
+ALL = sorted([*SSE, *SAMPLES.glob("*.ndjson"), *SAMPLES.glob("*.eventstream"), *RECORDINGS])
 
 
 def tools_path(path):
@@ -47,7 +50,12 @@ def build(path, stream: Stream) -> dict:
 
 
 def report_for(path) -> dict:
-    stream, _ = load_stream(str(path), keep_naive=True)
+    """The ``check --json`` report, or for a capture ``check`` refuses (exit 2)
+    the one-line error it prints, as ``{"error": ...}``."""
+    try:
+        stream, _ = load_stream(str(path), keep_naive=True)
+    except LoadError as exc:
+        return {"error": str(exc).replace(str(path), path.name)}
     return build(path, stream)
 
 
@@ -120,6 +128,33 @@ def _eager_report(path) -> dict:
     return build(path, stream)
 
 
-@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
+def test_recording_does_what_its_header_comment_says(path):
+    """A recording's header ``comment`` was written before fraglens ran on it:
+    the codes it expects, exactly, or that ``check`` refuses it (exit 2)."""
+    header = json.loads(path.read_bytes().split(b"\n", 1)[0])
+    comment = header["comment"]
+    assert comment.startswith(f"fraglens sample: {path.name}.")
+    doc = report_for(path)
+    m = re.search(r"Expected codes: ([a-z, -]+)\.", comment)
+    if m is None:
+        assert "check exits 2" in comment
+        assert set(doc) == {"error"} and "\n" not in doc["error"]
+        return
+    raised = {d["code"] for d in doc["diagnostics"]}
+    assert raised == {code.strip() for code in m.group(1).split(",")}
+
+
+def test_checking_a_recording_with_an_unknown_format_exits_2_in_one_line(capsys):
+    from fraglens.cli import main
+
+    assert main(["check", str(SAMPLES / "recording_unknown_format.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") <= 1 and "'openai-chat-v2'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("path", [p for p in ALL if p not in RECORDINGS or
+                                  "check exits 2" not in p.read_text(encoding="utf-8")],
+                         ids=lambda p: p.name)
 def test_sample_scanned_on_every_event_gives_its_golden_too(path):
     assert _eager_report(path) == report_for(path)
