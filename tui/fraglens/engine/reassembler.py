@@ -208,9 +208,12 @@ class Reassembler:
             self.diag(code, message, event, call)
 
     def notice(self, code: str, message: str, event: int | None) -> None:
-        """Adapter and framing notices: repeated ones are counted, not listed
-        one by one (a keep-alive every second is not 600 findings)."""
-        key = f"notice-{code}"
+        """Adapter and framing notices: a repeated one is listed once (a
+        keep-alive every second is not 600 findings). Unreadable parts are
+        told apart by what they quote: each different one is named, or all
+        but the first would be dropped without a word; the same one repeated
+        (a DashScope snapshot re-sends it every event) is named once."""
+        key = f"notice-{code}" if code != "chunk-unreadable" else f"notice-{code}-{message}"
         if key in self._once:
             return
         self._once.add(key)
