@@ -396,3 +396,26 @@ def test_ai_sdk_parts_that_carry_no_tool_input_raise_nothing():
         {"type": "tool-approval-request", "toolCallId": "t1", "approvalId": "a1"},
     ))
     assert _unreadable(doc, stream) == []
+
+
+# -- each different unreadable part is named; the same one repeated, once ----------
+
+
+def test_two_different_unreadable_parts_are_both_named():
+    doc, stream = _report(_gemini(
+        _vertex_open(),
+        _vertex({"jsonPath": "$.a", "colourValue": "red"}),
+        _vertex({"jsonPath": "$.b", "colourValue": "blue"}),
+        {"functionCall": {}},
+    ))
+    found = _unreadable(doc, stream)
+    assert [d["event"] for d in found] == [1, 2]
+    assert "red" in found[0]["message"] and "blue" in found[1]["message"]
+
+
+def test_a_snapshot_repeating_the_same_unreadable_part_is_named_once():
+    # DashScope snapshots re-send the whole output every event
+    bad = dict(_DS_CALL, index=0)
+    doc, stream = _report(_dashscope(bad)[:2] + _dashscope(bad)[1:])
+    found = _unreadable(doc, stream)
+    assert len(found) == 1 and found[0]["event"] == 1
