@@ -19,7 +19,7 @@ import pytest
 
 from fraglens.fit import check_fit
 from fraglens.framing.detect import read_stream
-from fraglens.load import LoadError, finish_stream, load_stream
+from fraglens.load import LoadError, finish_stream, load_stream, report_replaced_bytes
 from fraglens.report import build_report, dumps
 from fraglens.stream import Stream
 from fraglens.tools import read_tools
@@ -78,8 +78,9 @@ def header_spec(path) -> tuple[list[dict[str, str]], set[str]]:
     """The expected calls and codes a sample's leading comment announces:
     ``#N name=.. id=.. status=..`` lines with an ``args text:`` line below,
     and ``expected codes: code (severity), ...`` (possibly over several lines)."""
+    # a sample about bytes that are not UTF-8 holds some: read as fraglens reads them
     lines = [
-        line[1:].strip() for line in path.read_text(encoding="utf-8").splitlines()
+        line[1:].strip() for line in path.read_bytes().decode("utf-8", "replace").splitlines()
         if line.startswith(":")
     ]
     calls: list[dict[str, str]] = []
@@ -125,6 +126,7 @@ def _eager_report(path) -> dict:
         for call in stream.reassembler.calls:
             call.catch_up()  # catches the scanner up
     finish_stream(stream, framed.problems, framed.meta)
+    report_replaced_bytes(stream, path.read_bytes())
     return build(path, stream)
 
 
@@ -158,3 +160,25 @@ def test_checking_a_recording_with_an_unknown_format_exits_2_in_one_line(capsys)
                          ids=lambda p: p.name)
 def test_sample_scanned_on_every_event_gives_its_golden_too(path):
     assert _eager_report(path) == report_for(path)
+
+
+def test_bytes_that_are_not_utf8_are_named_in_a_recording_too(tmp_path):
+    """A recording keeps a read that is not UTF-8 as base64, so the file
+    itself is UTF-8: the bytes are still named, at the same event, by offset
+    in the response body."""
+    from fraglens.framing.recording import RecordingWriter
+
+    path = SAMPLES / "verdict_bytes_replaced.sse"
+    data = path.read_bytes()
+    out = tmp_path / "bytes.jsonl"
+    with out.open("wb") as fp:
+        writer = RecordingWriter(fp)
+        writer.start({"method": "POST", "url": "https://relay.example/v1/chat/completions"})
+        for k in range(0, len(data), 500):
+            writer.chunk(k / 1e4, data[k : k + 500])
+        writer.end("eof")
+    assert '"b64"' in out.read_text(encoding="utf-8")
+    want = [d for d in report_for(path)["diagnostics"] if d["code"] == "bytes-replaced"]
+    stream, _ = load_stream(str(out))
+    got = [d.as_json() for d in stream.reassembler.diagnostics() if d.code == "bytes-replaced"]
+    assert got == want and len(got) == 1
