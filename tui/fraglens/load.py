@@ -18,7 +18,6 @@ from typing import Any, BinaryIO
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from .framing.detect import FramingError, read_stream
 from .framing.events import Framed, FramingProblem
-from .framing.recording import recording_to_sse
 from .stream import FORMATS, Stream
 
 
@@ -189,6 +188,9 @@ def report_replaced_bytes(stream: Stream, data: bytes) -> None:
     if stream.framing == "recording":
         if not any("\ufffd" in ev.data for ev in stream.events):
             return
+        # imported here: only a recording needs it (an SSE check never loads it)
+        from .framing.recording import recording_to_sse
+
         data = recording_to_sse(data)
     if _is_utf8(data):
         return
