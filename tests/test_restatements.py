@@ -11,8 +11,9 @@ and stream nothing, and the real captures show it).
 
 Responses' ``.done`` is covered by ``verdict_restated_args_used.sse`` and the
 engine's own tests; here: an Anthropic-compatible gateway's
-``content_block_start.input``, the same wrapped by Bedrock InvokeModel, the
-AI SDK's ``tool-input-available`` and Vertex's closing ``args``.
+``content_block_start.input``, the same wrapped by Bedrock InvokeModel or
+copied into a Converse block start, the AI SDK's ``tool-input-available``
+and Vertex's closing ``args``.
 """
 
 from __future__ import annotations
@@ -104,6 +105,25 @@ def test_bedrock_invoke_wrapping_such_a_gateway_reads_the_same():
 
     doc = _report([chunk(e) for e in _anthropic(OSLO, "x9Qk", "Lm0Zp")],
                   fmt="bedrock-invoke", named=False)
+    [call] = doc["calls"]
+    assert (call["status"], call["arguments"], call["arguments_streamed"]) == (
+        "ok", OSLO, "x9QkLm0Zp")
+    assert _codes(doc) == {"args-restated"}
+
+
+def test_bedrock_converse_with_a_whole_input_in_its_block_start_reads_the_same():
+    def wrapped(name: str, body: dict) -> dict:
+        return {name: body}
+
+    start = {"contentBlockIndex": 0, "start": {"toolUse": {
+        "toolUseId": "tooluse_1", "name": "get_weather", "input": OSLO}}}
+    events = [wrapped("messageStart", {"role": "assistant"}), wrapped("contentBlockStart", start)]
+    events += [wrapped("contentBlockDelta", {"contentBlockIndex": 0,
+                                             "delta": {"toolUse": {"input": p}}})
+               for p in ("x9Qk", "Lm0Zp")]
+    events += [wrapped("contentBlockStop", {"contentBlockIndex": 0}),
+               wrapped("messageStop", {"stopReason": "tool_use"})]
+    doc = _report(events, fmt="bedrock-converse", named=False)
     [call] = doc["calls"]
     assert (call["status"], call["arguments"], call["arguments_streamed"]) == (
         "ok", OSLO, "x9QkLm0Zp")

@@ -24,7 +24,10 @@ to that format's adapter. The last chunk's ``amazon-bedrock-invocationMetrics``
 
 Tool input this adapter cannot read - a ``toolUse.input`` that is not text,
 an event it does not know carrying a ``toolUse`` - is named with its wire
-value (``chunk-unreadable``), never dropped silently.
+value (``chunk-unreadable``), never dropped silently. A ``start.toolUse``
+that holds the whole ``input`` (Converse defines none there; a gateway that
+copies Anthropic's block start does) is restated at ``contentBlockStop``, as
+the Anthropic adapter does, for the engine to weigh against the deltas.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import json
 from typing import Any
 
 from ..engine.fragments import (
+    ArgsFinal,
     Finish,
     Op,
     StreamError,
@@ -45,7 +49,7 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from .anthropic import AnthropicAdapter
-from .base import Continuation, as_dict, as_int, as_str, error_message, unread
+from .base import Continuation, as_dict, as_int, as_str, dump, error_message, unread
 from .openai_chat import OpenAIChatAdapter
 
 #: event names of a ConverseStream (the members of ConverseStreamOutput)
@@ -85,6 +89,10 @@ class BedrockConverseAdapter:
     name = "bedrock-converse"
     ends_with = "terminal"
     indexes_calls = False
+
+    def __init__(self) -> None:
+        #: block index -> (toolUseId, the input a start.toolUse held)
+        self._inputs: dict[int | None, tuple[str | None, Any]] = {}
     @staticmethod
     def continuation(payload: Any) -> Continuation | None:
         """``(0, index, text)`` for a ``contentBlockDelta`` of tool input, read
@@ -137,6 +145,8 @@ class BedrockConverseAdapter:
             tool = as_dict(as_dict(payload.get("start")).get("toolUse"))
             if not tool:
                 return []
+            if tool.get("input") not in (None, {}, ""):
+                self._inputs[index] = (as_str(tool.get("toolUseId")), tool.get("input"))
             return [
                 ToolDelta(
                     choice=0,
@@ -161,6 +171,10 @@ class BedrockConverseAdapter:
                 if isinstance(metrics, dict):
                     data["metrics"] = dict(metrics)
                 return [Usage(data)]
+        if event == "contentBlockStop" and index in self._inputs:
+            cid, value = self._inputs.pop(index)
+            text = value if isinstance(value, str) else dump(value)
+            return [ArgsFinal(0, index, text, id=cid)]
         return []  # messageStart, contentBlockStop: nothing to read
 
 

@@ -45,7 +45,7 @@ from .partial_args import PartialArgs, entry_problem
 
 #: part keys read here, or known to carry no call (``functionResponse`` is a
 #: tool's answer, sent back by the client)
-_PART_KEYS = frozenset({"text", "thought", "functionCall", "thoughtSignature"})
+_PART_KEYS = frozenset({"text", "thought", "functionCall", "thoughtSignature", "functionResponse"})
 
 
 @dataclass
