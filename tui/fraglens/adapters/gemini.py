@@ -41,7 +41,7 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from .base import as_dict, as_int, as_list, as_str, dump, error_message, unread
-from .partial_args import PartialArgs, entry_problem
+from .partial_args import PartialArgs
 
 #: part keys read here, or known to carry no call (``functionResponse`` is a
 #: tool's answer, sent back by the client)
@@ -192,13 +192,9 @@ class GeminiAdapter:
         problems: list[Op] = []
         text = ""
         for pos, entry in enumerate(entries):
-            problem = entry_problem(entry)
-            if problem is None:
-                text += builder.add(entry)
-                if builder.refused:
-                    problem = "its path contradicts the paths before it"
-            if problem is not None:
-                problems.append(unread(f"partialArgs[{pos}]: {problem}: ignored", entry))
+            text += builder.add(entry)
+            if builder.problem is not None:
+                problems.append(unread(f"partialArgs[{pos}]: {builder.problem}: ignored", entry))
         delta: list[Op] = [ToolDelta(choice=number, index=index, args=text)] if text else []
         return delta + problems
 
