@@ -120,6 +120,17 @@ def test_vertex_a_partial_args_entry_that_cannot_be_placed_is_named(bad, said):
     assert (call["status"], call["arguments"]) == ("ok", {"city": "Oslo"})
 
 
+def test_vertex_args_on_a_part_that_continues_the_stream_are_named():
+    doc, stream = _report(_gemini(
+        _vertex_open(),
+        {"functionCall": {"partialArgs": [_sv("$.city", "Oslo")], "args": {"city": "Bergen"},
+                          "willContinue": True}},
+        {"functionCall": {}},
+    ))
+    _one(doc, stream, "functionCall.args on a part that continues", "Bergen")
+    assert doc["calls"][0]["arguments"] == {"city": "Oslo"}
+
+
 def test_vertex_partial_args_that_is_no_array_is_named():
     doc, stream = _report(_gemini(
         _vertex_open(),
@@ -254,13 +265,18 @@ def _anthropic(*middle: dict) -> list[tuple[str, dict]]:
         ({"type": "tool_block_start", "index": 1, "content_block": {
             "type": "tool_use", "id": "toolu_2", "name": "g"}},
          "event 'tool_block_start' carries a tool block"),
+        ({"type": "content_block_delta", "index": "x1",
+          "delta": {"type": "input_json_delta", "partial_json": ""}},
+         'the block index is not a whole number: read as no index (the wire has "x1")'),
     ],
-    ids=["unknown-event", "partial-json-object", "unknown-block", "unknown-event-tool-block"],
+    ids=["unknown-event", "partial-json-object", "unknown-block", "unknown-event-tool-block",
+         "index-string"],
 )
 def test_anthropic_tool_input_it_cannot_read_is_named(event, said):
     doc, stream = _report(_anthropic(event))
     found = _one(doc, stream, said, "(the wire has ")  # the wire value, quoted
     assert "x" in found["message"] or "tool_use" in found["message"]
+    # the piece with an unreadable index was empty: the call is whole either way
     assert found["event"] == 3
     [call] = doc["calls"]
     assert (call["status"], call["arguments"]) == ("ok", {"city": "Oslo"})
