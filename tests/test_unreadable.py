@@ -395,8 +395,13 @@ def _ai_sdk(*middle: dict) -> list[dict]:
          "part 'tool-input-patch' carries tool input"),
         ({"type": "tool-call-v6", "toolCallId": "t9", "input": {"unit": "c"}},
          "part 'tool-call-v6' carries tool input"),
+        ({"type": "tool-input-available", "toolName": "f", "input": {"unit": "c"}},
+         "tool-input-available has no toolCallId"),
+        ({"type": "tool-input-start", "toolName": "unit_convert"},
+         "tool-input-start has no toolCallId"),
     ],
-    ids=["delta-object", "unknown-part-known-call", "unknown-part-input"],
+    ids=["delta-object", "unknown-part-known-call", "unknown-part-input", "available-no-id",
+         "start-no-id"],
 )
 def test_ai_sdk_tool_input_it_cannot_read_is_named(part, said):
     doc, stream = _report(_ai_sdk(part))

@@ -134,7 +134,10 @@ class AISDKAdapter:
             return []
         if kind == "tool-input-start":
             cid = as_str(payload.get("toolCallId"))
-            return self._open(cid, payload) if cid is not None else []
+            if cid is None:
+                return [unread("tool-input-start has no toolCallId: ignored",
+                               payload.get("toolName"))]
+            return self._open(cid, payload)
         if kind in ("tool-input-available", "tool-input-error"):
             return self._input(kind, payload)
         if kind in ("tool-output-available", "tool-output-error"):
@@ -182,7 +185,7 @@ class AISDKAdapter:
     def _input(self, kind: str, payload: dict[str, Any]) -> list[Op]:
         cid = as_str(payload.get("toolCallId"))
         if cid is None:
-            return []
+            return [unread(f"{kind} has no toolCallId: ignored", payload.get("input"))]
         ops = self._open(cid, payload)
         index = self._index[cid]
         if kind == "tool-input-error":
