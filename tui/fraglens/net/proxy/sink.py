@@ -193,7 +193,7 @@ class StoreSink:
             flow.error = error
             flow.ended = at
             if stream is not None:
-                stream.ended_at = flow.elapsed()  # what its recording's end line says
+                stream.ended_at = round(flow.elapsed(), 6)  # as its recording's end line
                 if not stream.closed:
                     stream.close()
             if ex.recording is not None:
