@@ -13,6 +13,7 @@ from typing import Any
 
 from .adapters import detect, make_adapter, sniff
 from .adapters.base import Continuation
+from .adapters.envelope import Envelopes
 from .engine.fragments import StreamError, ToolDelta
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from .framing.events import RawEvent
@@ -77,6 +78,11 @@ class Stream:
         #: the tool deltas in arrival order, for the naive comparison
         self.naive_log: list[tuple[int, ToolDelta]] | None = [] if keep_naive else None
         self._continuation = self._shortcut()
+        self._envelopes = self._envelopes_for()
+        #: what the adapter keeps of a piece read from an envelope (AI SDK)
+        self._continued: Callable[[int, str], None] | None = getattr(
+            self.adapter, "continued", None
+        )
 
     # -- feeding ---------------------------------------------------------------
     def feed(self, ev: RawEvent) -> None:
@@ -87,6 +93,17 @@ class Stream:
         r = self.reassembler
         kind = ev.kind
         if kind == "data":
+            envelopes = self._envelopes
+            if envelopes is not None and envelopes.items:
+                hit = envelopes.read(ev.data)
+                if hit is not None:
+                    env, text = hit
+                    if r.continue_call(number, env.choice, env.index, text):
+                        label = env.label if ev.event is None else ev.event
+                        self.labels.append(self._types.setdefault(label, label))
+                        if self._continued is not None:
+                            self._continued(env.index, text)
+                        return
             try:
                 payload = _loads(ev.data)
             except ValueError:
@@ -98,12 +115,10 @@ class Stream:
                 r.diag("non-json-data", f"data nested too deeply to read: {ev.data[:60]!r}",
                        number)
                 return
-            label = ev.event
-            if label is None:
-                obj = payload.get("object") if type(payload) is dict else None
-                label = obj if type(obj) is str else _label(payload)
+            label = ev.event if ev.event is not None else _label_of(payload)
             # one string per type, not per event: a million events name a few types
-            self.labels.append(self._types.setdefault(label, label))
+            label = self._types.setdefault(label, label)
+            self.labels.append(label)
             if self.adapter is None:
                 self._detect(number, payload, ev.event)
                 return
@@ -111,7 +126,11 @@ class Stream:
             if shortcut is not None:
                 found = shortcut(payload)
                 if found is not None and r.continue_call(number, *found):
+                    if envelopes is not None:
+                        envelopes.learn(ev.data, *found, _label_of(payload))
                     return
+            if envelopes is not None:
+                envelopes.forget()  # the adapter's state may change from here
             self._apply(number, payload, ev.event)
             return
         if kind == "comment":
@@ -205,6 +224,8 @@ class Stream:
         self.format = fmt
         self.adapter = make_adapter(fmt)
         self._continuation = self._shortcut()
+        self._envelopes = self._envelopes_for()
+        self._continued = getattr(self.adapter, "continued", None)
         pending, self._pending = self._pending, []
         for number, payload, event in pending:
             self._apply(number, payload, event)
@@ -216,6 +237,14 @@ class Stream:
             return None
         return self.adapter.continuation
 
+    def _envelopes_for(self) -> Envelopes | None:
+        """Envelopes of the continuation shortcut's events (``adapters/envelope.py``),
+        for an adapter that says where its continuation reads the piece."""
+        path = getattr(self.adapter, "continuation_path", None)
+        if self._continuation is None or path is None:
+            return None
+        return Envelopes(path, _label_of)
+
     def _apply(self, number: int, payload: Any, event: str | None) -> None:
         assert self.adapter is not None
         try:
@@ -225,6 +254,12 @@ class Stream:
         if self.naive_log is not None:
             self.naive_log.extend((number, op) for op in ops if isinstance(op, ToolDelta))
         self.reassembler.apply(number, ops)
+
+
+def _label_of(payload: Any) -> str:
+    """The stream view's type for a decoded event that has no SSE name."""
+    obj = payload.get("object") if type(payload) is dict else None
+    return obj if type(obj) is str else _label(payload)
 
 
 def _label(payload: Any) -> str:

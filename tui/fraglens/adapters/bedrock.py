@@ -84,6 +84,9 @@ class BedrockConverseAdapter:
         text = tool.get("input") if type(tool) is dict else None
         return (0, index, text) if type(text) is str else None
 
+    #: where ``continuation`` reads the piece (adapters/envelope.py)
+    continuation_path = ("delta", "toolUse", "input")
+
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
             return []
