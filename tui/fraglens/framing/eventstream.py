@@ -29,7 +29,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from .events import Framed, RawEvent
+from .events import EventLog, Framed, RawEvent
 
 __all__ = [
     "MAX_MESSAGE",
@@ -248,18 +248,32 @@ def to_event(number: int, item: Message | Damage) -> RawEvent:
         else ":event-type"
     )
     data = item.payload.decode("utf-8", "replace")
+    # the payload ends where the message's CRC begins
+    end = item.span[1] - TRAILER
+    at: tuple[int, int] | None = (end - len(item.payload), end)
     if kind == "error" and not item.payload:
         message = headers.get(":error-message")
         data = json.dumps({"message": message if isinstance(message, str) else None})
+        at = None
     return RawEvent(
-        number, "data", data, event=name if isinstance(name, str) else None, span=item.span
+        number, "data", data, event=name if isinstance(name, str) else None, span=item.span,
+        at=at,
     )
+
+
+#: bytes of a whole input decoded at a time (see EventLog)
+_STEP = 1 << 20
 
 
 def read_eventstream(data: bytes) -> Framed:
     decoder = EventStreamDecoder()
-    items = decoder.feed(data) + decoder.close()
-    return Framed("eventstream", [to_event(n, item) for n, item in enumerate(items)])
+    events = EventLog(data)
+    for i in range(0, len(data), _STEP):
+        for item in decoder.feed(data[i : i + _STEP]):
+            events.append(to_event(len(events), item))
+    for item in decoder.close():
+        events.append(to_event(len(events), item))
+    return Framed("eventstream", events)
 
 
 def encode_message(headers: dict[str, str], payload: bytes) -> bytes:
