@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from fraglens.framing import detect
 from fraglens.framing.detect import read_stream
 from fraglens.framing.events import EventLog, Framed, FrameTooLarge, RawEvent
+from fraglens.framing.eventstream import EventStreamDecoder, to_event
 from fraglens.framing.sse import SSEDecoder
 from fraglens.load import stream_from_bytes, stream_from_framed
 from fraglens.report import build_report
@@ -154,6 +155,10 @@ def test_every_sample_reads_the_same_kept_compactly_or_as_events(path, monkeypat
     if framed.framing == "sse":
         # what a decoder that keeps nothing compact returns, event by event
         assert events == _decode(data)
+    elif framed.framing == "eventstream":
+        decoder = EventStreamDecoder()
+        items = decoder.feed(data) + decoder.close()
+        assert events == [to_event(n, item) for n, item in enumerate(items)]
     elif isinstance(framed.events, EventLog) and framed.events.source is data:
         assert [ev.data for ev in events] == made  # what the reader decoded itself
     plain = Framed(framed.framing, events, framed.meta, framed.problems)

@@ -181,8 +181,12 @@ def _replaced_bytes(stream: Stream, framed: Framed, data: bytes) -> None:
     One strict pass over the input, and a look at an event only then."""
     if _is_utf8(data):
         return
-    for ev in stream.events:
-        if ev.span is None or "\ufffd" not in ev.data:
+    events = stream.events
+    for number in range(len(events)):
+        if "\ufffd" not in events.data(number):
+            continue
+        ev = events[number]
+        if ev.span is None:
             continue
         raw = data[ev.span[0] : ev.span[1]]
         try:

@@ -243,10 +243,7 @@ def to_event(number: int, item: Message | Damage) -> RawEvent:
         return RawEvent(number, "damaged", item.reason, event=item.kind, span=item.span)
     headers = item.headers
     kind = headers.get(":message-type")
-    name = headers.get(
-        ":exception-type" if kind == "exception" else ":error-code" if kind == "error"
-        else ":event-type"
-    )
+    name = _name(headers)
     data = item.payload.decode("utf-8", "replace")
     # the payload ends where the message's CRC begins
     end = item.span[1] - TRAILER
@@ -255,10 +252,16 @@ def to_event(number: int, item: Message | Damage) -> RawEvent:
         message = headers.get(":error-message")
         data = json.dumps({"message": message if isinstance(message, str) else None})
         at = None
-    return RawEvent(
-        number, "data", data, event=name if isinstance(name, str) else None, span=item.span,
-        at=at,
+    return RawEvent(number, "data", data, event=name, span=item.span, at=at)
+
+
+def _name(headers: dict[str, HeaderValue]) -> str | None:
+    kind = headers.get(":message-type")
+    name = headers.get(
+        ":exception-type" if kind == "exception" else ":error-code" if kind == "error"
+        else ":event-type"
     )
+    return name if isinstance(name, str) else None
 
 
 #: bytes of a whole input decoded at a time (see EventLog)
@@ -269,11 +272,22 @@ def read_eventstream(data: bytes) -> Framed:
     decoder = EventStreamDecoder()
     events = EventLog(data)
     for i in range(0, len(data), _STEP):
-        for item in decoder.feed(data[i : i + _STEP]):
-            events.append(to_event(len(events), item))
-    for item in decoder.close():
-        events.append(to_event(len(events), item))
+        _log(events, decoder.feed(data[i : i + _STEP]))
+    _log(events, decoder.close())
     return Framed("eventstream", events)
+
+
+def _log(events: EventLog, items: list[Message | Damage]) -> None:
+    """Messages added as ranges of the source, their payloads not decoded here
+    (what ``to_event`` would make of them); the rest made as events."""
+    add = events.add
+    for item in items:
+        if type(item) is Message and item.payload and item.headers.get(":message-type") != "error":
+            start, end = item.span
+            stop = end - TRAILER
+            add("data", _name(item.headers), start, end, stop - len(item.payload), stop, None)
+        else:
+            events.append(to_event(len(events), item))
 
 
 def encode_message(headers: dict[str, str], payload: bytes) -> bytes:
