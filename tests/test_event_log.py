@@ -163,3 +163,12 @@ def test_every_sample_reads_the_same_kept_compactly_or_as_events(path, monkeypat
         assert [ev.data for ev in events] == made  # what the reader decoded itself
     plain = Framed(framed.framing, events, framed.meta, framed.problems)
     assert build_report(stream_from_framed(plain)) == build_report(stream_from_bytes(data)[0])
+
+
+def test_a_log_says_which_payloads_hold_a_replacement_character():
+    source = b'data: {"a": "\xff"}\n\ndata: {"a": "b"}\n\ndata: {"a": "\xc3\xa9"}\n\n'
+    log = EventLog(source)
+    for i, (start, end) in enumerate([(6, 16), (24, 34), (42, 53)]):
+        log.append(RawEvent(i, "data", "", at=(start, end)))
+    log.append(RawEvent(3, "data", "kept \ufffd"))
+    assert [log.replaced(i) for i in range(4)] == [True, False, False, True]

@@ -183,7 +183,7 @@ def _replaced_bytes(stream: Stream, framed: Framed, data: bytes) -> None:
         return
     events = stream.events
     for number in range(len(events)):
-        if "\ufffd" not in events.data(number):
+        if not events.replaced(number):
             continue
         ev = events[number]
         if ev.span is None:

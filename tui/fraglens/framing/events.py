@@ -148,6 +148,18 @@ class EventLog(Sequence[RawEvent]):
             return [None] * len(self)
         return [None if t != t else t for t in times[: len(self)]]  # NaN: no time
 
+    def replaced(self, i: int) -> bool:
+        """Whether event ``i``'s payload holds U+FFFD (bytes that were not
+        UTF-8 read as it, or the character itself): an ASCII range cannot."""
+        start = self._at[2 * i]
+        source = self.source
+        if start >= 0 and source is not None:
+            raw = source[start : self._at[2 * i + 1]]
+            if raw.isascii():
+                return False
+            return "\ufffd" in raw.decode("utf-8", "replace")
+        return "\ufffd" in self._texts[i]
+
     def __len__(self) -> int:
         return len(self._kind)
 
