@@ -165,6 +165,9 @@ def main() -> None:
     if args.child:
         asyncio.run(child(args.child))
         return
+    from bytecode import compile_package
+
+    compile_package()  # each size opens in a fresh process, as an installed fraglens does
     print(f"{os.cpu_count()} CPUs; wall clock; headless at {SIZE[0]}x{SIZE[1]}")
     for events in (int(x) for x in args.sizes.split(",")):
         first, loaded, key = TARGETS.get(events, (None, None, None))

@@ -13,8 +13,6 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from importlib import resources
-from pathlib import Path
 from typing import Any, BinaryIO
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
@@ -40,7 +38,7 @@ def read_bytes(path: str) -> bytes:
         if path == "-":
             data = _read_capped(sys.stdin.buffer, limit)
         else:
-            with Path(path).open("rb") as f:
+            with open(path, "rb") as f:  # not pathlib: it would cost check start-up time
                 data = _read_capped(f, limit)
     except FileNotFoundError:
         raise LoadError(f"{path}: no such file") from None
@@ -76,6 +74,8 @@ def _read_capped(f: BinaryIO, limit: int) -> bytes | None:
 
 def demo_bytes() -> bytes:
     """The bundled demo recording the app opens with no argument."""
+    from importlib import resources  # with pathlib and tempfile: only for the demo
+
     return resources.files("fraglens.demo").joinpath("demo.sse").read_bytes()
 
 

@@ -15,9 +15,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import exceptions, validators
-from referencing.exceptions import Unresolvable
-
 from .tools import Tool
 
 __all__ = ["MAX_ERRORS", "UNDECLARED", "CallFit", "Checker", "SchemaError", "pointer"]
@@ -94,6 +91,10 @@ def pointer(path: Iterable[Any]) -> str:
 
 def _validator(schema: Any) -> Any:
     """A validator for ``schema``; jsonschema's SchemaError when it is no valid schema."""
+    # jsonschema takes longer to import than the rest of ``check`` (about a
+    # third of its start-up): loaded when the first tool schema is compiled
+    from jsonschema import validators
+
     cls = validators.validator_for(schema, default=validators.Draft202012Validator)
     cls.check_schema(schema)
     return cls(schema)
@@ -129,6 +130,8 @@ class Checker:
             verdict.schema_invalid = broken is not None
             verdict.reason = broken or "the tool declares no JSON Schema (free-form input)"
             return verdict
+        from referencing.exceptions import Unresolvable  # loaded with jsonschema
+
         try:
             errors = sorted(
                 validator.iter_errors(value),
@@ -159,6 +162,8 @@ class Checker:
         if tool.schema is None:
             return None
         if tool.name not in self._compiled and tool.name not in self._broken:
+            from jsonschema import exceptions
+
             try:
                 self._compiled[tool.name] = _validator(tool.schema)
             except exceptions.SchemaError as exc:

@@ -8,12 +8,13 @@ The public surface is below; the modules behind it are the engine's own and
 may change shape: ``fragments`` (what adapters hand in), ``reassembler`` (the
 state machine), ``calls`` (per-call buffers), ``slots`` (which call a fragment
 belongs to), ``scanner`` (incremental JSON), ``finalize`` (strict, then honest
-repair), ``diagnostics`` (the code table) and ``explanations`` (its reference).
+repair), ``diagnostics`` (the code table) and ``explanations`` (its reference, kept
+out of this surface: only ``explain`` and the app's ``e`` need it, and
+``check`` should not pay for importing it).
 """
 
 from .calls import Call
 from .diagnostics import CODES, SEVERITY_RANK, Diagnostic, Severity
-from .explanations import EXPLANATIONS, Explanation, explain
 from .finalize import OK_STATUSES, Result
 from .fragments import (
     ArgsFinal,
@@ -32,13 +33,11 @@ from .scanner import Scanner, ScanState
 __all__ = [
     "CODES",
     "DEFAULT_MAX_ARG_BYTES",
-    "EXPLANATIONS",
     "OK_STATUSES",
     "SEVERITY_RANK",
     "ArgsFinal",
     "Call",
     "Diagnostic",
-    "Explanation",
     "Finish",
     "Notice",
     "Op",
@@ -52,5 +51,4 @@ __all__ = [
     "TextDelta",
     "ToolDelta",
     "Usage",
-    "explain",
 ]

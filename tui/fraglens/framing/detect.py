@@ -22,13 +22,14 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .events import EventLog, Framed, FrameTooLarge, FramingError, FramingProblem, RawEvent
 from .eventstream import looks_like_eventstream, read_eventstream
-from .har import default_entry, har_entry_to_recording
-from .recording import Recording, is_recording, parse_recording
 from .sse import SSEDecoder
+
+if TYPE_CHECKING:
+    from .recording import Recording
 
 __all__ = ["FramingError", "read_stream"]
 
@@ -62,8 +63,13 @@ def _read(data: bytes, containers: bool) -> Framed:
     if start < 0:
         raise FramingError("the input is empty" if not data else "the input is only whitespace")
     first = data[start : start + 1]
-    if containers and first == b"{" and is_recording(data):
-        return _read_recording(parse_recording(data))
+    if containers and first == b"{":
+        # recordings and HAR read URLs and headers (urllib, the redaction):
+        # imported only for inputs that could be one, not for every SSE capture
+        from .recording import is_recording, parse_recording
+
+        if is_recording(data):
+            return _read_recording(parse_recording(data))
     if first in (b"{", b"["):
         framed = _read_json(data, start, containers)
         if framed is not None:
@@ -254,6 +260,9 @@ class _ByteOffsets:
 
 
 def _read_har(har: dict[str, Any]) -> Framed:
+    from .har import default_entry, har_entry_to_recording
+    from .recording import parse_recording
+
     index = default_entry(har)
     framed = _read_recording(parse_recording(har_entry_to_recording(har, index)))
     entries = har["log"]["entries"]
