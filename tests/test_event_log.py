@@ -17,7 +17,12 @@ from hypothesis import strategies as st
 from fraglens.framing import detect
 from fraglens.framing.detect import read_stream
 from fraglens.framing.events import EventLog, Framed, FrameTooLarge, RawEvent
-from fraglens.framing.eventstream import EventStreamDecoder, to_event
+from fraglens.framing.eventstream import (
+    EventStreamDecoder,
+    encode_message,
+    read_eventstream,
+    to_event,
+)
 from fraglens.framing.sse import SSEDecoder
 from fraglens.load import stream_from_bytes, stream_from_framed
 from fraglens.report import build_report
@@ -172,3 +177,33 @@ def test_a_log_says_which_payloads_hold_a_replacement_character():
         log.append(RawEvent(i, "data", "", at=(start, end)))
     log.append(RawEvent(3, "data", "kept \ufffd"))
     assert [log.replaced(i) for i in range(4)] == [True, False, False, True]
+
+
+def _message(kind: int, payload: str) -> bytes:
+    headers = [
+        {":event-type": "contentBlockDelta", ":message-type": "event"},
+        {":event-type": "metadata", ":message-type": "event"},
+        {":error-code": "Boom", ":error-message": "it broke", ":message-type": "error"},
+        {":exception-type": "throttlingException", ":message-type": "exception"},
+    ][kind]
+    return encode_message(headers, payload.encode())
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.text(alphabet='ab{}":é', max_size=20)), max_size=8),
+    st.lists(st.tuples(st.integers(0, 400), st.integers(0, 255)), max_size=3),
+    st.integers(0, 400),
+)
+@example([(0, '{"a":1}'), (2, ""), (1, "{}")], [], 0)
+@example([(0, '{"a":1}'), (0, '{"b":2}'), (0, "{}")], [(40, 7)], 5)
+def test_a_whole_event_stream_reads_as_the_decoder_reads_it(messages, flips, cut):
+    """The whole-input reader runs through the messages that hold and hands
+    the rest to the decoder: damaged or cut anywhere, the same events."""
+    raw = bytearray(b"".join(_message(k, p) for k, p in messages))
+    for at, byte in flips:
+        if at < len(raw):
+            raw[at] = byte
+    data = bytes(raw[: len(raw) - cut if cut < len(raw) else len(raw)])
+    decoder = EventStreamDecoder()
+    items = decoder.feed(data) + decoder.close()
+    assert list(read_eventstream(data).events) == [to_event(n, i) for n, i in enumerate(items)]
