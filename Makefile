@@ -43,6 +43,7 @@ bench: $(TEST)
 	$(BIN)/python bench/verdicts.py
 	$(BIN)/python bench/tui.py
 	$(BIN)/python bench/live.py
+	$(BIN)/python bench/bedrock_live.py
 	$(BIN)/python bench/proxy.py
 	$(BIN)/python bench/fit_timing.py
 	$(BIN)/python bench/chunking.py

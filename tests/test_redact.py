@@ -153,3 +153,27 @@ def test_redact_url_never_raises():
     assert (
         redact_url("http://u:p@[bad/v1?token=t") == "http://%5Bredacted%5D@[bad/v1?token=[redacted]"
     )
+
+
+def test_a_sigv4_authorization_gives_its_key_id_and_signature_and_unsent_values_count():
+    signature = "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7"
+    auth = (
+        "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE1234/20260101/us-east-1/bedrock/aws4_request,"
+        f" SignedHeaders=content-type;host;x-amz-date, Signature={signature}"
+    )
+    secrets = Secrets.of_request(
+        [("Authorization", auth), ("X-Amz-Security-Token", "session/token+value==")],
+        unsent=[("the AWS secret access key", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")],
+    )
+    # each one alone, as an error message may repeat it, and JSON-escaped
+    for value in (
+        "AKIDEXAMPLE1234",
+        signature,
+        "session/token+value==",
+        "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+    ):
+        assert secrets.scrub_text(f"<{value}>") == f"<{REDACTED}>"
+        escaped = "".join(f"\\u{ord(c):04x}" for c in value)
+        assert secrets.scrub_text(f"<{escaped}>") == f"<{REDACTED}>"
+    # the region and the date in the scope are no secrets
+    assert secrets.scrub_text("us-east-1 20260101") == "us-east-1 20260101"

@@ -222,9 +222,16 @@ class Secrets:
         return f"Secrets({len(self.values)} values, {len(self.unscrubbed)} unscrubbed)"
 
     @classmethod
-    def of_request(cls, headers: Headers | None = None, url: str = "") -> Secrets:
-        """Every credential in the request's headers (by name) and URL (userinfo, query)."""
-        named: list[tuple[str, str]] = []
+    def of_request(
+        cls,
+        headers: Headers | None = None,
+        url: str = "",
+        unsent: Iterable[tuple[str, str]] = (),
+    ) -> Secrets:
+        """Every credential in the request's headers (by name) and URL (userinfo, query),
+        and the ``unsent`` ones: (where, value) pairs the request was made with but does
+        not carry, such as the AWS secret key that signed it."""
+        named: list[tuple[str, str]] = list(unsent)
         pairs = (headers.items() if isinstance(headers, Mapping) else headers) if headers else ()
         for name, raw in pairs:
             lowered, value = str(name).strip().lower(), str(raw)
@@ -241,6 +248,8 @@ class Secrets:
                     named.append((where, token))
                     if scheme.lower() == "basic":
                         named += [(where, part) for part in _basic_parts(token.strip())]
+                    elif scheme.upper() == _SIGV4:
+                        named += [(where, part) for part in _sigv4_parts(token)]
         named += _url_secrets(url)
         return cls(named)
 
@@ -283,6 +292,21 @@ class Secrets:
             if any(_prefix_of_spelling(tail, value) for value in self.values):
                 return m.start()
         return len(data)
+
+
+#: the scheme of an AWS Signature Version 4 authorization header
+_SIGV4 = "AWS4-HMAC-SHA256"
+_SIGV4_FIELD = re.compile(r"(Credential|Signature)=([^,\s]+)")
+
+
+def _sigv4_parts(token: str) -> list[str]:
+    """The access key id and the signature inside a SigV4 authorization header
+    (``Credential=AKID/20260101/us-east-1/bedrock/aws4_request, SignedHeaders=...,
+    Signature=hex``): either may come back on its own in an error message."""
+    parts = []
+    for name, value in _SIGV4_FIELD.findall(token):
+        parts.append(value.partition("/")[0] if name == "Credential" else value)
+    return parts
 
 
 def _url_secrets(url: str) -> list[tuple[str, str]]:

@@ -7,6 +7,8 @@ People hold tool lists in four shapes, and often inside a whole request body:
 - Anthropic:        ``[{"name", "input_schema"}]`` (``strict`` too, for structured outputs)
 - Gemini:           ``[{"functionDeclarations": [{"name", "parameters"}]}]``; in a whole
   request, ``toolConfig.functionCallingConfig.mode: "VALIDATED"`` is its strict
+- Bedrock Converse: ``[{"toolSpec": {"name", "inputSchema": {"json": ...}}}]``, in a whole
+  request under ``toolConfig.tools``
 
 :func:`read_tools` takes any of them (a list, ``{"tools": [...]}``, a request
 body, a Gemini ``functionDeclarations`` object) and gives one :class:`Tool`
@@ -48,6 +50,9 @@ def tool_parts(tool: Any) -> tuple[str, str | None, Any] | None:
     """(name, description, JSON schema) from an OpenAI Chat, Responses or Anthropic tool."""
     if not isinstance(tool, Mapping):
         return None
+    converse = tool.get("toolSpec")
+    if isinstance(converse, Mapping):
+        return _converse_parts(converse)
     function = tool.get("function")
     inner: Mapping[str, Any] = function if isinstance(function, Mapping) else tool
     name = inner.get("name")
@@ -58,6 +63,24 @@ def tool_parts(tool: Any) -> tuple[str, str | None, Any] | None:
         schema = EMPTY_OBJECT
     description = inner.get("description")
     return name, description if isinstance(description, str) else None, schema
+
+
+def _converse_parts(spec: Mapping[str, Any]) -> tuple[str, str | None, Any] | None:
+    name = spec.get("name")
+    if not isinstance(name, str):
+        return None
+    holder = spec.get("inputSchema")
+    schema = holder.get("json") if isinstance(holder, Mapping) else None
+    description = spec.get("description")
+    text = description if isinstance(description, str) else None
+    return name, text, EMPTY_OBJECT if schema is None else schema
+
+
+def _converse_tools(body: Mapping[str, Any]) -> list[Any] | None:
+    """``toolConfig.tools`` of a Bedrock Converse request (Gemini's toolConfig has none)."""
+    config = body.get("toolConfig")
+    tools = config.get("tools") if isinstance(config, Mapping) else None
+    return tools if isinstance(tools, list) else None
 
 
 def _declarations(item: Mapping[str, Any]) -> list[Any] | None:
@@ -77,7 +100,13 @@ def _tool_list(value: Any) -> list[Any]:
     for key in ("tools", "functions"):  # "functions": OpenAI's legacy field
         if isinstance(value.get(key), list):
             return list(value[key])
-    raise ToolsError('no "tools" list in the object (nor Gemini "functionDeclarations")')
+    converse = _converse_tools(value)
+    if converse is not None:
+        return list(converse)
+    raise ToolsError(
+        'no "tools" list in the object (nor Gemini "functionDeclarations", nor Converse'
+        ' "toolConfig.tools")'
+    )
 
 
 def read_tools(value: Any) -> list[Tool]:
@@ -181,7 +210,9 @@ def request_tools(request: Any) -> list[Tool] | None:
             body = json.loads(body)
         except (ValueError, RecursionError):
             return None
-    if not isinstance(body, Mapping) or not isinstance(body.get("tools"), list):
+    if not isinstance(body, Mapping):
+        return None
+    if not isinstance(body.get("tools"), list) and _converse_tools(body) is None:
         return None
     try:
         return read_tools(body)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..net.cost import Prices
 from ..net.request import RequestSpec
 from .common import CliError, count, non_negative, positive, read_json, write_json
-from .live import add_request_options, spec_from_args
+from .live import add_request_options, bedrock_signer, is_bedrock, spec_from_args
 
 if TYPE_CHECKING:  # httpx and asyncio load only when the calls are made
     from ..net.compare import Backend
@@ -121,6 +121,14 @@ def _spec_for(args: argparse.Namespace, models: list[str]) -> Callable[[str], Re
     # live's builder reads args.model; the request is built and checked once, with
     # the first model (a typo is one usage error, not N failures), then re-aimed
     args.model = models[0]
+    if is_bedrock(args):
+        # the model is in the path, and the path is signed: one request signed per
+        # model, with credentials loaded once
+        signer = bedrock_signer(args)
+        first = spec_from_args(args, signer=signer)
+        return lambda model: (
+            first if model == models[0] else spec_from_args(args, model=model, signer=signer)
+        )
     spec = spec_from_args(args)
     return lambda model: dataclasses.replace(spec, body={**spec.body, "model": model})
 

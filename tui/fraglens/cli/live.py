@@ -17,6 +17,7 @@ from ..net.cost import Prices
 from ..net.limits import DEFAULT_LIMITS, Limits
 from ..net.request import (
     DEFAULT_TIMEOUT,
+    EVENTSTREAM_FORMATS,
     LIVE_FORMATS,
     RequestError,
     RequestSpec,
@@ -33,12 +34,15 @@ from .common import (
 )
 
 if TYPE_CHECKING:  # httpx and asyncio load only when a call is made, not for `check`
+    from ..net.bedrock import Signer
     from ..net.live import LiveCall, LiveStatus
 
 __all__ = [
     "add_request_options",
+    "bedrock_signer",
     "build",
     "call_from_args",
+    "is_bedrock",
     "run",
     "run_app",
     "run_headless",
@@ -52,7 +56,10 @@ examples:
   fraglens live --url http://127.0.0.1:8765/v1 --model demo --prompt hi --json
                                                  # against fraglens serve, no key needed
   fraglens live --url http://localhost:11434 --format ollama --model qwen3 --prompt hi
-                                                 # Ollama's native API, no key"""
+                                                 # Ollama's native API, no key
+  fraglens live --format bedrock-converse --region us-east-1 --profile dev \
+      --model anthropic.claude-3-5-haiku-20241022-v1:0 --prompt "Weather in Paris?" \
+      --tools tools.json                        # Bedrock, SigV4: pip install 'fraglens[bedrock]'"""
 
 
 # -- live -------------------------------------------------------------------------------
@@ -61,14 +68,20 @@ examples:
 def add_request_options(p: argparse.ArgumentParser, *, one_model: bool = True) -> None:
     """What to send and how to reach it: ``live`` and ``compare`` share these
     (compare names its models with --models instead of --model)."""
-    p.add_argument("--url", required=True, help="a base URL (https://host/v1) or a full endpoint")
+    p.add_argument(
+        "--url",
+        help="a base URL (https://host/v1) or a full endpoint; for Bedrock, optional:"
+        " an endpoint override (a VPC endpoint), else the region's",
+    )
     what = p.add_argument_group("what to send")
     what.add_argument("--request", metavar="FILE.json", help="the JSON body to send")
     if one_model:
         what.add_argument("--model", metavar="M", help="the model (overrides the request file's)")
     what.add_argument("--prompt", metavar="TEXT", help="one user message")
     what.add_argument(
-        "--tools", metavar="FILE.json", help="tools, in OpenAI, Anthropic or Responses shape"
+        "--tools",
+        metavar="FILE.json",
+        help="tools, in OpenAI, Anthropic, Responses or Converse (toolSpec) shape",
     )
     p.add_argument(
         "--format",
@@ -80,6 +93,17 @@ def add_request_options(p: argparse.ArgumentParser, *, one_model: bool = True) -
         metavar="VAR",
         help="the environment variable holding the key "
         "(default: OPENAI_API_KEY, or ANTHROPIC_API_KEY for anthropic; none for ollama)",
+    )
+    aws = p.add_argument_group("AWS Bedrock (--format bedrock-converse | bedrock-invoke)")
+    aws.add_argument(
+        "--region",
+        metavar="R",
+        help="the AWS region (default: the profile's, AWS_DEFAULT_REGION or AWS_REGION)",
+    )
+    aws.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="the AWS profile to sign with (default: AWS_PROFILE, else the default chain)",
     )
     p.add_argument(
         "-H",
@@ -107,7 +131,7 @@ def build(p: argparse.ArgumentParser) -> None:
         type=size,
         default=DEFAULT_LIMITS.max_line,
         metavar="N",
-        help="the longest SSE line or event read (default 4M)",
+        help="the longest SSE line or event, or event-stream message, read (default 4M)",
     )
     caps.add_argument(
         "--max-decoded-bytes",
@@ -134,7 +158,104 @@ def build(p: argparse.ArgumentParser) -> None:
     out.add_argument("--json", action="store_true", help="print the check --json report")
 
 
-def spec_from_args(args: argparse.Namespace) -> RequestSpec:
+def spec_from_args(
+    args: argparse.Namespace, model: str | None = None, signer: Signer | None = None
+) -> RequestSpec:
+    """The request the arguments describe; ``model`` overrides ``--model``, and
+    ``signer`` (Bedrock) is credentials already loaded."""
+    body, tools = _inputs(args)
+    if is_bedrock(args):
+        return _bedrock_spec(args, body, tools, model, signer)
+    if not args.url:
+        raise CliError(
+            "--url is required (a base URL or a full endpoint); only the Bedrock formats"
+            " find theirs from --region"
+        )
+    if args.region or args.profile:
+        raise CliError("--region and --profile are for the Bedrock formats (--format bedrock-…)")
+    try:
+        spec, note = build_spec(
+            args.url,
+            format=args.format,
+            body=body,
+            model=model or args.model,
+            prompt=args.prompt,
+            tools=tools,
+            headers=args.header,
+            key_env=args.api_key_env,
+        )
+    except RequestError as exc:
+        raise CliError(str(exc)) from None
+    if note:
+        print(f"fraglens: note: {note}", file=sys.stderr)
+    return spec
+
+
+def is_bedrock(args: argparse.Namespace) -> bool:
+    """Do the arguments ask for Bedrock (--format, or a URL naming its operation)?
+    Sets ``args.format`` from the URL when it was not given."""
+    if args.format is not None:
+        return args.format in EVENTSTREAM_FORMATS
+    from ..net.bedrock import format_for_bedrock_path
+
+    found = format_for_bedrock_path(args.url.partition("?")[0]) if args.url else None
+    if found is not None:
+        args.format = found
+    return found is not None
+
+
+def bedrock_signer(args: argparse.Namespace) -> Signer | None:
+    """AWS credentials and region for the Bedrock formats, loaded once; None when
+    a Bedrock API key is set (it is sent instead of a signature)."""
+    import os
+
+    from ..net.bedrock import BEARER_ENV, load_signer
+
+    if os.environ.get(BEARER_ENV, "").strip():
+        return None
+    try:
+        return load_signer(args.region, args.profile)
+    except RequestError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _bedrock_spec(
+    args: argparse.Namespace,
+    body: dict[str, Any] | None,
+    tools: list[Any] | None,
+    model: str | None,
+    signer: Signer | None,
+) -> RequestSpec:
+    from ..net.bedrock import build_bedrock_spec
+
+    if args.api_key_env:
+        raise CliError(
+            "--api-key-env does not apply to Bedrock: requests are signed with AWS"
+            " credentials (--profile, AWS_ACCESS_KEY_ID...), or carry the Bedrock API key"
+            " in AWS_BEARER_TOKEN_BEDROCK"
+        )
+    try:
+        spec, note = build_bedrock_spec(
+            args.format,
+            url=args.url,
+            region=args.region,
+            profile=args.profile,
+            body=body,
+            model=model or args.model,
+            prompt=args.prompt,
+            tools=tools,
+            headers=args.header,
+            signer=signer,
+        )
+    except RequestError as exc:
+        raise CliError(str(exc)) from None
+    if note:
+        print(f"fraglens: note: {note}", file=sys.stderr)
+    return spec
+
+
+def _inputs(args: argparse.Namespace) -> tuple[dict[str, Any] | None, list[Any] | None]:
+    """The request file and the tools file, read and checked."""
     body = None
     if args.request:
         body = read_json(args.request, "--request")
@@ -147,22 +268,7 @@ def spec_from_args(args: argparse.Namespace) -> RequestSpec:
             tools = tools["tools"]
         if not isinstance(tools, list):
             raise CliError(f"--tools {args.tools}: expected a JSON list of tools")
-    try:
-        spec, note = build_spec(
-            args.url,
-            format=args.format,
-            body=body,
-            model=args.model,
-            prompt=args.prompt,
-            tools=tools,
-            headers=args.header,
-            key_env=args.api_key_env,
-        )
-    except RequestError as exc:
-        raise CliError(str(exc)) from None
-    if note:
-        print(f"fraglens: note: {note}", file=sys.stderr)
-    return spec
+    return body, tools
 
 
 def prices_from_args(args: argparse.Namespace) -> Prices | None:

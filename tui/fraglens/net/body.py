@@ -14,6 +14,14 @@ is read line by line as it arrives instead: each complete non-blank line is
 one event, as ``read_stream`` frames an NDJSON body (a body of one line, an
 error object, is that same one event).
 
+A call that asked for Bedrock's binary event stream (``binary=True``) is
+decoded message by message as it arrives, by the same
+:class:`EventStreamDecoder` ``read_stream`` uses on the recording, each event
+stamped with the time of the read that holds its last byte, as a recording's
+reader stamps it; a body that does not open with a valid prelude (a JSON
+error) is framed whole when it ends. Past ``max_line`` bytes without a whole
+message, the decoding stops as for an SSE line.
+
 Events are handed out in order and never taken back. Until a ``data:`` line
 shows the body is SSE, events the decoder completed (keep-alive comments) are
 held, not handed out. An SSE line or event longer than ``max_line`` (a server
@@ -26,12 +34,21 @@ from __future__ import annotations
 
 import io
 import re
+from bisect import bisect_left
 
 from ..framing.detect import read_stream
 from ..framing.events import FramingError, RawEvent
+from ..framing.eventstream import (
+    PRELUDE,
+    Damage,
+    EventStreamDecoder,
+    Message,
+    looks_like_eventstream,
+    to_event,
+)
 from ..framing.recording import RecordingWriter
 from ..framing.sse import SSEDecoder
-from .limits import DEFAULT_LIMITS, LineGuard
+from .limits import DEFAULT_LIMITS, LineGuard, mib
 
 __all__ = ["LiveBody"]
 
@@ -45,9 +62,21 @@ _LINE_DATA = re.compile(rb"[\r\n]data:")
 class LiveBody:
     """Feed ``(t, bytes)`` per network read; get back the events it completes."""
 
-    def __init__(self, lines: bool = False, max_line: int = DEFAULT_LIMITS.max_line) -> None:
+    def __init__(
+        self, lines: bool = False, max_line: int = DEFAULT_LIMITS.max_line, binary: bool = False
+    ) -> None:
         #: read NDJSON line by line (the request asked for it)
         self.lines = lines
+        #: read an AWS event stream message by message (the request asked for it)
+        self.binary = binary
+        self._max_line = max_line
+        self._messages: EventStreamDecoder | None = None
+        self._events = 0
+        #: where the last message read ends, in body bytes
+        self._message_end = 0
+        # each read's end offset and time: an event is stamped with its last byte's read
+        self._ends: list[int] = []
+        self._times: list[float] = []
         self._line: list[bytes] = []  # the line not terminated yet
         self._line_events = 0
         self.chunks: list[tuple[float, bytes]] = []
@@ -73,6 +102,8 @@ class LiveBody:
         """Was the body read as SSE or NDJSON, event by event (not framed whole at the end)?"""
         if self.lines:
             return self._line_events > 0
+        if self.binary:
+            return self.mode == "eventstream"
         return self.mode == "sse" and self._seen_data
 
     @property
@@ -92,6 +123,8 @@ class LiveBody:
                 self.overflow = self._guard.message()
                 return []
             return self._feed_lines(t, chunk)
+        if self.binary:
+            return self._feed_messages(t, chunk)
         if self.mode is None:
             self._decide()
         if self.mode != "sse":
@@ -114,7 +147,7 @@ class LiveBody:
         end = round(t, 6) if t is not None else (self.chunks[-1][0] if self.chunks else None)
         if self.overflow is not None:
             # the line held is cut at a read: dispatching it would invent an event
-            self.framing = "ndjson" if self.lines else "sse"
+            self.framing = "ndjson" if self.lines else "eventstream" if self.binary else "sse"
             return []
         if self.lines:
             tail, self._line = b"".join(self._line), []
@@ -122,12 +155,51 @@ class LiveBody:
             if self._line_events:
                 self.framing = "ndjson" if self._line_events > 1 else "json-body"
             return out
+        if self.binary and self._messages is not None:
+            self.framing = "eventstream"
+            return self._events_of(self._messages.close())
         if self.streamed:
             self.framing = "sse"
             return self._decoder.close(time=end)
         return self._whole(end)
 
     # -- internals --------------------------------------------------------------------
+    def _feed_messages(self, t: float, chunk: bytes) -> list[RawEvent]:
+        self._ends.append(self.size)
+        self._times.append(t)
+        if self.mode is None:
+            if self.size < PRELUDE:
+                return []
+            body = self.body
+            if not looks_like_eventstream(body):
+                self.mode = "whole"  # framed when it ends, as read_stream frames it
+                return []
+            self.mode = "eventstream"
+            self._messages = EventStreamDecoder()
+            chunk = body  # the reads before the decision: all of the body so far
+        if self._messages is None:
+            return []
+        out = self._events_of(self._messages.feed(chunk))
+        if self.size - self._message_end > self._max_line:
+            self.overflow = (
+                f"an event-stream message ran past {mib(self._max_line)} (--max-line-bytes)"
+            )
+        return out
+
+    def _events_of(self, items: list[Message | Damage]) -> list[RawEvent]:
+        """Decoded messages (and damage) as events, stamped as a recording's reader does."""
+        out = []
+        ends, times = self._ends, self._times
+        for item in items:
+            event = to_event(self._events, item)
+            self._events += 1
+            end = item.span[1]
+            self._message_end = max(self._message_end, end)
+            # set on the event just made, before anyone holds it (a copy per event costs)
+            event.time = times[min(bisect_left(ends, end), len(times) - 1)] if times else None
+            out.append(event)
+        return out
+
     def _feed_lines(self, t: float, chunk: bytes) -> list[RawEvent]:
         if b"\n" not in chunk:
             self._line.append(chunk)

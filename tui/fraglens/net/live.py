@@ -40,7 +40,13 @@ from .body import LiveBody
 from .cost import Prices, Tokens, cost, tokens
 from .decoded import DecodedCopy
 from .limits import DEFAULT_LIMITS, Limits
-from .request import DEFAULT_TIMEOUT, NDJSON_FORMATS, RequestSpec, is_loopback
+from .request import (
+    DEFAULT_TIMEOUT,
+    EVENTSTREAM_FORMATS,
+    NDJSON_FORMATS,
+    RequestSpec,
+    is_loopback,
+)
 
 __all__ = ["DEFAULT_TIMEOUT", "LiveCall", "LiveStatus", "Phase", "describe_error"]
 
@@ -162,7 +168,11 @@ class LiveCall:
         # frozen snapshot is only built when someone looks (``status``)
         self._now: dict[str, Any] = {"phase": Phase.CONNECTING, "reads": 0}
         self._usage_seen = 0
-        self.body = LiveBody(lines=spec.format in NDJSON_FORMATS, max_line=limits.max_line)
+        self.body = LiveBody(
+            lines=spec.format in NDJSON_FORMATS,
+            max_line=limits.max_line,
+            binary=spec.format in EVENTSTREAM_FORMATS,
+        )
         self._t0 = 0.0
         self._t_end = 0.0
         self._task: asyncio.Task[Any] | None = None
@@ -179,9 +189,11 @@ class LiveCall:
         return Stream(format=spec.format, framing="recording", sse_body=True)
 
     def again(self, record: str | Path | None = None) -> LiveCall:
-        """A fresh call with the same request and options (for "send again")."""
+        """A fresh call with the same request and options (for "send again");
+        a signed request is signed anew (its signature expires)."""
+        spec = self.spec.resign() if self.spec.resign is not None else self.spec
         return LiveCall(
-            self.spec,
+            spec,
             on_event=self.on_event,
             on_status=self.on_status,
             on_chunk=self.on_chunk,
@@ -261,29 +273,36 @@ class LiveCall:
             trust_env=not is_loopback(host),
             transport=self._transport,
         )
+        request: dict[str, Any] = {
+            "headers": dict(spec.headers),
+            "content": spec.content,
+            "extensions": {"trace": self._trace},
+        }
         async with client:
-            async with aconnect_sse(
-                client,
-                spec.method,
-                spec.url,
-                headers=dict(spec.headers),
-                content=spec.content,
-                extensions={"trace": self._trace},
-            ) as source:
-                response = source.response
-                self._on_response(response)
-                try:
-                    # raw: the decoding is DecodedCopy's, capped (httpx's is not)
-                    async for data in response.aiter_raw():
-                        self._on_read(data)
-                except httpx.RemoteProtocolError as exc:
-                    self._emit_close()
-                    raise _Failure(
-                        "cut-off",
-                        f"the server closed the connection mid-stream after "
-                        f"{self.status.events} events ({_size(self.body.size)}): {exc}",
-                    ) from None
+            if spec.format in EVENTSTREAM_FORMATS:
+                # signed: the headers go as they were signed (aconnect_sse would
+                # change Accept), and the answer is no SSE anyway
+                async with client.stream(spec.method, spec.url, **request) as response:
+                    await self._read(response)
+            else:
+                async with aconnect_sse(client, spec.method, spec.url, **request) as source:
+                    response = source.response
+                    await self._read(response)
         self._on_eof(response)
+
+    async def _read(self, response: httpx.Response) -> None:
+        self._on_response(response)
+        try:
+            # raw: the decoding is DecodedCopy's, capped (httpx's is not)
+            async for data in response.aiter_raw():
+                self._on_read(data)
+        except httpx.RemoteProtocolError as exc:
+            self._emit_close()
+            raise _Failure(
+                "cut-off",
+                f"the server closed the connection mid-stream after "
+                f"{self.status.events} events ({_size(self.body.size)}): {exc}",
+            ) from None
 
     async def _trace(self, name: str, info: dict[str, Any]) -> None:
         if name.endswith("send_request_body.complete"):
@@ -371,6 +390,10 @@ class LiveCall:
         except ValueError:
             phrase = ""
         said = _provider_message(self.body.body)
+        # AWS names the error in a header: ThrottlingException:http://internal...
+        error_type = response.headers.get("x-amzn-errortype", "").partition(":")[0].strip()
+        if error_type and error_type not in said:
+            said = f"{error_type}: {said}" if said else error_type
         head = f"HTTP {status} {phrase}".rstrip()
         return f"{head}: {said}" if said else head
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -25,6 +25,7 @@ from ..tools import tool_parts
 
 __all__ = [
     "ENDPOINTS",
+    "EVENTSTREAM_FORMATS",
     "KEY_ENVS",
     "LIVE_FORMATS",
     "NDJSON_FORMATS",
@@ -44,7 +45,10 @@ ENDPOINTS = {
     # Ollama's native API lives beside its /v1 compatibility layer, not under it
     "ollama": "/api/chat",
 }
-LIVE_FORMATS = tuple(ENDPOINTS)
+#: Bedrock's two streaming operations: SigV4-signed, answered in the AWS binary
+#: event stream; their requests are built by ``fraglens.net.bedrock``
+EVENTSTREAM_FORMATS = ("bedrock-converse", "bedrock-invoke")
+LIVE_FORMATS = tuple(ENDPOINTS) + EVENTSTREAM_FORMATS
 #: the formats whose streams are NDJSON lines rather than SSE
 NDJSON_FORMATS = ("ollama",)
 
@@ -95,6 +99,11 @@ class RequestSpec:
     #: the environment variable the key came from (its name is not a secret)
     key_env: str | None = None
     method: str = "POST"
+    #: credentials the request was made with but does not carry, as (where, value):
+    #: the AWS secret key that signed it. Scrubbed like the ones sent
+    unsent: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    #: for a signed request: the same request signed anew (a signature expires)
+    resign: Callable[[], RequestSpec] | None = field(default=None, repr=False, compare=False)
 
     @property
     def content(self) -> bytes:
@@ -103,9 +112,9 @@ class RequestSpec:
 
     @cached_property
     def secrets(self) -> Secrets:
-        """Every credential sent (the key, ``-H`` headers, the URL's password), for
-        scrubbing what comes back."""
-        return Secrets.of_request(self.headers, self.url)
+        """Every credential sent (the key, ``-H`` headers, the URL's password) or
+        used to sign (``unsent``), for scrubbing what comes back."""
+        return Secrets.of_request(self.headers, self.url, self.unsent)
 
     def for_record(self) -> dict[str, Any]:
         """The request as a recording or a log may show it: secrets redacted."""

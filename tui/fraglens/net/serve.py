@@ -8,7 +8,9 @@ API; ``application/vnd.amazon.eventstream`` for a Bedrock capture): the
 captures of the model the request names, when some were recorded with it (so
 one server stands for several backends behind one key, as ``fraglens
 compare`` needs); else the captures whose wire format matches the path
-(``/chat/completions``, ``/messages``, ``/responses``, ``/api/chat``); else
+(``/chat/completions``, ``/messages``, ``/responses``, ``/api/chat``,
+Bedrock's ``/model/{modelId}/converse-stream`` and
+``/model/{modelId}/invoke-with-response-stream``); else
 all of them, round-robin in each case. ``GET /v1/models`` lists the
 recorded models. A request to one of those endpoints whose JSON body
 says ``"stream": false`` gets HTTP 400 in its provider's error shape rather
@@ -35,6 +37,7 @@ from typing import Any
 
 import uvicorn
 
+from .bedrock import format_for_bedrock_path
 from .replay import (
     EVENTSTREAM_TYPE,
     JSON_TYPE,
@@ -47,7 +50,8 @@ from .replay import (
     load_source,
     plan,
 )
-from .request import format_for_path
+from .request import EVENTSTREAM_FORMATS
+from .request import format_for_path as _format_for_api_path
 
 __all__ = ["ReplayApp", "ServerHandle", "error_body", "make_server", "start_server"]
 
@@ -99,7 +103,15 @@ def error_body(
         return {"type": "error", "error": {"type": anthropic_type, "message": message}}
     if format == "ollama":
         return {"error": message}
+    if format in EVENTSTREAM_FORMATS:
+        return {"message": message}  # AWS's JSON error body
     return {"error": {"message": message, "type": openai_type, "param": param, "code": code}}
+
+
+def format_for_path(path: str) -> str | None:
+    """The wire format a request's path implies: an API endpoint, or one of
+    Bedrock's two streaming operations (``/model/{modelId}/converse-stream``)."""
+    return _format_for_api_path(path) or format_for_bedrock_path(path)
 
 
 _NOT_STREAMED = 'fraglens serve replays recorded streams: the request must set "stream": true'
