@@ -164,6 +164,11 @@ def test_every_sample_reads_the_same_kept_compactly_or_as_events(path, monkeypat
         decoder = EventStreamDecoder()
         items = decoder.feed(data) + decoder.close()
         assert events == [to_event(n, item) for n, item in enumerate(items)]
+    elif framed.framing == "ndjson":
+        lines = [line.strip() for line in data.split(b"\n")]
+        assert [ev.data for ev in events] == [ln.decode("utf-8", "replace") for ln in lines if ln]
+        for ev in events:  # each span is its line, its newline included
+            assert data[ev.span[0] : ev.span[1]].strip() == ev.data.encode()
     elif isinstance(framed.events, EventLog) and framed.events.source is data:
         assert [ev.data for ev in events] == made  # what the reader decoded itself
     plain = Framed(framed.framing, events, framed.meta, framed.problems)

@@ -181,22 +181,16 @@ def _read_ndjson(data: bytes, start: int) -> Framed | None:
         json.loads(content[0])
     except (ValueError, RecursionError):
         return None
+    # each line kept as a range of the input, decoded when read
     events = EventLog(data)
+    add = events.add
     pos = start
     for line in lines:
         end = pos + len(line) + 1
         body = line.strip()
         if body:
             at = pos + len(line) - len(line.lstrip())
-            events.append(
-                RawEvent(
-                    len(events),
-                    "data",
-                    body.decode("utf-8", "replace"),
-                    span=(pos, min(end, len(data))),
-                    at=(at, at + len(body)),
-                )
-            )
+            add("data", None, pos, min(end, len(data)), at, at + len(body), None)
         pos = end
     return Framed("ndjson", events)
 
