@@ -446,9 +446,31 @@ async def test_send_again_signs_the_request_anew(upstream, aws):
                                  prompt="hi", signer=SIGNER)
     first = LiveCall(spec, timeout=PATIENCE)
     again = first.again()
-    assert again.spec is not spec and again.spec.body == spec.body
     assert (await again.run()).phase is Phase.DONE
+    assert again.spec is not spec and again.spec.body == spec.body
     assert upstream[0].seen[-1][3] is None
+
+
+async def test_a_call_is_signed_when_it_starts_not_when_it_was_built(upstream, aws, monkeypatch):
+    # compare builds every model's request first and runs a few at a time: a
+    # signature made then would be minutes old (AWS refuses those) when its turn came
+    import datetime
+
+    import botocore.auth
+
+    real = botocore.auth.get_current_datetime
+    stale = real() - datetime.timedelta(minutes=20)
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: stale)
+    spec, _ = build_bedrock_spec("bedrock-converse", url=upstream[1], model="parallel",
+                                 prompt="hi", signer=SIGNER)
+    built = dict((k.lower(), v) for k, v in spec.headers)["x-amz-date"]
+    assert built == stale.strftime("%Y%m%dT%H%M%SZ")
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", real)
+    assert (await LiveCall(spec, timeout=PATIENCE).run()).phase is Phase.DONE
+    _, headers, _, verdict = upstream[0].seen[-1]
+    assert verdict is None
+    sent = datetime.datetime.strptime(headers["x-amz-date"], "%Y%m%dT%H%M%SZ")
+    assert abs(sent - real()) < datetime.timedelta(minutes=2)
 
 
 @pytest.mark.parametrize(("model", "fmt", "said"), [

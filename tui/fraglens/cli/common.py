@@ -106,6 +106,28 @@ def add_stall_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_read_caps(group: argparse._ArgumentGroup, *, line: str, decoded: str) -> None:
+    """``--max-line-bytes`` and ``--max-decoded-bytes``: the caps on what a
+    network read decodes, spelled and defaulted once for ``live`` and ``proxy``;
+    ``line`` and ``decoded`` say what each caps in that command."""
+    from ..net.limits import DEFAULT_LIMITS  # not for check, which reads no network
+
+    group.add_argument(
+        "--max-line-bytes",
+        type=size,
+        default=DEFAULT_LIMITS.max_line,
+        metavar="N",
+        help=f"{line} (default 4M)",
+    )
+    group.add_argument(
+        "--max-decoded-bytes",
+        type=size,
+        default=DEFAULT_LIMITS.max_decoded,
+        metavar="N",
+        help=f"{decoded} (default 64M)",
+    )
+
+
 def write_json(doc: object) -> None:
     """JSON on stdout as UTF-8, whatever the terminal's locale says: indented
     for a person at a terminal, one line for a pipe or a file (as ``gh`` does)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..net.cost import Prices
-from ..net.limits import DEFAULT_LIMITS, Limits
+from ..net.limits import Limits
 from ..net.request import (
     DEFAULT_TIMEOUT,
     EVENTSTREAM_FORMATS,
@@ -25,11 +25,11 @@ from ..net.request import (
 )
 from .common import (
     CliError,
+    add_read_caps,
     add_stall_option,
     non_negative,
     positive,
     read_json,
-    size,
     write_json,
 )
 
@@ -126,19 +126,10 @@ def build(p: argparse.ArgumentParser) -> None:
     add_request_options(p)
     p.add_argument("--record", metavar="FILE", help="write a recording as the events arrive")
     caps = p.add_argument_group("caps (past one, the call ends with a clear error)")
-    caps.add_argument(
-        "--max-line-bytes",
-        type=size,
-        default=DEFAULT_LIMITS.max_line,
-        metavar="N",
-        help="the longest SSE line or event, or event-stream message, read (default 4M)",
-    )
-    caps.add_argument(
-        "--max-decoded-bytes",
-        type=size,
-        default=DEFAULT_LIMITS.max_decoded,
-        metavar="N",
-        help="the most a compressed body may inflate to (default 64M)",
+    add_read_caps(
+        caps,
+        line="the longest SSE line or event, or event-stream message, read",
+        decoded="the most a compressed body may inflate to",
     )
     add_stall_option(p)
     price = p.add_argument_group("cost")

@@ -14,7 +14,7 @@ from types import FrameType
 from typing import Any
 
 from ..net.limits import DEFAULT_LIMITS, Limits
-from .common import CliError, add_stall_option, size
+from .common import CliError, add_read_caps, add_stall_option, size
 
 DEFAULT_PORT = 8788
 EXAMPLES = """\
@@ -60,19 +60,10 @@ def build(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="the largest request body forwarded; larger gets HTTP 413 (default 64M)",
     )
-    caps.add_argument(
-        "--max-line-bytes",
-        type=size,
-        default=DEFAULT_LIMITS.max_line,
-        metavar="N",
-        help="the longest SSE line or event a flow decodes (default 4M)",
-    )
-    caps.add_argument(
-        "--max-decoded-bytes",
-        type=size,
-        default=DEFAULT_LIMITS.max_decoded,
-        metavar="N",
-        help="the most of a compressed body a flow inflates (default 64M)",
+    add_read_caps(
+        caps,
+        line="the longest SSE line or event a flow decodes",
+        decoded="the most of a compressed body a flow inflates",
     )
     p.add_argument(
         "--json",

@@ -190,10 +190,9 @@ class LiveCall:
 
     def again(self, record: str | Path | None = None) -> LiveCall:
         """A fresh call with the same request and options (for "send again");
-        a signed request is signed anew (its signature expires)."""
-        spec = self.spec.resign() if self.spec.resign is not None else self.spec
+        a signed request is signed anew when it runs."""
         return LiveCall(
-            spec,
+            self.spec,
             on_event=self.on_event,
             on_status=self.on_status,
             on_chunk=self.on_chunk,
@@ -232,6 +231,10 @@ class LiveCall:
     async def run(self) -> LiveStatus:
         """Make the call; returns the final status (never raises for network trouble)."""
         self._task = asyncio.current_task()
+        if self.spec.resign is not None:
+            # signed as it starts: AWS refuses a signature minutes old, and a call
+            # may wait that long for its turn (compare runs a few at a time)
+            self.spec = self.spec.resign()
         self._t0 = time.monotonic()
         fp, owned = self._open_record()
         writer = RecordingWriter(fp) if fp is not None else None
