@@ -7,10 +7,12 @@ Two ratios, each from streams generated here (Chat Completions SSE, 10-character
 argument fragments) and read in process as `fraglens check --json` reads them
 (framing, adapter, engine, the JSON document):
 
-  * repaired / ok  - one call of ~64 KB of arguments with a trailing comma before
-                     its last brace (json-repair runs and every change is listed),
-                     against the same call without the comma (a strict parse);
-                     target: at most 3x;
+  * repaired / ok  - one call of ~64 KB of arguments with a defect, against the
+                     same call without it (a strict parse); target: at most 3x.
+                     Two defects: a trailing comma before the last brace (read
+                     exactly by dropping it, no json-repair), and a missing
+                     comma between two rows (json-repair runs, and every change
+                     is listed by walking both texts);
   * 10x calls      - N calls of ~100 bytes each, then 10 N: finding a call by id
                      is a lookup, so the time grows with the calls; target: at
                      most 15x the time for 10x the calls;
@@ -40,13 +42,17 @@ from fraglens.load import stream_from_bytes  # noqa: E402
 from fraglens.report import build_report  # noqa: E402
 
 
-def one_call(arg_bytes: int, trailing_comma: bool) -> bytes:
+def one_call(arg_bytes: int, defect: str | None) -> bytes:
+    """``defect``: None, ``"trailing-comma"`` or ``"missing-comma"`` (mid-call)."""
     rows = []
     size = 0
     while size < arg_bytes:
         rows.append(f'{{"line":{len(rows)},"text":"word {len(rows)} of the call"}}')
         size += len(rows[-1]) + 1
-    text = '{"rows":[' + ",".join(rows) + "]" + ("," if trailing_comma else "") + "}"
+    half = len(rows) // 2
+    joined = ",".join(rows[:half]) + ("" if defect == "missing-comma" else ",")
+    joined += ",".join(rows[half:])
+    text = '{"rows":[' + joined + "]" + ("," if defect == "trailing-comma" else "") + "}"
     out = [chat_chunk({"tool_calls": [{"index": 0, "id": "call_0", "type": "function",
                                        "function": {"name": "tool", "arguments": ""}}]})]
     for k in range(0, len(text), 10):
@@ -118,13 +124,16 @@ def main() -> None:
     size = 16 * 1024 if opts.quick else 64 * 1024
     calls = 500 if opts.quick else 5000
 
-    ok, repaired, ok_doc, rep_doc = best_pair(one_call(size, False), one_call(size, True), rounds)
-    assert ok_doc["calls"][0]["status"] == "ok", ok_doc["calls"][0]["status"]
-    assert rep_doc["calls"][0]["status"] == "repaired", rep_doc["calls"][0]["status"]
     print(f"one call of {size // 1024} KB in 10-character fragments, check in process "
           f"(CPU s, best of {rounds}):")
-    print(f"  ok        {ok:.4f}")
-    print(f"  repaired  {repaired:.4f}   ratio {repaired / ok:.2f}x (target <= 3x)")
+    for defect in ("trailing-comma", "missing-comma"):
+        ok, repaired, ok_doc, rep_doc = best_pair(one_call(size, None), one_call(size, defect),
+                                                  rounds)
+        assert ok_doc["calls"][0]["status"] == "ok", ok_doc["calls"][0]["status"]
+        assert rep_doc["calls"][0]["status"] == "repaired", rep_doc["calls"][0]["status"]
+        print(f"  ok        {ok:.4f}")
+        print(f"  repaired  {repaired:.4f}   ratio {repaired / ok:.2f}x (target <= 3x), "
+              f"{defect}")
 
     few, many, few_doc, many_doc = best_pair(many_calls(calls), many_calls(10 * calls), rounds)
     assert len(many_doc["calls"]) == 10 * len(few_doc["calls"]) == 10 * calls

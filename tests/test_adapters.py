@@ -333,15 +333,17 @@ def test_anthropic_input_given_at_block_start_is_restated_when_no_delta_follows(
     assert only(ops, ArgsFinal) == [ArgsFinal(0, 0, '{"player":"p1","città":"Roma"}', id="toolu_0")]
 
 
-def test_anthropic_placeholder_input_is_ignored_once_deltas_came():
+def test_anthropic_input_given_at_block_start_is_restated_after_deltas_too():
+    # the engine weighs it against the deltas (tests/test_restatements.py):
+    # only the empty placeholder {} says nothing
     ops = feed(
         AnthropicAdapter(),
         MESSAGE_START,
-        block_start(0, input={"stale": True}),
+        block_start(0, input={"given": True}),
         json_delta(0, "{}"),
         block_stop(0),
     )
-    assert only(ops, ArgsFinal) == []
+    assert only(ops, ArgsFinal) == [ArgsFinal(0, 0, '{"given":true}', id="toolu_0")]
 
 
 @pytest.mark.parametrize("kind", ["server_tool_use", "mcp_tool_use"])

@@ -43,7 +43,9 @@ def _recording(data: bytes) -> bytes:
 
 def _inputs() -> list[tuple[str, bytes]]:
     streams = [(p.name, p.read_bytes()) for p in sorted(SAMPLES.glob("*.sse"))]
-    return streams + [(name + ".rec", _recording(data)) for name, data in streams]
+    # the damaged recording samples too, named .rec to be written as recordings
+    damaged = [(p.name + ".rec", p.read_bytes()) for p in sorted(SAMPLES.glob("*.jsonl"))]
+    return streams + [(name + ".rec", _recording(data)) for name, data in streams] + damaged
 
 
 def _mutate(rng: random.Random, data: bytes, others: list[bytes]) -> tuple[str, bytes]:

@@ -53,6 +53,13 @@ def test_sample_read_in_slices_reports_as_read_whole(path, monkeypatch):
     monkeypatch.setattr(loading, "SLICE_BYTES", 61)
     monkeypatch.setattr(loading, "SLICE_EVENTS", 3)
     data = path.read_bytes()
+    try:
+        stream_from_bytes(data, "capture")
+    except LoadError as whole:  # a capture refused whole is refused in slices, in the same words
+        with pytest.raises(LoadError) as sliced:
+            _read_in_slices(data)
+        assert str(sliced.value) == str(whole)
+        return
     job, seen = _read_in_slices(data)
     _same_report(data, job)
     assert seen == sorted(seen)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from fraglens.adapters import ADAPTERS
@@ -247,12 +247,12 @@ def _engine_verdict(text: str):
     return r.calls[0].result
 
 
-def _defect_spots(raw: str) -> tuple[list[int], list[int]]:
-    """Where a defect can go in JSON text: before a plain character inside a
-    string (a raw newline there), before a closer outside strings (a comma)."""
+def _defect_spots(raw: str) -> list[tuple[int, str]]:
+    """Where a defect can go in JSON text, and which: a raw newline or tab
+    before a plain character inside a string, a comma before a closer (a
+    trailing comma) or before a comma (a doubled one) outside strings."""
     in_string = escaped = False
-    inside: list[int] = []
-    closers: list[int] = []
+    spots: list[tuple[int, str]] = []
     for k, ch in enumerate(raw):
         if in_string:
             if escaped:
@@ -262,32 +262,76 @@ def _defect_spots(raw: str) -> tuple[list[int], list[int]]:
             elif ch == '"':
                 in_string = False
             else:
-                inside.append(k)
+                spots += [(k, "\n"), (k, "\t")]
         elif ch == '"':
             in_string = True
-        elif ch in "}]":
-            closers.append(k)
-    return inside, closers
+        elif ch in "}],":
+            spots.append((k, ","))
+    return spots
+
+
+def _insert(raw: str, defects: list[tuple[int, str]]) -> str:
+    """``raw`` with each defect inserted at its offset in ``raw``."""
+    for at, defect in sorted(defects, reverse=True):  # from the end: offsets stay right
+        raw = raw[:at] + defect + raw[at:]
+    return raw
 
 
 containers = st.dictionaries(text, values, min_size=1, max_size=4) | st.lists(
     values, min_size=1, max_size=4
 )
+#: any JSON value whose proper prefixes can all be told cut: a container, or a
+#: string (a number's or a literal's prefix may be a value of its own: 12 of 123)
+cuttable = containers | text.map(lambda t: t or "x")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(containers, st.data())
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(cuttable, st.data())
 def test_a_cut_text_is_truncated_whatever_defect_came_before(value, data):
     raw = json.dumps(value, ensure_ascii=data.draw(st.booleans()))
     cut = data.draw(st.integers(1, len(raw) - 1))
-    inside, closers = _defect_spots(raw[:cut])
-    spots = [(k, "\n") for k in inside] + [(k, ",") for k in closers]
-    if not spots:
-        return  # nothing before the cut can hold a defect (e.g. the cut is at '{')
-    at, defect = data.draw(st.sampled_from(spots))
-    broken = raw[:at] + defect + raw[at:cut]
+    spots = _defect_spots(raw[:cut])
+    assume(spots)  # a cut at '{' leaves nowhere for a defect: not an example
+    defects = data.draw(st.lists(st.sampled_from(spots), min_size=1, max_size=3,
+                                 unique_by=lambda s: s[0]))
+    broken = _insert(raw[:cut], defects)
     result = _engine_verdict(broken)
     assert result.status == "truncated", (broken, result)
+    if result.arguments is not None:  # a best effort keeps the type the text began
+        assert isinstance(result.arguments, type(value)), (broken, result)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(containers, st.data())
+def test_trailing_commas_are_repaired_to_exactly_the_value_written(value, data):
+    """A complete text with trailing commas has one exact reading: the call
+    is ``repaired`` to the value before the commas, never to another one."""
+    raw = json.dumps(value, ensure_ascii=data.draw(st.booleans()))
+    closers = [at for at, defect in _defect_spots(raw) if defect == "," and raw[at] in "}]"]
+    defects = data.draw(st.lists(st.sampled_from(closers), min_size=1, max_size=3, unique=True))
+    broken = _insert(raw, [(at, ",") for at in defects])
+    result = _engine_verdict(broken)
+    assert (result.status, result.arguments) == ("repaired", value), (broken, result)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(containers, st.data())
+def test_any_defect_in_a_whole_text_gives_a_repair_of_its_type_or_no_value(value, data):
+    """Doubled commas, raw newlines and tabs in strings, trailing commas in a
+    complete text: ``repaired`` with a value of the text's top-level type, or
+    ``invalid`` with none - never ``ok``, never a value of another type."""
+    raw = json.dumps(value, ensure_ascii=data.draw(st.booleans()))
+    spots = _defect_spots(raw)
+    defects = data.draw(st.lists(st.sampled_from(spots), min_size=1, max_size=3,
+                                 unique_by=lambda s: s[0]))
+    broken = _insert(raw, defects)
+    result = _engine_verdict(broken)
+    assert result.status in ("repaired", "invalid"), (broken, result)
+    if result.status == "repaired":
+        assert isinstance(result.arguments, type(value)), (broken, result)
+    else:
+        assert result.arguments is None, (broken, result)
 
 
 repairable = st.text(alphabet=st.sampled_from(list('{}[]",:ab1 \n\'')), max_size=24)
@@ -300,3 +344,25 @@ def test_a_repair_never_changes_the_top_level_type(first, rest):
     result = _engine_verdict(first + rest)
     if result.status == "repaired":
         assert isinstance(result.arguments, dict if first == "{" else list), (first + rest)
+
+
+# the cases these properties found, kept as plain tests
+
+
+def test_a_trailing_comma_beside_an_escaped_backslash_keeps_the_backslash():
+    # json-repair read this key as '"', dropping the backslash the text escaped
+    result = _engine_verdict('{"\\\\\\"": null,}')
+    assert (result.status, result.arguments) == ("repaired", {'\\"': None})
+    assert result.repairs == ('removed "," at 13',)
+
+
+def test_a_surrogate_pair_spelled_as_escapes_is_one_character_not_dropped_text():
+    result = _engine_verdict('{"\\ud83d\\ude80": null,}')
+    assert (result.status, result.arguments) == ("repaired", {"🚀": None})
+
+
+def test_a_cut_string_gets_no_best_effort_value_of_another_type():
+    # json-repair read '"<LF>[' as an empty array
+    result = _engine_verdict('"\n[')
+    assert (result.status, result.arguments, result.has_value) == ("truncated", None, False)
+    assert any("turns the string into an array" in r for r in result.repairs)

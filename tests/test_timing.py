@@ -22,14 +22,16 @@ def events_of(body: bytes) -> list[bytes]:
     return [part + b"\n\n" for part in parts]
 
 
-def recording(reads: list[tuple[float, bytes]]) -> bytes:
+def recording(reads: list[tuple[float, bytes]], end: float | None = None,
+              error: str | None = None) -> bytes:
     out = io.BytesIO()
     writer = RecordingWriter(out)
     writer.start({"method": "POST", "url": "http://h/v1/chat/completions", "body": {}})
     writer.response(200, {"content-type": "text/event-stream"}, t=0.1)
     for t, data in reads:
         writer.chunk(t, data)
-    writer.end("eof", t=reads[-1][0])
+    writer.end("error" if error else "eof", error=error,
+               t=reads[-1][0] if end is None else end)
     return out.getvalue()
 
 
@@ -80,6 +82,29 @@ def test_the_threshold_is_a_parameter_and_a_gap_equal_to_it_is_no_stall():
     low = timing_of(paced(), stall_ms=90.0)["stalls"]
     assert [s["event"] for s in low] == [1, 2, 5, 6, 7, 8, 9, 10]
     assert low[1] == {"gap_ms": 100.0, "event": 2}
+
+
+def test_a_wait_after_the_last_event_until_the_end_is_a_stall_and_counts_in_the_duration():
+    # the model went quiet after call_a's fragments and the client gave up 60 s later
+    pieces = events_of(OPENAI_SSE)[:5]
+    reads = list(zip(TIMES[:5], pieces, strict=True))
+    timing = timing_of(recording(reads, end=60.5, error="ReadTimeout: no bytes for 60.0 s"))
+    assert timing["duration_ms"] == 60500.0
+    # 60.5 - 0.5 s, after the last event (4): no event ended it
+    assert timing["stalls"] == [{"gap_ms": 60000.0, "event": None}]
+    # ended soon after the last event: no stall, and the duration is still the end's
+    timing = timing_of(recording(reads, end=0.9))
+    assert (timing["duration_ms"], timing["stalls"]) == (900.0, [])
+
+
+def test_the_text_report_names_a_stall_before_the_end():
+    from fraglens.report import build_report
+    from fraglens.report_text import timing_lines
+
+    pieces = events_of(OPENAI_SSE)[:5]
+    stream, _ = stream_from_bytes(recording(list(zip(TIMES[:5], pieces, strict=True)), end=3.5))
+    lines = timing_lines(build_report(stream))
+    assert lines[-1] == "  stall: 3,000.0 ms with nothing, before the end"
 
 
 def test_a_keep_alive_during_the_silence_breaks_the_stall():

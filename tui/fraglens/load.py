@@ -89,17 +89,24 @@ def frame(data: bytes, name: str = "input") -> Framed:
     return framed
 
 
+def known_format(fmt: str | None) -> str | None:
+    """``fmt`` when fraglens reads it (or None); else a one-line LoadError.
+    Only a recording's header can name one here: ``--format`` is checked
+    by the command line."""
+    if fmt is not None and fmt not in FORMATS:
+        known = ", ".join(FORMATS)
+        raise LoadError(f"the recording's header names the format {fmt!r}, which is not one "
+                        f"fraglens reads ({known})")
+    return fmt
+
+
 def stream_from_framed(
     framed: Framed,
     format: str | None = None,
     max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
     keep_naive: bool = False,
 ) -> Stream:
-    fmt = format or framed.meta.get("format")
-    if fmt is not None and fmt not in FORMATS:
-        known = ", ".join(FORMATS)
-        raise LoadError(f"the recording's header names the format {fmt!r}, which is not one "
-                        f"fraglens reads ({known})")
+    fmt = known_format(format or framed.meta.get("format"))
     stream = Stream(
         format=fmt,
         framing=framed.framing,
@@ -145,6 +152,8 @@ def _recording_findings(stream: Stream, meta: dict[str, Any], last: int) -> None
             what.append("the last line is cut off (the recorder stopped mid-write)")
         r.diag("recording-damaged", "; ".join(what), last)
     end = meta.get("end")
+    if isinstance(end, dict) and isinstance(end.get("t"), (int, float)):
+        stream.ended_at = float(end["t"])
     if isinstance(end, dict) and (end.get("end") == "error" or end.get("error")):
         error = end.get("error")
         said = f": {error}" if isinstance(error, str) and error else ""
@@ -171,14 +180,23 @@ def stream_from_bytes(data: bytes, name: str = "input", **kwargs) -> tuple[Strea
     with _bulk():
         framed = frame(data, name)
         stream = stream_from_framed(framed, **kwargs)
-        _replaced_bytes(stream, framed, data)
+        report_replaced_bytes(stream, data)
         return stream, framed
 
 
-def _replaced_bytes(stream: Stream, framed: Framed, data: bytes) -> None:
+def report_replaced_bytes(stream: Stream, data: bytes) -> None:
     """Events whose bytes are not UTF-8 were decoded with U+FFFD in their place:
     say so at each such event (what arrived is in the raw bytes, not the text).
-    One strict pass over the input, and a look at an event only then."""
+    One strict pass over the input, and a look at an event only then. A
+    recording keeps such reads as base64, so its own lines are UTF-8: the
+    response body its chunks make up is what is checked (the spans index it)."""
+    if stream.framing == "recording":
+        if not any("\ufffd" in ev.data for ev in stream.events):
+            return
+        # imported here: only a recording needs it (an SSE check never loads it)
+        from .framing.recording import recording_to_sse
+
+        data = recording_to_sse(data)
     if _is_utf8(data):
         return
     events = stream.events

@@ -22,7 +22,7 @@ from typing import Any
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from .framing.events import EventLog, FrameTooLarge, FramingProblem, RawEvent
 from .framing.sse import SSEDecoder
-from .load import finish_stream, frame
+from .load import finish_stream, frame, known_format, report_replaced_bytes
 from .stream import Stream
 
 #: bytes of SSE decoded per slice: about 1,000 events of a typical stream
@@ -77,7 +77,7 @@ class Loading:
         else:
             framed = frame(data, name)
             sse_body = (framed.meta.get("body_framing") or framed.framing) == "sse"
-            fmt = format or framed.meta.get("format")
+            fmt = known_format(format or framed.meta.get("format"))
             source = framed.events.source if isinstance(framed.events, EventLog) else None
             self.stream = self._new_stream(fmt, framed.framing, sse_body, source)
             self._events = framed.events
@@ -154,6 +154,7 @@ class Loading:
 
     def _finish(self) -> None:
         finish_stream(self.stream, self._problems, self.meta)
+        report_replaced_bytes(self.stream, self.data)
         self.done = True
         self._events = None
         self._decoder = None

@@ -130,7 +130,8 @@ def timing_lines(doc: dict[str, Any]) -> list[str]:
                 f"{ms(t['first_ms'])} -> {ms(t['last_ms'])}"
             )
     for stall in timing["stalls"] or []:
-        lines.append(f"  stall: {ms(stall['gap_ms'])} with nothing, before event {stall['event']}")
+        before = "the end" if stall["event"] is None else f"event {stall['event']}"
+        lines.append(f"  stall: {ms(stall['gap_ms'])} with nothing, before {before}")
     return lines
 
 

@@ -76,6 +76,10 @@ class Stream:
         self._types: dict[str, str] = {}
         self.done_at: int | None = None
         self.closed = False
+        #: seconds since the request when the stream ended, where that is known (a
+        #: recording's end line, a live call, a proxied flow): a wait after the last
+        #: event (a read timeout) is part of the timing, not lost
+        self.ended_at: float | None = None
         self._pending: list[tuple[int, Any, str | None]] = []
         self._guess: str | None = None
         #: the tool deltas in arrival order, for the naive comparison

@@ -69,6 +69,14 @@ def stream_timing(stream: Stream, stall_ms: float = DEFAULT_STALL_MS) -> dict[st
             stalls.append({"gap_ms": _ms(t - previous), "event": number})
         previous = t
     first, last = timed[0], timed[-1]
+    ended = stream.ended_at
+    if ended is not None and ended > last:
+        # the wait after the last event until the stream ended (a read timeout,
+        # a client that gave up): the stall that matters most, with no event to end it
+        if (ended - last) * 1000 > stall_ms:
+            stalls.append({"gap_ms": _ms(ended - last), "event": None})
+    else:
+        ended = last
     starts = [c.first_event for c in r.calls]
     rate = None
     # generation speed: the tokens over the time from the first event to the last
@@ -77,7 +85,7 @@ def stream_timing(stream: Stream, stall_ms: float = DEFAULT_STALL_MS) -> dict[st
     return {
         "first_event_ms": _ms(first),
         "first_tool_byte_ms": at(min(starts)) if starts else None,
-        "duration_ms": _ms(last),
+        "duration_ms": _ms(ended),
         "output_tokens_per_s": rate,
         "calls": [
             {

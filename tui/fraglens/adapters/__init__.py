@@ -22,6 +22,7 @@ from .anthropic import AnthropicAdapter
 from .base import Adapter
 from .bedrock import CONVERSE_EVENTS as _CONVERSE_EVENTS
 from .bedrock import BedrockConverseAdapter, BedrockInvokeAdapter
+from .cohere import EVENT_TYPES as _COHERE_TYPES
 from .cohere import CohereAdapter
 from .dashscope import DashScopeAdapter
 from .gemini import GeminiAdapter
@@ -103,21 +104,6 @@ _ANTHROPIC_TYPES = frozenset(
         "content_block_stop",
         "message_delta",
         "message_stop",
-    }
-)
-_COHERE_TYPES = frozenset(
-    {
-        "message-start",
-        "content-start",
-        "content-delta",
-        "content-end",
-        "tool-plan-delta",
-        "tool-call-start",
-        "tool-call-delta",
-        "tool-call-end",
-        "citation-start",
-        "citation-end",
-        "message-end",
     }
 )
 _CHAT_OBJECTS = frozenset({"chat.completion.chunk", "chat.completion", "text_completion"})

@@ -24,6 +24,11 @@ spacing differs): only a different value is passed on, as ``ArgsFinal``, for
 the engine to flag; with no deltas at all it is the arguments. A ``finish``
 after calls is ``tool_calls`` whatever the last step's reason, since the
 backend may have run the tools and let the model answer in a later step.
+
+A ``tool-input-delta`` whose text is not text, and a part type this adapter
+does not know that carries input (``inputTextDelta``, ``input``) or names a
+call by ``toolCallId`` with a ``delta``, are named with their wire value
+(``chunk-unreadable``), never dropped silently.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import Continuation, as_str, dump, error_message
+from .base import Continuation, as_str, dump, error_message, unread
 
 #: part types only this stream sends (``start``, ``finish``, ``error`` are generic)
 PART_TYPES = frozenset(
@@ -126,7 +131,8 @@ class AISDKAdapter:
             cid = as_str(payload.get("toolCallId"))
             text = payload.get("inputTextDelta")
             if cid is None or not isinstance(text, str):
-                return []
+                what = "has no toolCallId" if cid is None else "inputTextDelta is not text"
+                return [unread(f"tool-input-delta {what}: ignored", text)]
             ops = self._open(cid, None)
             if payload is not self._kept:
                 self._pieces.setdefault(cid, []).append(text)
@@ -139,7 +145,10 @@ class AISDKAdapter:
             return []
         if kind == "tool-input-start":
             cid = as_str(payload.get("toolCallId"))
-            return self._open(cid, payload) if cid is not None else []
+            if cid is None:
+                return [unread("tool-input-start has no toolCallId: ignored",
+                               payload.get("toolName"))]
+            return self._open(cid, payload)
         if kind in ("tool-input-available", "tool-input-error"):
             return self._input(kind, payload)
         if kind in ("tool-output-available", "tool-output-error"):
@@ -159,6 +168,17 @@ class AISDKAdapter:
             reason = payload.get("reason")
             text = f"aborted: {reason}" if isinstance(reason, str) and reason else "aborted"
             return [StreamError(text)]
+        return self._unknown(kind, payload)
+
+    def _unknown(self, kind: str, payload: dict[str, Any]) -> list[Op]:
+        """A part type not handled above: nothing, unless it carries tool input."""
+        if kind in PART_TYPES or kind in ("start", "finish") or kind.startswith("data-"):
+            return []  # known parts that carry no call (sources, metadata, approvals)
+        known = as_str(payload.get("toolCallId")) in self._index
+        for key in ("inputTextDelta", "input", *(("delta",) if known else ())):
+            if key in payload:
+                return [unread(f"part {kind!r} carries tool input fraglens does not read: "
+                               "ignored", payload[key])]
         return []
 
     def _open(self, cid: str, start: dict[str, Any] | None) -> list[Op]:
@@ -177,7 +197,7 @@ class AISDKAdapter:
     def _input(self, kind: str, payload: dict[str, Any]) -> list[Op]:
         cid = as_str(payload.get("toolCallId"))
         if cid is None:
-            return []
+            return [unread(f"{kind} has no toolCallId: ignored", payload.get("input"))]
         ops = self._open(cid, payload)
         index = self._index[cid]
         if kind == "tool-input-error":

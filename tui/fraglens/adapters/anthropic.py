@@ -3,10 +3,14 @@
 A call is a ``tool_use`` / ``server_tool_use`` / ``mcp_tool_use`` content
 block keyed by its block ``index``; its arguments are the concatenated
 ``input_json_delta.partial_json`` pieces, starting from ``""``. The ``input``
-in ``content_block_start`` is a placeholder, except when no delta follows
-(gateways, and tool calls made from code execution, put the whole input
-there, then send only empty pieces or none): then it is restated at
-``content_block_stop`` as ``ArgsFinal``.
+in ``content_block_start`` is an empty placeholder, except where gateways
+(and tool calls made from code execution) put the whole input there, then
+send only empty pieces, none, or pieces of their own (obfuscated, or another
+rendering): a non-empty one is restated at ``content_block_stop`` as
+``ArgsFinal``, and the engine weighs it against what streamed.
+
+An event type, or a delta type, this adapter does not know that carries
+tool input is named (``chunk-unreadable``), never dropped silently.
 
 Block indexes count from 0 in every message. Some captures hold several
 messages back to back; a ``message_start`` after a ``message_stop`` therefore
@@ -57,8 +61,8 @@ class AnthropicAdapter:
         self._ended = False  # a message_stop came: the next message_start is a new message
         self._started = False
         self._usage: dict[str, Any] = {}
-        #: shifted block index -> (id, input from content_block_start, saw a delta)
-        self._blocks: dict[int, list[Any]] = {}
+        #: shifted block index -> (id, input from content_block_start)
+        self._blocks: dict[int, tuple[str | None, Any]] = {}
 
     def continuation(self, payload: Any) -> Continuation | None:
         """``(0, index, text)`` for the commonest event of a long call - an
@@ -77,9 +81,6 @@ class AnthropicAdapter:
         index = self._base + wire
         if index >= self._next_base:
             self._next_base = index + 1
-        block = self._blocks.get(index)
-        if block is not None:
-            block[2] = True
         return 0, index, piece
 
     #: where ``continuation`` reads the piece (adapters/envelope.py)
@@ -95,7 +96,7 @@ class AnthropicAdapter:
         if handler is None:
             if kind is None and payload.get("error") not in (None, ""):
                 return [StreamError(error_message(payload.get("error"), "error"))]
-            return []
+            return _unknown_event(kind, payload)
         return handler(self, payload)
 
     # -- message level ---------------------------------------------------------
@@ -169,7 +170,7 @@ class AnthropicAdapter:
 
     def _tool_start(self, index: int, block: dict[str, Any]) -> ToolDelta:
         cid = as_str(block.get("id"))
-        self._blocks[index] = [cid, block.get("input"), False]
+        self._blocks[index] = (cid, block.get("input"))
         return ToolDelta(
             choice=0,
             index=index,
@@ -180,9 +181,12 @@ class AnthropicAdapter:
         )
 
     def _restate(self, index: int) -> list[Op]:
-        """ArgsFinal from the start's ``input`` when no delta came for the block."""
-        cid, value, saw_delta = self._blocks.pop(index, (None, None, True))
-        if saw_delta or value is None or value == {} or value == "":
+        """ArgsFinal from the start's ``input`` when it held one (not the empty
+        placeholder): with no delta it is the arguments; after deltas the
+        engine checks it against them (the same value says nothing; pieces
+        that are not JSON give way to it; another value is a second value)."""
+        cid, value = self._blocks.pop(index, (None, None))
+        if value is None or value == {} or value == "":
             return []
         text = value if isinstance(value, str) else dump(value)
         return [ArgsFinal(0, index, text, id=cid)]
@@ -206,8 +210,13 @@ class AnthropicAdapter:
             if index is None:
                 cid = as_str(block.get("id"))
                 hosted = kind != "tool_use"
-                return [ToolDelta(0, None, cid, as_str(block.get("name")), hosted=hosted)]
+                return [*_bad_index(payload),
+                        ToolDelta(0, None, cid, as_str(block.get("name")), hosted=hosted)]
             return [self._tool_start(index, block)]
+        if "input" in block and block.get("input") not in (None, {}, ""):
+            # a block type this adapter does not know, holding tool input
+            return [unread(f"content_block of type {kind!r} carries tool input fraglens "
+                           "does not read: ignored", block.get("input"))]
         return self._block_text(block)
 
     def _block_delta(self, payload: dict[str, Any]) -> list[Op]:
@@ -218,12 +227,13 @@ class AnthropicAdapter:
         if kind == "input_json_delta":
             piece = delta.get("partial_json")
             if not isinstance(piece, str):
-                return []
+                if piece is None and "partial_json" not in delta:
+                    return []
+                return [unread("input_json_delta.partial_json is not text: ignored", piece)]
             if index is not None:
                 self._next_base = max(self._next_base, index + 1)
-                if index in self._blocks and piece:  # an empty piece restates nothing
-                    self._blocks[index][2] = True
-            return [ToolDelta(choice=0, index=index, args=piece, native_index=True)]
+            op = ToolDelta(choice=0, index=index, args=piece, native_index=True)
+            return [*_bad_index(payload), op] if index is None else [op]
         if kind == "text_delta":
             text = delta.get("text")
             return [TextDelta(0, text)] if isinstance(text, str) and text else []
@@ -256,3 +266,28 @@ class AnthropicAdapter:
         "ping": _ping,
         "error": _error,
     }
+
+
+def _bad_index(payload: dict[str, Any]) -> list[Op]:
+    """A block ``index`` that is there but no whole number, named (the piece
+    is then attributed as one with no index)."""
+    wire = payload.get("index")
+    if wire is None:
+        return []
+    return [unread("the block index is not a whole number: read as no index", wire)]
+
+
+def _unknown_event(kind: str | None, payload: dict[str, Any]) -> list[Op]:
+    """An event type this adapter does not know: nothing, unless it carries
+    tool input (a ``partial_json`` or ``input`` in its delta, a tool block),
+    which is named with its wire value instead of dropped without a word."""
+    delta = as_dict(payload.get("delta"))
+    block = as_dict(payload.get("content_block"))
+    for where, key in ((delta, "partial_json"), (delta, "input"), (block, "input")):
+        if key in where:
+            return [unread(f"event {kind!r} carries tool input fraglens does not read: "
+                           "ignored", where[key])]
+    if block.get("type") in TOOL_BLOCKS:
+        return [unread(f"event {kind!r} carries a tool block fraglens does not read: "
+                       "ignored", block)]
+    return []

@@ -21,6 +21,13 @@ messages named after them, with ``{"message": ...}``: errors.
 the model's native API - Anthropic Messages events for Claude - and is handed
 to that format's adapter. The last chunk's ``amazon-bedrock-invocationMetrics``
 (token counts, latency) is usage.
+
+Tool input this adapter cannot read - a ``toolUse.input`` that is not text,
+an event it does not know carrying a ``toolUse`` - is named with its wire
+value (``chunk-unreadable``), never dropped silently. A ``start.toolUse``
+that holds the whole ``input`` (Converse defines none there; a gateway that
+copies Anthropic's block start does) is restated at ``contentBlockStop``, as
+the Anthropic adapter does, for the engine to weigh against the deltas.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import json
 from typing import Any
 
 from ..engine.fragments import (
+    ArgsFinal,
     Finish,
     Op,
     StreamError,
@@ -41,7 +49,7 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from .anthropic import AnthropicAdapter
-from .base import Continuation, as_dict, as_int, as_str, error_message
+from .base import Continuation, as_dict, as_int, as_str, dump, error_message, unread
 from .openai_chat import OpenAIChatAdapter
 
 #: event names of a ConverseStream (the members of ConverseStreamOutput)
@@ -83,12 +91,28 @@ def _loads(raw: bytes) -> Any:
     return json.loads(raw)
 
 
+def _unknown_event(event: str | None, payload: dict[str, Any]) -> list[Op]:
+    """An event this adapter does not know: nothing, unless a ``toolUse`` sits
+    in its ``delta`` or ``start`` (or in the event it wraps), which is named."""
+    for outer in (payload, *(v for v in payload.values() if isinstance(v, dict))):
+        for key in ("delta", "start"):
+            tool = as_dict(outer.get(key)).get("toolUse")
+            if tool is not None:
+                return [unread(f"event {event or next(iter(payload), '')!r} carries a toolUse "
+                               "fraglens does not read: ignored", tool)]
+    return []
+
+
 class BedrockConverseAdapter:
     """``ConverseStream`` events, one decoded payload (and its event name) at a time."""
 
     name = "bedrock-converse"
     ends_with = "terminal"
     indexes_calls = False
+
+    def __init__(self) -> None:
+        #: block index -> (toolUseId, the input a start.toolUse held)
+        self._inputs: dict[int | None, tuple[str | None, Any]] = {}
     @staticmethod
     def continuation(payload: Any) -> Continuation | None:
         """``(0, index, text)`` for a ``contentBlockDelta`` of tool input, read
@@ -118,7 +142,7 @@ class BedrockConverseAdapter:
                     return self._event(key, inner)
             if (event or "").endswith("Exception") or "message" in payload:
                 return [_exception(event, payload)]
-            return []
+            return _unknown_event(event, payload)
         return self._event(event, payload)
 
     def _event(self, event: str, payload: dict[str, Any]) -> list[Op]:
@@ -129,7 +153,9 @@ class BedrockConverseAdapter:
             if isinstance(tool, dict):
                 text = tool.get("input")
                 if not isinstance(text, str):
-                    return []
+                    if text is None and "input" not in tool:
+                        return []
+                    return [unread("delta.toolUse.input is not text: ignored", text)]
                 return [ToolDelta(choice=0, index=index, args=text, native_index=True)]
             text = delta.get("text")
             if isinstance(text, str):
@@ -142,6 +168,8 @@ class BedrockConverseAdapter:
             tool = as_dict(as_dict(payload.get("start")).get("toolUse"))
             if not tool:
                 return []
+            if tool.get("input") not in (None, {}, ""):
+                self._inputs[index] = (as_str(tool.get("toolUseId")), tool.get("input"))
             return [
                 ToolDelta(
                     choice=0,
@@ -166,6 +194,10 @@ class BedrockConverseAdapter:
                 if isinstance(metrics, dict):
                     data["metrics"] = dict(metrics)
                 return [Usage(data)]
+        if event == "contentBlockStop" and index in self._inputs:
+            cid, value = self._inputs.pop(index)
+            text = value if isinstance(value, str) else dump(value)
+            return [ArgsFinal(0, index, text, id=cid)]
         return []  # messageStart, contentBlockStop: nothing to read
 
 

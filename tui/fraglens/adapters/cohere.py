@@ -5,6 +5,11 @@ A call is keyed by the event ``index`` of ``tool-call-start`` /
 ``delta.message.tool_calls.function.arguments``. ``tool-plan-delta`` (the
 plan the model writes before calling tools) and ``content-delta`` are text;
 ``message-end`` carries the finish reason and usage and ends the stream.
+
+A part of a tool-call event of the wrong shape (``tool_calls`` that is no
+object, a ``function`` that is no object, an index that is no whole number),
+and an event type this adapter does not know that carries tool calls, are
+named with their wire value (``chunk-unreadable``), never dropped silently.
 """
 
 from __future__ import annotations
@@ -22,15 +27,42 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import Continuation, as_dict, as_int, as_list, as_str, error_message
+from .base import Continuation, as_dict, as_int, as_list, as_str, error_message, unread
+
+#: every event type of a v2 chat stream
+EVENT_TYPES = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "message-end",
+    }
+)
 
 
-def _calls(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    """``delta.message.tool_calls``: one object (v2), or a list of them."""
+def _calls(payload: dict[str, Any], ops: list[Op]) -> list[dict[str, Any]]:
+    """``delta.message.tool_calls``: one object (v2), or a list of them; a
+    part of another shape is named in ``ops``."""
     calls = as_dict(as_dict(payload.get("delta")).get("message")).get("tool_calls")
     if isinstance(calls, dict):
         return [calls]
-    return [c for c in as_list(calls) if isinstance(c, dict)]
+    if calls is not None and not isinstance(calls, list):
+        ops.append(unread("tool_calls is neither an object nor an array: ignored", calls))
+        return []
+    out = []
+    for pos, call in enumerate(as_list(calls)):
+        if isinstance(call, dict):
+            out.append(call)
+        else:
+            ops.append(unread(f"tool_calls[{pos}] is not an object: ignored", call))
+    return out
 
 
 class CohereAdapter:
@@ -68,14 +100,24 @@ class CohereAdapter:
             kind = event if isinstance(event, str) else ""
         message = as_dict(as_dict(payload.get("delta")).get("message"))
         if kind in ("tool-call-start", "tool-call-delta"):
-            index = as_int(payload.get("index"))
-            return [self._tool(index, call) for call in _calls(payload)]
+            ops: list[Op] = []
+            wire = payload.get("index")
+            index = as_int(wire)
+            if index is None and wire is not None:
+                ops.append(unread("the event index is not a whole number: read as no index",
+                                  wire))
+            for call in _calls(payload, ops):
+                fn = call.get("function")
+                if fn is not None and not isinstance(fn, dict):
+                    ops.append(unread("tool_calls.function is not an object: ignored", fn))
+                ops.append(self._tool(index, call))
+            return ops
         if kind == "tool-plan-delta":
             plan = message.get("tool_plan")
             return [TextDelta(0, plan)] if isinstance(plan, str) and plan else []
         if kind in ("content-delta", "content-start"):
             content = as_dict(message.get("content"))
-            ops: list[Op] = []
+            ops = []
             thinking = content.get("thinking")
             if isinstance(thinking, str) and thinking:
                 ops.append(TextDelta(0, thinking, "reasoning"))
@@ -87,6 +129,9 @@ class CohereAdapter:
             return self._end(as_dict(payload.get("delta")))
         if payload.get("error") not in (None, ""):
             return [StreamError(error_message(payload.get("error"), "error"))]
+        if kind not in EVENT_TYPES and "tool_calls" in message:
+            return [unread(f"event {kind!r} carries tool calls fraglens does not read: ignored",
+                           message["tool_calls"])]
         return []
 
     def _tool(self, index: int | None, call: dict[str, Any]) -> ToolDelta:

@@ -13,6 +13,11 @@ the start of a stream look shorter, never glue snapshots together.
 
 ``finish_reason`` is the string ``"null"`` until the end; usage comes on
 every event. The old ``output.text`` form is read too.
+
+A ``tool_calls`` part of the wrong shape (an object instead of an array, an
+entry or a ``function`` that is no object, an index that is no whole number)
+is named with its wire value (``chunk-unreadable``), never dropped silently;
+in snapshot mode each event repeats it, and says so again.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import as_dict, as_int, as_list, as_str, error_message, text_of
+from .base import as_dict, as_int, as_list, as_str, error_message, text_of, unread
 
 
 class DashScopeAdapter:
@@ -84,11 +89,25 @@ class DashScopeAdapter:
         content = self._new_text(("content", number), text_of(message.get("content")))
         if content:
             ops.append(TextDelta(number, content))
-        for pos, entry in enumerate(as_list(message.get("tool_calls"))):
-            if isinstance(entry, dict):
-                op = self._tool(number, pos, entry)
-                if op is not None:
-                    ops.append(op)
+        calls = message.get("tool_calls")
+        if isinstance(calls, dict):
+            ops.append(unread("tool_calls is an object, not an array: read as one entry", calls))
+            calls = [calls]
+        elif calls is not None and not isinstance(calls, list):
+            ops.append(unread("tool_calls is not an array: ignored", calls))
+        for pos, entry in enumerate(as_list(calls)):
+            if not isinstance(entry, dict):
+                ops.append(unread(f"tool_calls[{pos}] is not an object: ignored", entry))
+                continue
+            wire, fn = entry.get("index"), entry.get("function")
+            if wire is not None and as_int(wire) is None:
+                ops.append(unread(f"tool_calls[{pos}].index is not a whole number: read as "
+                                  "its position", wire))
+            if fn is not None and not isinstance(fn, dict):
+                ops.append(unread(f"tool_calls[{pos}].function is not an object: ignored", fn))
+            op = self._tool(number, pos, entry)
+            if op is not None:
+                ops.append(op)
         self._finish(number, choice.get("finish_reason"), finishes)
 
     def _tool(self, number: int, pos: int, entry: dict[str, Any]) -> ToolDelta | None:

@@ -15,7 +15,14 @@ Vertex can stream the arguments instead (``streamFunctionCallArguments``): a
 name-less ``functionCall`` parts carry ``partialArgs`` entries
 (``jsonPath`` + one ``*Value``), and the first one without ``willContinue``
 (usually an empty ``functionCall: {}``) ends it. ``partial_args.py`` turns
-those entries into argument text as they come.
+those entries into argument text as they come. A closing part that carries
+the whole ``args`` as well restates them (``ArgsFinal``), for the engine to
+check against what streamed.
+
+What cannot be read is named with its wire value (``chunk-unreadable``): a
+``functionCall`` or ``partialArgs`` of the wrong type, an entry with no
+readable path or value or one that contradicts an earlier path, and a part
+under a key this adapter does not know that holds call arguments.
 """
 
 from __future__ import annotations
@@ -33,8 +40,12 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import as_dict, as_int, as_list, as_str, dump, error_message
+from .base import as_dict, as_int, as_list, as_str, dump, error_message, unread
 from .partial_args import PartialArgs
+
+#: part keys read here, or known to carry no call (``functionResponse`` is a
+#: tool's answer, sent back by the client)
+_PART_KEYS = frozenset({"text", "thought", "functionCall", "thoughtSignature", "functionResponse"})
 
 
 @dataclass
@@ -113,6 +124,9 @@ class GeminiAdapter:
             call = part.get("functionCall")
             if isinstance(call, dict):
                 ops.extend(self._function_call(number, state, call))
+            elif call is not None:
+                ops.append(unread("functionCall is not an object: ignored", call))
+            ops.extend(_unknown_keys(part))
         raw = cand.get("finishReason")
         if isinstance(raw, str) and raw:
             ops.extend(self._end_streaming(number, state))
@@ -126,13 +140,26 @@ class GeminiAdapter:
 
     def _function_call(self, number: int, state: _Candidate, call: dict[str, Any]) -> list[Op]:
         name = as_str(call.get("name"))
-        partial = as_list(call.get("partialArgs"))
+        raw_partial = call.get("partialArgs")
+        partial = as_list(raw_partial)
         more = call.get("willContinue") is True
         ops: list[Op] = []
+        if raw_partial is not None and not isinstance(raw_partial, list):
+            ops.append(unread("functionCall.partialArgs is not an array: ignored", raw_partial))
         if state.streaming is not None and not name:
-            ops.extend(self._stream(number, state, state.index, partial))
+            index = state.index
+            ops.extend(self._stream(number, state, index, partial))
             if not more:
                 ops.extend(self._end_streaming(number, state))
+                args = call.get("args")
+                if args is not None:
+                    # the closing part restates the whole arguments: checked
+                    # against the streamed ones by the engine
+                    whole = args if isinstance(args, str) else dump(args)
+                    ops.append(ArgsFinal(number, index, whole, id=state.ids.get(index)))
+            elif call.get("args") is not None:
+                ops.append(unread("functionCall.args on a part that continues the streamed "
+                                  "arguments: ignored", call.get("args")))
             return ops
         ops.extend(self._end_streaming(number, state))
         cid = as_str(call.get("id"))
@@ -162,8 +189,14 @@ class GeminiAdapter:
         builder = state.streaming
         if builder is None:
             return []
-        text = "".join(builder.add(entry) for entry in entries)
-        return [ToolDelta(choice=number, index=index, args=text)] if text else []
+        problems: list[Op] = []
+        text = ""
+        for pos, entry in enumerate(entries):
+            text += builder.add(entry)
+            if builder.problem is not None:
+                problems.append(unread(f"partialArgs[{pos}]: {builder.problem}: ignored", entry))
+        delta: list[Op] = [ToolDelta(choice=number, index=index, args=text)] if text else []
+        return delta + problems
 
     def _end_streaming(self, number: int, state: _Candidate) -> list[Op]:
         builder, state.streaming = state.streaming, None
@@ -179,3 +212,19 @@ class GeminiAdapter:
                 number, state.index, builder.text(), id=state.ids.get(state.index), replaces=True
             )
         ]
+
+
+def _unknown_keys(part: dict[str, Any]) -> list[Op]:
+    """Call arguments under a part key this adapter does not read (a
+    ``function_call`` spelled in snake case, a key from a newer API version):
+    named, never dropped without a word."""
+    ops: list[Op] = []
+    for key, value in part.items():
+        if key in _PART_KEYS or not isinstance(value, dict):
+            continue
+        for field_name in ("args", "partialArgs"):
+            if field_name in value:
+                ops.append(unread(f"part key {key!r} carries {field_name} fraglens does not "
+                                  "read: ignored", value[field_name]))
+                break
+    return ops

@@ -51,6 +51,7 @@ def parse_path(path: Any) -> tuple[Segment, ...] | None:
 
 
 _MISSING = object()
+_CONTRADICTS = "its path contradicts the paths before it"
 
 #: Array items skipped by one path, past which the path is refused rather than
 #: padded with nulls (``$.a[999999999]`` must not allocate a billion slots).
@@ -101,6 +102,10 @@ class PartialArgs:
         self._string: tuple[Segment, ...] | None = None  # an open string in the text
         self._leaf: tuple[Segment, ...] | None = None  # a string value still growing
         self._wrote = False
+        #: why the last entry given to ``add`` was not placed, in words (no
+        #: readable path or value, a path that contradicts the value built so
+        #: far); None when it was
+        self.problem: str | None = None
 
     @property
     def empty(self) -> bool:
@@ -109,14 +114,17 @@ class PartialArgs:
     def add(self, entry: Any) -> str:
         """Take one ``partialArgs`` entry; return the JSON text it adds ('' if none).
 
-        An entry whose path or value cannot be read is skipped: it carries
-        nothing that could be placed in the arguments.
+        An entry whose path or value cannot be read is skipped (``problem``
+        says why): it carries nothing that could be placed in the arguments.
         """
+        self.problem = None
         if not isinstance(entry, dict):
+            self.problem = "not an object"
             return ""
         path = parse_path(entry.get("jsonPath"))
         value = entry_value(entry)
         if path is None or value is _MISSING:
+            self.problem = "no readable jsonPath" if path is None else "no readable value"
             return ""
         more = entry.get("willContinue") is True
         appending = isinstance(value, str) and self._leaf == path
@@ -147,6 +155,7 @@ class PartialArgs:
         """Place ``value`` at ``path``; False when the path contradicts what is there."""
         if not path:
             if self.value is not _MISSING:
+                self.problem = _CONTRADICTS  # a second root value
                 return False
             self.value = value
             return False  # a bare root value is kept, but cannot be streamed as text
@@ -158,6 +167,7 @@ class PartialArgs:
             new: Any = value if last else ({} if isinstance(path[i + 1], str) else [])
             if isinstance(seg, str):
                 if not isinstance(node, dict):
+                    self.problem = _CONTRADICTS
                     return False
                 if last:
                     if appending and isinstance(node.get(seg), str):
@@ -169,9 +179,8 @@ class PartialArgs:
                     node[seg] = new
                 node = node[seg]
             else:
-                if not isinstance(node, list):
-                    return False
-                if seg > len(node) + MAX_GAP:
+                if not isinstance(node, list) or seg > len(node) + MAX_GAP:
+                    self.problem = _CONTRADICTS
                     return False
                 while len(node) < seg:
                     node.append(None)  # a gap: only possible out of order

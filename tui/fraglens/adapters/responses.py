@@ -148,13 +148,24 @@ class ResponsesAdapter:
             return handler(self, payload)
         if not kind and payload.get("error") not in (None, ""):
             return [StreamError(error_message(payload.get("error"), "error")), Terminal("error")]
-        if kind.endswith(("arguments.delta", "arguments.done", "_call.delta")) or is_call(
-            as_dict(payload.get("item"))
-        ):
-            # an event type this adapter does not know, carrying what looks like
-            # tool data: named, never dropped without a word
+        return self._unknown(kind, payload)
+
+    def _unknown(self, kind: str, payload: dict[str, Any]) -> list[Op]:
+        """An event type this adapter does not know: nothing, unless it carries
+        tool data - named for what it looks like (an arguments event, a call
+        item) or for whom (``delta``/``arguments``/``input`` for an item opened
+        as a call) - which is named with its wire value, never dropped."""
+        carried = next((key for key in ("delta", "arguments", "input") if key in payload), None)
+        item_id = as_str(payload.get("item_id"))
+        wire = as_int(payload.get("output_index"))
+        known = (item_id is not None and self._items.get(item_id) in self._opened) or (
+            wire is not None and self._base + wire in self._opened
+        )
+        looks = kind.endswith(("arguments.delta", "arguments.done", "_call.delta"))
+        if looks or (known and carried is not None) or is_call(as_dict(payload.get("item"))):
+            value = payload[carried] if carried is not None else payload.get("item")
             return [unread(f"event {kind!r} carries tool-call data fraglens does not read: "
-                           "ignored", payload.get("delta", payload.get("item")))]
+                           "ignored", value)]
         return []
 
     # -- indexes -----------------------------------------------------------------
@@ -232,7 +243,9 @@ class ResponsesAdapter:
     def _arg_delta(self, kind: str, payload: dict[str, Any]) -> list[Op]:
         piece = payload.get("delta")
         if not isinstance(piece, str):
-            return []
+            if piece is None and "delta" not in payload:
+                return []
+            return [unread(f"{kind}: the delta is not text: ignored", piece)]
         item_id = as_str(payload.get("item_id"))
         index = self._index(payload, item_id)
         if kind == "response.mcp_call_arguments.delta" and index not in self._opened:

@@ -388,8 +388,11 @@ EXPLANATIONS: dict[str, Explanation] = {
     "args-restated": Explanation(
         means="The argument pieces streamed for a call do not form JSON (a gateway that "
               "obfuscates or encrypts deltas, say), while the format restated the whole "
-              "arguments when the call ended (Responses `function_call_arguments.done` or "
-              "`output_item.done`) and that text is JSON.",
+              "arguments (Responses `function_call_arguments.done` or `output_item.done`, "
+              "the AI SDK's `tool-input-available`, Vertex's closing `args`, an "
+              "Anthropic-compatible gateway's complete `input` in `content_block_start`) "
+              "and that text is JSON. No pieces at all, or only empty ones, are no "
+              "disagreement: the restatement is then the arguments, with no finding.",
         wire=_wire(
             _data({"type": "response.output_item.added", "output_index": 0, "item": {
                 "id": "fc_1", "type": "function_call", "call_id": "call_1",
@@ -552,7 +555,11 @@ EXPLANATIONS: dict[str, Explanation] = {
         means="A chunk is JSON, but a part that carries tool calls has a shape the format "
               "does not allow: `tool_calls` as an object or a string, an entry or a "
               "`function` that is not an object, an `index` that is not a whole number "
-              "(`\"abc\"`, `1.5`, `true`, `[0]`).",
+              "(`\"abc\"`, `1.5`, `true`, `[0]`), a Vertex `partialArgs` entry with no "
+              "readable path or value; or an event type (a Gemini part key, an AI SDK "
+              "part type) the format does not define carries tool data: an Anthropic "
+              "`content_block_delta_v2` with a `partial_json`, a Responses event of an "
+              "unknown type with a `delta` for a call item.",
         wire=_wire(
             _calls({"index": "abc", "id": "call_1",
                     "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}),
@@ -560,9 +567,12 @@ EXPLANATIONS: dict[str, Explanation] = {
         ),
         did="Read what it could (an index it cannot read counts as no index), named what "
             "it ignored with the wire value, and kept the chunk as it came in the stream "
-            "view. Only the first such finding of a stream is listed.",
+            "view. Each different part is named once (a snapshot that repeats one is "
+            "not a new finding). Nothing of an unknown type is guessed into the "
+            "arguments.",
         todo="The relay or server writes chunks the format does not allow: report it "
-             "there; the call may be attributed differently than the model meant.",
+             "there; the call may be attributed differently than the model meant, or "
+             "lack what the ignored part held.",
     ),
     "non-json-data": Explanation(
         means="A `data:` payload is not JSON (or is nested too deeply to read), or the "

@@ -155,7 +155,12 @@ def _finalize(
     if aborted or ends_open or (finish in (None, "length", "error") and not scan.valid):
         # the text stops inside a value: whatever a lenient parser builds is made up
         best = _best_effort(text)
-        changes = _changes(text, best).listed if best is not None else []
+        changed = _type_changed(text, best) if best is not None else None
+        if changed is not None:
+            # a best effort of another type is no reading of this text at all
+            best, changes = None, [f"no best-effort value: json-repair's guess {changed}"]
+        else:
+            changes = _changes(text, best).listed if best is not None else []
         if len(text) > REPAIR_LIMIT:
             changes = [f"no best-effort value: {len(text)} characters are too many to build one"]
         if not aborted:
@@ -200,12 +205,20 @@ def _finalize(
     )
 
 
+def _type_changed(text: str, value: Any) -> str | None:
+    """How ``value`` changes the top-level type ``text`` begins with, or None."""
+    first = text.lstrip()[:1]
+    want = {"{": (dict, "object"), "[": (list, "array"), '"': (str, "string")}.get(first)
+    if want is not None and not isinstance(value, want[0]):
+        return f"turns the {want[1]} into {_kind(value)}"
+    return None
+
+
 def _guess_reason(text: str, value: Any, walk: Walk) -> str | None:
     """Why json-repair's result is a guess rather than a repair, or None."""
-    first = text.lstrip()[:1]
-    want = {"{": dict, "[": list}.get(first)
-    if want is not None and not isinstance(value, want):
-        return f"turns the {'object' if want is dict else 'array'} into {_kind(value)}"
+    changed = _type_changed(text, value)
+    if changed is not None:
+        return changed
     if walk.lost:
         return "rewrites the text past where its changes can be followed"
     if walk.dropped_key:
@@ -330,11 +343,37 @@ def _has_lone_surrogate(text: str) -> bool:
     return _LONE.search(text) is not None
 
 
+#: a string (kept as it is), or a comma outside strings that a closer follows
+_TRAILING_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|,(?=\s*[}\]])', re.S)
+
+
+def _without_trailing_commas(text: str) -> Any:
+    """The value of ``text`` once trailing commas are removed, or
+    ``_NO_VALUE`` when that does not make it JSON. The commonest defect has
+    one exact reading; json-repair's can differ in what it keeps of the rest
+    (it has dropped a backslash from a string beside one), so this reading
+    comes first."""
+    fixed = _TRAILING_COMMA.sub(lambda m: m.group(0) if m.group(0) != "," else "", text)
+    if fixed == text:
+        return _NO_VALUE
+    try:
+        return json.loads(fixed)
+    except (ValueError, RecursionError):
+        return _NO_VALUE
+
+
+_NO_VALUE: Any = object()
+
+
 def _best_effort(text: str) -> Any:
-    """json-repair's reading of ``text``, or None; never tried past
+    """The reading of ``text`` with trailing commas dropped when
+    that is JSON, else json-repair's, or None; never tried past
     ``REPAIR_LIMIT`` (a call cut at the 16 MiB size limit would take minutes)."""
     if len(text) > REPAIR_LIMIT:
         return None
+    exact = _without_trailing_commas(text)
+    if exact is not _NO_VALUE:
+        return exact
     import json_repair  # loaded on the first repair: most runs never need it
 
     try:
@@ -357,11 +396,17 @@ _TOKEN = re.compile(
     r"|\\u[0-9a-fA-F]{4}|.",
     re.S,
 )
-_SIMPLE_U = re.compile(r"\\u([0-9a-fA-F]{4})")
+#: a surrogate pair spelled as two escapes (one character), or one escape
+_SIMPLE_U = re.compile(
+    r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})"
+)
 
 
 def _plain_u(m: re.Match[str]) -> str:
-    c = chr(int(m.group(1), 16))
+    if m.group(1) is not None:  # the pair is the character a repaired value holds
+        high, low = int(m.group(1), 16), int(m.group(2), 16)
+        return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+    c = chr(int(m.group(3), 16))
     if c in '"\\' or c < " " or "\ud800" <= c <= "\udfff":
         return m.group(0)
     return c

@@ -208,9 +208,12 @@ class Reassembler:
             self.diag(code, message, event, call)
 
     def notice(self, code: str, message: str, event: int | None) -> None:
-        """Adapter and framing notices: repeated ones are counted, not listed
-        one by one (a keep-alive every second is not 600 findings)."""
-        key = f"notice-{code}"
+        """Adapter and framing notices: a repeated one is listed once (a
+        keep-alive every second is not 600 findings). Unreadable parts are
+        told apart by what they quote: each different one is named, or all
+        but the first would be dropped without a word; the same one repeated
+        (a DashScope snapshot re-sends it every event) is named once."""
+        key = f"notice-{code}" if code != "chunk-unreadable" else f"notice-{code}-{message}"
         if key in self._once:
             return
         self._once.add(key)
@@ -347,9 +350,12 @@ class Reassembler:
             if op.text:
                 self._append(event, call, op.text)
             return
-        if op.text == call.text or call.obj_seen:
+        # what the call holds now: the streamed text, or a value an earlier
+        # restatement put in its place (Vertex paths that left document order)
+        current = call.final_text
+        if op.text == current or call.obj_seen:
             return
-        streamed, restated = _json_value(call.text), _json_value(op.text)
+        streamed, restated = _json_value(current), _json_value(op.text)
         if streamed is not _NOT_JSON and streamed == restated:
             return  # the same value, spelled differently
         if streamed is _NOT_JSON and restated is not _NOT_JSON:

@@ -412,6 +412,7 @@ class LiveCall:
         # the end line's time is when the body ended: a reader stamps the events
         # the close flushed with it, as this stream did
         t = self._body_end
+        self.stream.ended_at = t
         self._t_end = time.monotonic()
         if self._writer is not None:
             self._writer.end(end, error=message if phase is Phase.FAILED else None, t=t)

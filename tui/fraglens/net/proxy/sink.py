@@ -192,8 +192,10 @@ class StoreSink:
             flow.state = state
             flow.error = error
             flow.ended = at
-            if stream is not None and not stream.closed:
-                stream.close()
+            if stream is not None:
+                stream.ended_at = flow.elapsed()  # what its recording's end line says
+                if not stream.closed:
+                    stream.close()
             if ex.recording is not None:
                 ex.recording.finish()
         self.store.changed(flow, "end")
