@@ -141,6 +141,29 @@ def test_vertex_partial_args_that_is_no_array_is_named():
     _one(doc, stream, "partialArgs is not an array", "Oslo")
 
 
+@pytest.mark.parametrize(
+    ("second", "first", "kept"),
+    [
+        (_sv("$.city", "Bergen"), '"Oslo"', "Bergen"),  # a closed string given again
+        ({"jsonPath": "$.city", "numberValue": 7}, '"Oslo"', 7),
+    ],
+    ids=["string", "number"],
+)
+def test_vertex_a_path_given_a_second_value_is_named_with_the_one_replaced(second, first, kept):
+    doc, _ = _report(_gemini(
+        _vertex_open(),
+        _vertex(_sv("$.city", "Os", more=True)),
+        _vertex(_sv("$.city", "lo")),
+        _vertex(second),
+        {"functionCall": {}},
+    ))
+    [found] = [d for d in doc["diagnostics"] if d["code"] == "args-multiple-values"]
+    assert found["event"] == 3
+    assert "$.city was given a second value" in found["message"]
+    assert f"the first, {first}, was replaced" in found["message"]
+    assert doc["calls"][0]["arguments"] == {"city": kept}
+
+
 def test_vertex_a_well_formed_streamed_call_raises_nothing():
     doc, stream = _report(_gemini(
         _vertex_open(),
@@ -149,6 +172,7 @@ def test_vertex_a_well_formed_streamed_call_raises_nothing():
         {"functionCall": {}},
     ))
     assert _unreadable(doc, stream) == []
+    assert not [d for d in doc["diagnostics"] if d["code"] == "args-multiple-values"]
     assert doc["calls"][0]["arguments"] == {"city": "Oslo"}
 
 

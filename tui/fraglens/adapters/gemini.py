@@ -33,6 +33,7 @@ from typing import Any
 from ..engine.fragments import (
     ArgsFinal,
     Finish,
+    Notice,
     Op,
     StreamError,
     TextDelta,
@@ -195,6 +196,9 @@ class GeminiAdapter:
             text += builder.add(entry)
             if builder.problem is not None:
                 problems.append(unread(f"partialArgs[{pos}]: {builder.problem}: ignored", entry))
+            if builder.replaced is not None:
+                said = f"partialArgs[{pos}]: {builder.replaced}"
+                problems.append(Notice("args-multiple-values", said))
         delta: list[Op] = [ToolDelta(choice=number, index=index, args=text)] if text else []
         return delta + problems
 

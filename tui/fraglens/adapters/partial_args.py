@@ -106,6 +106,12 @@ class PartialArgs:
         #: readable path or value, a path that contradicts the value built so
         #: far); None when it was
         self.problem: str | None = None
+        #: what the last entry replaced: its path had another whole value already
+        #: (a string closed before, a number); the later value is kept and this
+        #: says which one was lost. None when nothing was (the same value again
+        #: says nothing)
+        self.replaced: str | None = None
+        self._old: Any = _MISSING
 
     @property
     def empty(self) -> bool:
@@ -117,7 +123,8 @@ class PartialArgs:
         An entry whose path or value cannot be read is skipped (``problem``
         says why): it carries nothing that could be placed in the arguments.
         """
-        self.problem = None
+        self.problem = self.replaced = None
+        self._old = _MISSING
         if not isinstance(entry, dict):
             self.problem = "not an object"
             return ""
@@ -129,7 +136,14 @@ class PartialArgs:
         more = entry.get("willContinue") is True
         appending = isinstance(value, str) and self._leaf == path
         self._leaf = path if isinstance(value, str) and more else None
-        if not self._build(path, value, appending):
+        placed = self._build(path, value, appending)
+        if self._old is not _MISSING and dump(self._old) != dump(value):
+            old = dump(self._old)
+            old = old if len(old) <= 60 else old[:59] + "…"
+            self.replaced = (
+                f"{entry['jsonPath']} was given a second value; the first, {old}, was replaced"
+            )
+        if not placed:
             self.in_order = False
             return ""
         if not self.in_order:
@@ -173,6 +187,7 @@ class PartialArgs:
                     if appending and isinstance(node.get(seg), str):
                         node[seg] += value
                     else:
+                        self._old = node.get(seg, _MISSING)
                         node[seg] = value
                     return True
                 if node.get(seg) is None:
@@ -190,6 +205,8 @@ class PartialArgs:
                     if appending and isinstance(node[seg], str):
                         node[seg] += value
                     else:
+                        if node[seg] is not None:  # None: a gap an early item left
+                            self._old = node[seg]
                         node[seg] = value
                     return True
                 if last:

@@ -274,14 +274,16 @@ EXPLANATIONS: dict[str, Explanation] = {
         means="One call's text holds several different JSON values back to back, usually "
               "two calls glued together by a backend that reused an index with no id or "
               "name. Also raised when a format's closing copy of the arguments (Responses "
-              "`.done`) is valid JSON with another value than the valid streamed deltas.",
+              "`.done`) is valid JSON with another value than the valid streamed deltas, "
+              "and when Vertex gives one `partialArgs` path a second, different value.",
         wire=_wire(
             _calls(_entry('{"city":"Paris"}', index=0, id="call_1", name="get_weather")),
             _calls(_entry('{"city":"Rome"}', index=0)),
         ),
         did="Chose no value: the status is `invalid`, the raw text is kept and the "
             "separate values are listed (`values` in `check --json`). When a closing copy "
-            "differs, the streamed text is kept and a note says so.",
+            "differs, the streamed text is kept and a note says so. A Vertex path given "
+            "again keeps its later value, and the finding quotes the one replaced.",
         todo="Do not guess which value was meant. Retry, or have the backend send an id "
              "or a new index for each call.",
     ),
