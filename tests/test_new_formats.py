@@ -196,13 +196,16 @@ SHORTCUT_SAMPLES = sorted(
 
 @pytest.mark.parametrize("path", SHORTCUT_SAMPLES, ids=lambda p: p.name)
 def test_the_continuation_shortcuts_change_nothing(path):
-    """Each adapter's shortcut for its commonest event, against the full path
-    (a stream that keeps the naive log takes no shortcut)."""
+    """Each adapter's shortcut for its commonest event, and the envelopes on top
+    of it (adapters/envelope.py), against the full path (a stream that keeps
+    the naive log takes no shortcut)."""
     data = path.read_bytes()
     fast, _ = stream_from_bytes(data)
     slow, _ = stream_from_bytes(data, keep_naive=True)
     assert fast._continuation is not None or fast.adapter.continuation is None
-    assert slow._continuation is None
+    has_path = getattr(fast.adapter, "continuation_path", None) is not None
+    assert (fast._envelopes is not None) == has_path
+    assert slow._continuation is None and slow._envelopes is None
     assert build_report(fast) == build_report(slow)
 
 

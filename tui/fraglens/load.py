@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from .framing.detect import FramingError, read_stream
-from .framing.events import Framed, FramingProblem
+from .framing.events import EventLog, Framed, FramingProblem
 from .stream import FORMATS, Stream
 
 
@@ -114,8 +114,11 @@ def stream_from_framed(
         keep_naive=keep_naive,
         sse_body=(framed.meta.get("body_framing") or framed.framing) == "sse",
     )
-    for ev in framed.events:
-        stream.feed(ev)
+    if isinstance(framed.events, EventLog):
+        stream.read_log(framed.events)  # the stream keeps the compact log itself
+    else:
+        for ev in framed.events:
+            stream.feed(ev)
     finish_stream(stream, framed.problems, framed.meta)
     return stream
 
@@ -196,8 +199,12 @@ def report_replaced_bytes(stream: Stream, data: bytes) -> None:
         data = recording_to_sse(data)
     if _is_utf8(data):
         return
-    for ev in stream.events:
-        if ev.span is None or "\ufffd" not in ev.data:
+    events = stream.events
+    for number in range(len(events)):
+        if not events.replaced(number):
+            continue
+        ev = events[number]
+        if ev.span is None:
             continue
         raw = data[ev.span[0] : ev.span[1]]
         try:

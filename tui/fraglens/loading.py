@@ -16,10 +16,11 @@ decoder yields the same events for any split of the input). Any other framing
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
-from .framing.events import FrameTooLarge, FramingProblem, RawEvent
+from .framing.events import EventLog, FrameTooLarge, FramingProblem, RawEvent
 from .framing.sse import SSEDecoder
 from .load import finish_stream, frame, known_format, report_replaced_bytes
 from .stream import Stream
@@ -61,7 +62,7 @@ class Loading:
         self.name = name
         self._max_arg_bytes = max_arg_bytes
         self._decoder: SSEDecoder | None = None
-        self._events: list[RawEvent] | None = None
+        self._events: Sequence[RawEvent] | None = None
         #: a recording's or HAR's metadata (its request, redacted), else empty
         self.meta: dict[str, Any] = {}
         #: what the framing met on the way, added when the read ends
@@ -71,22 +72,27 @@ class Loading:
         self.done = False
         if incremental_sse(data):
             self._decoder = SSEDecoder()
-            self.stream = self._new_stream(format, "sse", True)
+            # the decoder's offsets index data: the stream keeps payloads as ranges of it
+            self.stream = self._new_stream(format, "sse", True, data)
         else:
             framed = frame(data, name)
             sse_body = (framed.meta.get("body_framing") or framed.framing) == "sse"
             fmt = known_format(format or framed.meta.get("format"))
-            self.stream = self._new_stream(fmt, framed.framing, sse_body)
+            source = framed.events.source if isinstance(framed.events, EventLog) else None
+            self.stream = self._new_stream(fmt, framed.framing, sse_body, source)
             self._events = framed.events
             self.meta = framed.meta
             self._problems = framed.problems
 
-    def _new_stream(self, format: str | None, framing: str, sse_body: bool | None) -> Stream:
+    def _new_stream(
+        self, format: str | None, framing: str, sse_body: bool | None, source: bytes | None
+    ) -> Stream:
         return Stream(
             format=format,
             framing=framing,
             max_arg_bytes=self._max_arg_bytes,
             sse_body=sse_body,
+            source=source,
         )
 
     @property
@@ -136,7 +142,7 @@ class Loading:
             self._problems = decoder.problems
             self._finish()
 
-    def _advance_framed(self, events: list[RawEvent] | None) -> None:
+    def _advance_framed(self, events: Sequence[RawEvent] | None) -> None:
         assert events is not None
         end = min(len(events), self._pos + SLICE_EVENTS)
         feed = self.stream.feed

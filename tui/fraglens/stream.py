@@ -13,9 +13,10 @@ from typing import Any
 
 from .adapters import detect, make_adapter, sniff
 from .adapters.base import Continuation
+from .adapters.envelope import Envelopes
 from .engine.fragments import StreamError, ToolDelta
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
-from .framing.events import RawEvent
+from .framing.events import EventLog, RawEvent
 
 FORMATS = (
     "openai-chat",
@@ -57,6 +58,7 @@ class Stream:
         max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
         keep_naive: bool = False,
         sse_body: bool | None = None,
+        source: bytes | None = None,
     ) -> None:
         self.framing = framing
         #: the events came as SSE (a recording or HAR may hold a JSON body instead)
@@ -66,7 +68,9 @@ class Stream:
         self.format_note: str | None = None
         self.adapter = make_adapter(format) if format else None
         self.reassembler = Reassembler(max_arg_bytes)
-        self.events: list[RawEvent] = []
+        #: every event read, kept compactly (payloads as ranges of ``source``,
+        #: the capture the events' spans index, when it is given)
+        self.events = EventLog(source)
         #: per event: a short type label for the stream view
         self.labels: list[str] = []
         self._types: dict[str, str] = {}
@@ -81,42 +85,72 @@ class Stream:
         #: the tool deltas in arrival order, for the naive comparison
         self.naive_log: list[tuple[int, ToolDelta]] | None = [] if keep_naive else None
         self._continuation = self._shortcut()
+        self._envelopes = self._envelopes_for()
+        #: what the adapter keeps of a piece read from an envelope (AI SDK)
+        self._continued: Callable[[int, str], None] | None = getattr(
+            self.adapter, "continued", None
+        )
 
     # -- feeding ---------------------------------------------------------------
     def feed(self, ev: RawEvent) -> None:
+        """Read one more event (numbered by its place in the stream)."""
         number = len(self.events)
-        if ev.number != number:
-            ev = RawEvent(number, ev.kind, ev.data, ev.event, ev.id, ev.time, ev.span)
         self.events.append(ev)
+        self._take(number, ev.kind, ev.data, ev.event)
+
+    def read_log(self, log: EventLog) -> None:
+        """Read every event of ``log`` (a whole capture framed), which becomes
+        this stream's own: nothing is copied, and each payload is decoded from
+        the source while it is read and dropped after."""
+        if self.events:
+            raise ValueError("read_log() reads a whole capture into an empty stream")
+        self.events = log
+        take, kind, data, name = self._take, log.kind, log.data, log.name
+        for number in range(len(log)):
+            take(number, kind(number), data(number), name(number))
+
+    def _take(self, number: int, kind: str, data: str, name: str | None) -> None:
         r = self.reassembler
-        kind = ev.kind
         if kind == "data":
+            envelopes = self._envelopes
+            if envelopes is not None and envelopes.items:
+                hit = envelopes.read(data)
+                if hit is not None:
+                    env, text = hit
+                    if r.continue_call(number, env.choice, env.index, text):
+                        label = env.label if name is None else name
+                        self.labels.append(self._types.setdefault(label, label))
+                        if self._continued is not None:
+                            self._continued(env.index, text)
+                        return
             try:
-                payload = _loads(ev.data)
+                payload = _loads(data)
             except ValueError:
                 self.labels.append("non-json")
-                r.diag("non-json-data", f"data is not JSON: {ev.data[:60]!r}", number)
+                r.diag("non-json-data", f"data is not JSON: {data[:60]!r}", number)
                 return
             except RecursionError:
                 self.labels.append("non-json")
-                r.diag("non-json-data", f"data nested too deeply to read: {ev.data[:60]!r}",
+                r.diag("non-json-data", f"data nested too deeply to read: {data[:60]!r}",
                        number)
                 return
-            label = ev.event
-            if label is None:
-                obj = payload.get("object") if type(payload) is dict else None
-                label = obj if type(obj) is str else _label(payload)
+            label = name if name is not None else _label_of(payload)
             # one string per type, not per event: a million events name a few types
-            self.labels.append(self._types.setdefault(label, label))
+            label = self._types.setdefault(label, label)
+            self.labels.append(label)
             if self.adapter is None:
-                self._detect(number, payload, ev.event)
+                self._detect(number, payload, name)
                 return
             shortcut = self._continuation
             if shortcut is not None:
                 found = shortcut(payload)
                 if found is not None and r.continue_call(number, *found):
+                    if envelopes is not None:
+                        envelopes.learn(data, *found, _label_of(payload))
                     return
-            self._apply(number, payload, ev.event)
+            if envelopes is not None:
+                envelopes.forget()  # the adapter's state may change from here
+            self._apply(number, payload, name)
             return
         if kind == "comment":
             self.labels.append("comment")
@@ -130,12 +164,12 @@ class Stream:
             return
         if kind == "damaged":
             self.labels.append("damaged")
-            code = "frame-truncated" if ev.event == "cut" else "frame-damaged"
-            r.diag(code, ev.data, number)
+            code = "frame-truncated" if name == "cut" else "frame-damaged"
+            r.diag(code, data, number)
             return
         # a body that is neither events nor JSON (a gateway's HTML error page)
         self.labels.append(kind)
-        r.diag("non-json-data", f"the body is not a stream: {ev.data[:60]!r}", number)
+        r.diag("non-json-data", f"the body is not a stream: {data[:60]!r}", number)
 
     def _detect(self, number: int, payload: Any, event: str | None) -> None:
         """Hold events back until one chunk tells the format (or too many came)."""
@@ -209,6 +243,8 @@ class Stream:
         self.format = fmt
         self.adapter = make_adapter(fmt)
         self._continuation = self._shortcut()
+        self._envelopes = self._envelopes_for()
+        self._continued = getattr(self.adapter, "continued", None)
         pending, self._pending = self._pending, []
         for number, payload, event in pending:
             self._apply(number, payload, event)
@@ -220,6 +256,14 @@ class Stream:
             return None
         return self.adapter.continuation
 
+    def _envelopes_for(self) -> Envelopes | None:
+        """Envelopes of the continuation shortcut's events (``adapters/envelope.py``),
+        for an adapter that says where its continuation reads the piece."""
+        path = getattr(self.adapter, "continuation_path", None)
+        if self._continuation is None or path is None:
+            return None
+        return Envelopes(path, _label_of)
+
     def _apply(self, number: int, payload: Any, event: str | None) -> None:
         assert self.adapter is not None
         try:
@@ -229,6 +273,12 @@ class Stream:
         if self.naive_log is not None:
             self.naive_log.extend((number, op) for op in ops if isinstance(op, ToolDelta))
         self.reassembler.apply(number, ops)
+
+
+def _label_of(payload: Any) -> str:
+    """The stream view's type for a decoded event that has no SSE name."""
+    obj = payload.get("object") if type(payload) is dict else None
+    return obj if type(obj) is str else _label(payload)
 
 
 def _label(payload: Any) -> str:

@@ -38,8 +38,7 @@ def stream_timing(stream: Stream, stall_ms: float = DEFAULT_STALL_MS) -> dict[st
     lists every gap longer than ``stall_ms`` between two events' receive times,
     with the number of the event that ended it. One pass over the events.
     """
-    events = stream.events
-    times = [ev.time for ev in events]
+    times = stream.events.times()
     timed = [t for t in times if t is not None]
     if not timed:
         return None

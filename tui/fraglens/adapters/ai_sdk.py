@@ -90,6 +90,7 @@ class AISDKAdapter:
         self._pieces: dict[str, list[str]] = {}
         #: the payload whose piece the continuation shortcut kept last
         self._kept: Any = None
+        self._ids: list[str] = []  # index -> toolCallId
 
     def continuation(self, payload: Any) -> Continuation | None:
         """``(0, index, text)`` for a ``tool-input-delta`` of a call already
@@ -109,6 +110,16 @@ class AISDKAdapter:
         # next: it must not keep the piece twice
         self._kept = payload
         return 0, self._index[cid], text
+
+    #: where ``continuation`` reads the piece (adapters/envelope.py)
+    continuation_path = ("inputTextDelta",)
+
+    def continued(self, index: int, text: str) -> None:
+        """A piece read from an envelope of an event ``continuation`` read
+        (adapters/envelope.py): kept as ``continuation`` keeps it. The stream
+        forgets envelopes when an event takes ``feed``, so the call's pieces
+        are still kept here."""
+        self._pieces[self._ids[index]].append(text)
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
@@ -175,6 +186,7 @@ class AISDKAdapter:
         if cid in self._index:
             return []
         self._index[cid] = len(self._index)
+        self._ids.append(cid)
         self._pieces[cid] = []
         name = as_str(start.get("toolName")) if start is not None else None
         hosted = start is not None and start.get("providerExecuted") is True

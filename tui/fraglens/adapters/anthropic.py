@@ -83,6 +83,9 @@ class AnthropicAdapter:
             self._next_base = index + 1
         return 0, index, piece
 
+    #: where ``continuation`` reads the piece (adapters/envelope.py)
+    continuation_path = ("delta", "partial_json")
+
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
             return []

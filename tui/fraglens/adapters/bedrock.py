@@ -71,6 +71,26 @@ def _exception(event: str | None, payload: Any) -> StreamError:
     return StreamError(message if message == name else f"{name}: {message}")
 
 
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _loads(raw: bytes) -> Any:
+    """``json.loads(raw)``, without its layers for what nearly every chunk is:
+    UTF-8 text of one object with nothing around it. ``json.loads`` reads bytes
+    that open with ``{`` and a non-zero byte as UTF-8 (surrogates passed
+    through); anything else, or anything the scanner stops short of, is given
+    to ``json.loads`` itself, which reads it or raises the same error."""
+    if len(raw) >= 4 and raw[0] == 0x7B and raw[1]:
+        text = raw.decode("utf-8", "surrogatepass")
+        try:
+            value, end = _scan_once(text, 0)
+        except StopIteration:
+            return json.loads(raw)
+        if end == len(text):
+            return value
+    return json.loads(raw)
+
+
 def _unknown_event(event: str | None, payload: dict[str, Any]) -> list[Op]:
     """An event this adapter does not know: nothing, unless a ``toolUse`` sits
     in its ``delta`` or ``start`` (or in the event it wraps), which is named."""
@@ -107,6 +127,9 @@ class BedrockConverseAdapter:
         tool = delta.get("toolUse")
         text = tool.get("input") if type(tool) is dict else None
         return (0, index, text) if type(text) is str else None
+
+    #: where ``continuation`` reads the piece (adapters/envelope.py)
+    continuation_path = ("delta", "toolUse", "input")
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
@@ -212,7 +235,7 @@ class BedrockInvokeAdapter:
         if not isinstance(wrapped, str):
             return None
         try:
-            inner = json.loads(base64.b64decode(wrapped, validate=True))
+            inner = _loads(base64.b64decode(wrapped, validate=True))
         except (binascii.Error, ValueError, RecursionError):
             raise ValueError(wrapped[:60]) from None
         self._decoded = (payload, inner)

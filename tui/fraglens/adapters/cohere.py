@@ -89,6 +89,9 @@ class CohereAdapter:
         args = fn.get("arguments")
         return (0, index, args) if type(args) is str else None
 
+    #: where ``continuation`` reads the piece (adapters/envelope.py)
+    continuation_path = ("delta", "message", "tool_calls", "function", "arguments")
+
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
             return []

@@ -126,6 +126,8 @@ class OpenAIChatAdapter:
     ends_with = "done"
     indexes_calls = True
     continuation = staticmethod(bare_continuation)
+    #: where ``continuation`` reads the piece (adapters/envelope.py)
+    continuation_path = ("choices", 0, "delta", "tool_calls", 0, "function", "arguments")
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         fast = bare_continuation(payload)

@@ -125,6 +125,9 @@ class ResponsesAdapter:
             return None
         return 0, index, piece
 
+    #: where ``continuation`` reads the piece (adapters/envelope.py)
+    continuation_path = ("delta",)
+
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
             return []

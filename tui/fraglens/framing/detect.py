@@ -20,11 +20,11 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from .events import Framed, FrameTooLarge, FramingError, FramingProblem, RawEvent
+from .events import EventLog, Framed, FrameTooLarge, FramingError, FramingProblem, RawEvent
 from .eventstream import looks_like_eventstream, read_eventstream
 from .sse import SSEDecoder
 
@@ -117,24 +117,34 @@ def _looks_like_sse(data: bytes) -> bool:
     return bool(lines) and all(_SSE_OTHER_LINE.match(line) for line in lines)
 
 
+#: bytes of a whole input decoded at a time: the events of one step are all
+#: that exists as objects at once, the rest is kept compactly (EventLog)
+_STEP = 1 << 20
+
+
 def _read_sse(data: bytes) -> Framed:
-    events, problems = _decode_sse([(None, data)], None)
+    steps = ((None, data[i : i + _STEP]) for i in range(0, len(data), _STEP))
+    events, problems = _decode_sse(steps, None, EventLog(data))
     return Framed("sse", events, problems=problems)
 
 
 def _decode_sse(
-    chunks: Iterable[tuple[float | None, bytes]], end_time: float | None
-) -> tuple[list[RawEvent], list[FramingProblem]]:
-    """Decode SSE reads; past the decoder's size limit, the events before it
-    and a problem that says where reading stopped."""
-    decoder = SSEDecoder()
-    events: list[RawEvent] = []
+    chunks: Iterable[tuple[float | None, bytes]], end_time: float | None, events: EventLog
+) -> tuple[EventLog, list[FramingProblem]]:
+    """Decode SSE reads into ``events``; past the decoder's size limit, the
+    events before it and a problem that says where reading stopped."""
+    # over the whole input, the decoder adds its events to the log itself
+    decoder = SSEDecoder(log=events) if events.source is not None else SSEDecoder()
+    add = events.append
     try:
         for t, chunk in chunks:
-            events += decoder.feed(chunk, time=t)
-        events += decoder.close(time=end_time)
+            for ev in decoder.feed(chunk, time=t):
+                add(ev)
+        for ev in decoder.close(time=end_time):
+            add(ev)
     except FrameTooLarge as exc:
-        events += exc.events
+        for ev in exc.events:
+            add(ev)
         return events, [*decoder.problems, FramingProblem("frame-too-large", str(exc), None)]
     return events, decoder.problems
 
@@ -171,20 +181,16 @@ def _read_ndjson(data: bytes, start: int) -> Framed | None:
         json.loads(content[0])
     except (ValueError, RecursionError):
         return None
-    events: list[RawEvent] = []
+    # each line kept as a range of the input, decoded when read
+    events = EventLog(data)
+    add = events.add
     pos = start
     for line in lines:
         end = pos + len(line) + 1
         body = line.strip()
         if body:
-            events.append(
-                RawEvent(
-                    len(events),
-                    "data",
-                    body.decode("utf-8", "replace"),
-                    span=(pos, min(end, len(data))),
-                )
-            )
+            at = pos + len(line) - len(line.lstrip())
+            add("data", None, pos, min(end, len(data)), at, at + len(body), None)
         pos = end
     return Framed("ndjson", events)
 
@@ -281,7 +287,9 @@ def _end_time(rec: Recording) -> float | None:
     return rec.chunks[-1][0] if rec.chunks else None
 
 
-def _frame_body(rec: Recording) -> tuple[str | None, list[RawEvent], list[FramingProblem]]:
+def _frame_body(
+    rec: Recording,
+) -> tuple[str | None, Sequence[RawEvent], list[FramingProblem]]:
     """Frame the recorded body; stamp each event with the time its last byte came."""
     body = rec.body
     skip = len(_BOM) if body.startswith(_BOM) else 0
@@ -295,7 +303,7 @@ def _frame_body(rec: Recording) -> tuple[str | None, list[RawEvent], list[Framin
         and not looks_like_eventstream(body)
         and _looks_like_sse(body)
     ):
-        events, problems = _decode_sse(rec.chunks, _end_time(rec))
+        events, problems = _decode_sse(rec.chunks, _end_time(rec), EventLog())
         return "sse", events, problems
     try:
         framed = _read(body, containers=False)

@@ -6,8 +6,10 @@ a HAR export, a fraglens recording) and nothing of JSON chunk meaning.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 #: data     - an SSE event with data, or one NDJSON line / array item / body
 #: done     - the ``data: [DONE]`` sentinel
@@ -32,6 +34,177 @@ class RawEvent:
     time: float | None = None
     #: (start, end) byte offsets in the source this event was read from
     span: tuple[int, int] | None = None
+    #: (start, end) byte offsets of the payload itself in that source, when
+    #: ``data`` is exactly those bytes decoded (one SSE data line, an NDJSON
+    #: line, a binary message's payload): an ``EventLog`` over the source then
+    #: keeps the offsets instead of the text. Not part of what the event is:
+    #: two events that say the same are equal wherever their payloads lie.
+    at: tuple[int, int] | None = field(default=None, compare=False)
+
+
+_NO_TIME = float("nan")
+
+
+class EventLog(Sequence[RawEvent]):
+    """A stream's events, kept compactly: what a 100k-event capture is made of.
+
+    A ``RawEvent`` per event, its span and its payload string cost about 250
+    bytes plus the payload, more than the input itself for small events. Here
+    an event is a few array entries: its kind, its name (an index into the
+    names seen), its span, and - when it came from ``source``, the bytes the
+    reader was given - the byte range of its payload, decoded again when
+    something asks for it (a step shown, a search). A payload that is no slice
+    of the source (several data lines joined, a comment, a live event, a
+    re-encoded array item) is kept as text. Items are ``RawEvent`` records
+    made on demand, equal to the ones appended; ``number`` is the position.
+    """
+
+    def __init__(self, source: bytes | None = None) -> None:
+        #: the bytes spans and payload ranges index, when they are kept
+        self.source = source
+        self._kind = bytearray()  # index into _kinds
+        self._kinds: list[EventKind] = ["data", "done", "comment", "damaged"]
+        self._name = array("l")  # index into _names; -1: no name
+        self._names: list[str] = []
+        self._name_code: dict[str, int] = {}
+        self._span = array("q")  # start, end per event; -1, -1: no span
+        self._at = array("q")  # payload range per event; -1, -1: text in _texts
+        self._texts: dict[int, str] = {}
+        self._ids: dict[int, str] = {}
+        self._times: array[float] | None = None
+
+    def append(self, ev: RawEvent) -> None:
+        # the kind goes in last: its length is the log's, so that a reader on
+        # another thread (the proxy's views) never sees an event half added
+        n = len(self._kind)
+        kind = ev.kind
+        if kind not in self._kinds:  # a kind no reader makes today: kept all the same
+            self._kinds.append(kind)
+        name = ev.event
+        if name is None:
+            self._name.append(-1)
+        else:
+            code = self._name_code.get(name)
+            if code is None:
+                code = self._name_code[name] = len(self._names)
+                self._names.append(name)
+            self._name.append(code)
+        self._span.extend(ev.span if ev.span is not None else (-1, -1))
+        if ev.at is not None and self.source is not None:
+            self._at.extend(ev.at)
+        else:
+            self._at.extend((-1, -1))
+            self._texts[n] = ev.data
+        if ev.id is not None:
+            self._ids[n] = ev.id
+        if ev.time is not None and self._times is None:
+            self._times = array("d", [_NO_TIME]) * n
+        if self._times is not None:
+            self._times.append(_NO_TIME if ev.time is None else ev.time)
+        self._kind.append(0 if kind == "data" else self._kinds.index(kind))
+
+    def add(
+        self, kind: EventKind, name: str | None, start: int, end: int, at: int, at_end: int,
+        time: float | None,
+    ) -> None:
+        """An event whose payload is ``source[at:at_end]`` decoded, without making
+        it first: what a decoder over the whole source adds (see SSEDecoder)."""
+        if kind not in self._kinds:
+            self._kinds.append(kind)
+        if name is None:
+            self._name.append(-1)
+        else:
+            code = self._name_code.get(name)
+            if code is None:
+                code = self._name_code[name] = len(self._names)
+                self._names.append(name)
+            self._name.append(code)
+        self._span.extend((start, end))
+        self._at.extend((at, at_end))
+        if time is not None and self._times is None:
+            self._times = array("d", [_NO_TIME]) * len(self._kind)
+        if self._times is not None:
+            self._times.append(_NO_TIME if time is None else time)
+        self._kind.append(0 if kind == "data" else self._kinds.index(kind))
+
+    def kind(self, i: int) -> EventKind:
+        return self._kinds[self._kind[i]]
+
+    def name(self, i: int) -> str | None:
+        code = self._name[i]
+        return None if code < 0 else self._names[code]
+
+    def data(self, i: int) -> str:
+        """The payload of event ``i`` (decoded from the source, or as kept)."""
+        start = self._at[2 * i]
+        if start < 0 or self.source is None:
+            return self._texts[i]
+        return self.source[start : self._at[2 * i + 1]].decode("utf-8", "replace")
+
+    def times(self) -> list[float | None]:
+        """Every event's time (None where it has none), without making the events."""
+        times = self._times
+        if times is None:
+            return [None] * len(self)
+        return [None if t != t else t for t in times[: len(self)]]  # NaN: no time
+
+    def replaced(self, i: int) -> bool:
+        """Whether event ``i``'s payload holds U+FFFD (bytes that were not
+        UTF-8 read as it, or the character itself): an ASCII range cannot."""
+        start = self._at[2 * i]
+        source = self.source
+        if start >= 0 and source is not None:
+            raw = source[start : self._at[2 * i + 1]]
+            if raw.isascii():
+                return False
+            return "\ufffd" in raw.decode("utf-8", "replace")
+        return "\ufffd" in self._texts[i]
+
+    def __len__(self) -> int:
+        return len(self._kind)
+
+    @overload
+    def __getitem__(self, i: int) -> RawEvent: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[RawEvent]: ...
+    def __getitem__(self, i: int | slice) -> RawEvent | list[RawEvent]:
+        if isinstance(i, slice):
+            return [self._event(k) for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("event number out of range")
+        return self._event(i)
+
+    def __iter__(self) -> Iterator[RawEvent]:
+        for k in range(len(self)):
+            yield self._event(k)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (EventLog, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a list
+
+    def __repr__(self) -> str:
+        return f"EventLog({list(self)!r})"
+
+    def _event(self, i: int) -> RawEvent:
+        start, end = self._span[2 * i], self._span[2 * i + 1]
+        at_start = self._at[2 * i]
+        times = self._times
+        time = None if times is None or times[i] != times[i] else times[i]
+        return RawEvent(
+            i,
+            self._kinds[self._kind[i]],
+            self.data(i),
+            self.name(i),
+            self._ids.get(i),
+            time,
+            None if start < 0 else (start, end),
+            None if at_start < 0 or self.source is None else (at_start, self._at[2 * i + 1]),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +224,8 @@ class Framed:
 
     #: sse | ndjson | json-array | json-body | eventstream | recording | har
     framing: str
-    events: list[RawEvent]
+    #: a list, or an EventLog (compact) for the readers of whole large inputs
+    events: Sequence[RawEvent]
     #: recording/HAR metadata: request, response (already redacted), etc.
     meta: dict[str, Any] = field(default_factory=dict)
     #: what could not be read, in stream order

@@ -29,7 +29,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from .events import Framed, RawEvent
+from .events import EventLog, Framed, RawEvent
 
 __all__ = [
     "MAX_MESSAGE",
@@ -100,9 +100,11 @@ def looks_like_eventstream(data: bytes) -> bool:
 class EventStreamDecoder:
     """Feed bytes as they arrive; get back the messages (and damage) they complete."""
 
-    def __init__(self) -> None:
+    def __init__(self, base: int = 0) -> None:
         self._buf = bytearray()
-        self._base = 0  # offset of _buf[0] in everything fed
+        #: offset of _buf[0] in everything fed (``base``: where the first byte
+        #: fed lies in the input, when reading starts past its beginning)
+        self._base = base
         #: where unreadable bytes began, while looking for the next prelude
         self._bad_from: int | None = None
         self._bad_reason = ""
@@ -243,23 +245,92 @@ def to_event(number: int, item: Message | Damage) -> RawEvent:
         return RawEvent(number, "damaged", item.reason, event=item.kind, span=item.span)
     headers = item.headers
     kind = headers.get(":message-type")
+    name = _name(headers)
+    data = item.payload.decode("utf-8", "replace")
+    # the payload ends where the message's CRC begins
+    end = item.span[1] - TRAILER
+    at: tuple[int, int] | None = (end - len(item.payload), end)
+    if kind == "error" and not item.payload:
+        message = headers.get(":error-message")
+        data = json.dumps({"message": message if isinstance(message, str) else None})
+        at = None
+    return RawEvent(number, "data", data, event=name, span=item.span, at=at)
+
+
+def _name(headers: dict[str, HeaderValue]) -> str | None:
+    kind = headers.get(":message-type")
     name = headers.get(
         ":exception-type" if kind == "exception" else ":error-code" if kind == "error"
         else ":event-type"
     )
-    data = item.payload.decode("utf-8", "replace")
-    if kind == "error" and not item.payload:
-        message = headers.get(":error-message")
-        data = json.dumps({"message": message if isinstance(message, str) else None})
-    return RawEvent(
-        number, "data", data, event=name if isinstance(name, str) else None, span=item.span
-    )
+    return name if isinstance(name, str) else None
+
+
+#: bytes of a whole input decoded at a time (see EventLog)
+_STEP = 1 << 20
 
 
 def read_eventstream(data: bytes) -> Framed:
-    decoder = EventStreamDecoder()
-    items = decoder.feed(data) + decoder.close()
-    return Framed("eventstream", [to_event(n, item) for n, item in enumerate(items)])
+    events = EventLog(data)
+    pos = _read_sound(data, events)
+    if pos < len(data):  # damage, or a message cut off: the decoder says what, from there
+        decoder = EventStreamDecoder(base=pos)
+        for i in range(pos, len(data), _STEP):
+            _log(events, decoder.feed(data[i : i + _STEP]))
+        _log(events, decoder.close())
+    return Framed("eventstream", events)
+
+
+def _read_sound(data: bytes, events: EventLog) -> int:
+    """The messages that hold, one after another from the start of a whole
+    input, added to ``events`` as the decoder would read them, without copying
+    a message or making it an object; returns where the first one that does
+    not hold (or the end) is. At a message boundary the decoder keeps nothing
+    but its header cache, so one started there reads the rest as it would."""
+    view = memoryview(data)
+    unpack, u32, crc32 = _PRELUDE.unpack_from, _U32.unpack_from, zlib.crc32
+    known: dict[bytes, dict[str, HeaderValue]] = {}
+    add = events.add
+    pos, size = 0, len(data)
+    while size - pos >= PRELUDE:
+        total, length, crc = unpack(data, pos)
+        if crc32(view[pos : pos + 8]) != crc or total < PRELUDE + TRAILER:
+            break
+        if total > MAX_MESSAGE or length > total - PRELUDE - TRAILER or length > MAX_HEADERS:
+            break
+        end = pos + total
+        body = end - TRAILER
+        if end > size or crc32(view[pos:body]) != u32(data, body)[0]:
+            break
+        start = pos + PRELUDE + length
+        raw = data[pos + PRELUDE : start]
+        headers = known.get(raw)
+        if headers is None:
+            try:
+                headers = _headers(raw)
+            except ValueError:
+                break
+            if len(known) < _KNOWN_HEADER_BLOCKS:
+                known[raw] = headers
+        if start == body and headers.get(":message-type") == "error":
+            events.append(to_event(len(events), Message(headers, b"", (pos, end))))
+        else:
+            add("data", _name(headers), pos, end, start, body, None)
+        pos = end
+    return pos
+
+
+def _log(events: EventLog, items: list[Message | Damage]) -> None:
+    """Messages added as ranges of the source, their payloads not decoded here
+    (what ``to_event`` would make of them); the rest made as events."""
+    add = events.add
+    for item in items:
+        if type(item) is Message and item.payload and item.headers.get(":message-type") != "error":
+            start, end = item.span
+            stop = end - TRAILER
+            add("data", _name(item.headers), start, end, stop - len(item.payload), stop, None)
+        else:
+            events.append(to_event(len(events), item))
 
 
 def encode_message(headers: dict[str, str], payload: bytes) -> bytes:

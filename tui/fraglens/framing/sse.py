@@ -32,7 +32,14 @@ import re
 from collections.abc import Iterable
 from itertools import repeat
 
-from .events import DecoderMisuse, EventKind, FrameTooLarge, FramingProblem, RawEvent
+from .events import (
+    DecoderMisuse,
+    EventKind,
+    EventLog,
+    FrameTooLarge,
+    FramingProblem,
+    RawEvent,
+)
 
 __all__ = ["DEFAULT_MAX_EVENT", "DEFAULT_MAX_LINE", "SSEDecoder"]
 
@@ -61,10 +68,20 @@ class SSEDecoder:
     """
 
     def __init__(
-        self, max_line: int = DEFAULT_MAX_LINE, max_event: int = DEFAULT_MAX_EVENT
+        self,
+        max_line: int = DEFAULT_MAX_LINE,
+        max_event: int = DEFAULT_MAX_EVENT,
+        log: EventLog | None = None,
     ) -> None:
         if max_line <= 0 or max_event <= 0:
             raise ValueError("the line and event limits must be positive")
+        if log is not None and (log.source is None or len(log)):
+            raise ValueError("the log must be empty and over the bytes to be fed")
+        #: where events go instead of being returned, when given: an EventLog
+        #: over the very bytes fed (from the first), which then keeps each
+        #: one-line payload as a range of them, neither decoded nor made an
+        #: object here (a whole capture read at once)
+        self.log = log
         self.max_line = max_line
         self.max_event = max_event
         #: what was read in a way the spec would not have (stray bytes before a
@@ -93,10 +110,31 @@ class SSEDecoder:
         self._event: str | None = None
         self._id: str | None = None
         self._event_start = -1  # -1: no field line yet
+        #: event names as read, by their bytes (an empty name reads as None)
+        self._names: dict[bytes, str | None] = {}
 
     def feed(self, chunk: bytes, time: float | None = None) -> list[RawEvent]:
-        """The events ``chunk`` completes. FrameTooLarge past a limit (with the
-        events completed before it); DecoderMisuse after :meth:`close`."""
+        """The events ``chunk`` completes (none with a ``log``: they are in it).
+        FrameTooLarge past a limit (with the events completed before it);
+        DecoderMisuse after :meth:`close`."""
+        if self.log is None:
+            return self._feed(chunk, time)
+        try:
+            out = self._feed(chunk, time)
+        except FrameTooLarge as exc:
+            self._to_log(exc.events)
+            exc.events = []
+            raise
+        self._to_log(out)
+        return []
+
+    def _to_log(self, events: list[RawEvent]) -> None:
+        assert self.log is not None
+        for ev in events:
+            self.log.append(ev)
+        events.clear()
+
+    def _feed(self, chunk: bytes, time: float | None) -> list[RawEvent]:
         if self._closed:
             raise DecoderMisuse("SSEDecoder.feed() after close()")
         out: list[RawEvent] = []
@@ -137,6 +175,13 @@ class SSEDecoder:
     def close(self, time: float | None = None) -> list[RawEvent]:
         """End of stream: terminate the last line and dispatch an open event.
         A failed decoder has nothing more to give; closing twice is harmless."""
+        out = self._close(time)
+        if self.log is None:
+            return out
+        self._to_log(out)
+        return []
+
+    def _close(self, time: float | None) -> list[RawEvent]:
         out: list[RawEvent] = []
         if self._closed or self._overflow is not None:
             self._closed = True
@@ -212,15 +257,27 @@ class SSEDecoder:
         clean = not (self._data or self._comment) and self._event_start < 0
         max_line = self.max_line
         max_pair = min(max_line, self.max_event)  # an event line and a data line
+        add = self.log.add if self.log is not None else None
+        names = self._names
         for block in blocks:
             if clean and block[:5] == b"data:" and len(block) <= max_line and eol not in block:
                 raw = block[6:] if block[5:6] == b" " else block[5:]
+                stop = pos + len(block)
+                end = stop + 2 * term
+                # 64 bytes are 16 characters at least: too long for [DONE], so data
+                if add is not None and len(raw) >= 64:
+                    if out:
+                        self._to_log(out)
+                    add("data", None, pos, end, stop - len(raw), stop, time)
+                    number += 1
+                    pos = end
+                    continue
                 payload = raw.decode("utf-8", "replace")
                 kind: EventKind = (
                     "done" if len(payload) < 16 and payload.strip() == "[DONE]" else "data"
                 )
-                end = pos + len(block) + 2 * term
-                out.append(RawEvent(number, kind, payload, None, None, time, (pos, end)))
+                out.append(RawEvent(number, kind, payload, None, None, time, (pos, end),
+                                    (stop - len(raw), stop)))
                 number += 1
                 pos = end
                 continue
@@ -231,11 +288,24 @@ class SSEDecoder:
                 if line[:5] == b"data:" and eol not in line:
                     name = head[7:] if head[6:7] == b" " else head[6:]
                     raw = line[6:] if line[5:6] == b" " else line[5:]
+                    stop = pos + len(block)
+                    end = stop + 2 * term
+                    event = names.get(name)
+                    if event is None:
+                        event = name.decode("utf-8", "replace") or None
+                        if len(names) < 64:  # a stream names a handful of event types
+                            names[name] = event
+                    if add is not None and len(raw) >= 64:
+                        if out:
+                            self._to_log(out)
+                        add("data", event, pos, end, stop - len(raw), stop, time)
+                        number += 1
+                        pos = end
+                        continue
                     payload = raw.decode("utf-8", "replace")
                     kind = "done" if len(payload) < 16 and payload.strip() == "[DONE]" else "data"
-                    end = pos + len(block) + 2 * term
-                    event = name.decode("utf-8", "replace") or None
-                    out.append(RawEvent(number, kind, payload, event, None, time, (pos, end)))
+                    out.append(RawEvent(number, kind, payload, event, None, time, (pos, end),
+                                        (stop - len(raw), stop)))
                     number += 1
                     pos = end
                     continue
@@ -272,6 +342,8 @@ class SSEDecoder:
         # terms may be an endless repeat(): lines sets the length
         comment, cstart = self._comment, self._comment_start
         csize = sum(map(len, comment)) if comment else 0
+        # where the event's one data value starts, when it was fed with its line here
+        vstart = -1
         for line, term in zip(lines, terms, strict=False):
             start = pos
             pos += len(line) + term
@@ -289,6 +361,8 @@ class SSEDecoder:
                 if estart < 0:
                     estart = start
                 value = line[6:] if line[5:6] == b" " else line[5:]
+                if not data:
+                    vstart = start + len(line) - len(value)
                 data.append(value)
                 dsize += len(value) + 1
                 if dsize > max_event:
@@ -297,12 +371,16 @@ class SSEDecoder:
                     break
             elif not line:
                 if data:
+                    one = len(data) == 1 and vstart >= 0
                     raw = data[0] if len(data) == 1 else b"\n".join(data)
                     payload = raw.decode("utf-8", "replace")
                     kind: EventKind = (
                         "done" if len(payload) < 16 and payload.strip() == "[DONE]" else "data"
                     )
-                    out.append(RawEvent(number, kind, payload, event, eid, time, (estart, pos)))
+                    at = (vstart, vstart + len(raw)) if one else None
+                    out.append(
+                        RawEvent(number, kind, payload, event, eid, time, (estart, pos), at)
+                    )
                     number += 1
                     data, dsize = [], 0
                 event = eid = None
@@ -339,6 +417,8 @@ class SSEDecoder:
                         )
                     )
                 if name == b"data":
+                    if not data:
+                        vstart = -1  # read after stray bytes or as a field: no plain slice
                     data.append(value)
                     dsize += len(value) + 1
                     if dsize > max_event:

@@ -258,4 +258,4 @@ class LiveBody:
         except FramingError:
             return []
         self.framing = framed.meta.get("body_framing")
-        return framed.events
+        return list(framed.events)

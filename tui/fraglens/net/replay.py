@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import random
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -163,7 +164,7 @@ def source_from_bytes(data: bytes, name: str) -> Source:
 _MODEL_EVENTS = 8
 
 
-def _streamed_model(events: list[RawEvent]) -> str | None:
+def _streamed_model(events: Sequence[RawEvent]) -> str | None:
     """The model a stream names in its first chunks: ``model`` (Chat Completions),
     ``message.model`` (Anthropic), ``response.model`` (Responses), ``modelVersion``
     (Gemini); None when none does."""
@@ -226,14 +227,15 @@ def _from_recording(rec: Recording, framed: Framed, fmt: str | None, name: str) 
     return Source(name, fmt, body, [len(body)], content_type=ctype, **extra)
 
 
-def _event_times(events: list[RawEvent], first: float | None) -> list[float] | None:
+def _event_times(events: Sequence[RawEvent], first: float | None) -> list[float] | None:
     if first is None or any(ev.time is None for ev in events):
         return None
     return [max(0.0, ev.time - first) for ev in events]  # type: ignore[operator]
 
 
 def _sse_source(
-    name: str, fmt: str | None, body: bytes, events: list[RawEvent], first: float | None, **extra
+    name: str, fmt: str | None, body: bytes, events: Sequence[RawEvent], first: float | None,
+    **extra,
 ) -> Source:
     # an event's write runs up to where the next event starts: the blank lines
     # after a comment, and whatever follows the last event, go with it
@@ -246,7 +248,7 @@ def _sse_source(
 
 
 def _binary_source(
-    name: str, fmt: str | None, body: bytes, events: list[RawEvent], first: float | None,
+    name: str, fmt: str | None, body: bytes, events: Sequence[RawEvent], first: float | None,
     **extra: Any,
 ) -> Source:
     """Bytes as received, each write ending where a message (or damage) ends."""
@@ -260,7 +262,7 @@ def _binary_source(
 
 
 def _lines(
-    name: str, fmt: str | None, events: list[RawEvent], first: float | None, **extra: Any
+    name: str, fmt: str | None, events: Sequence[RawEvent], first: float | None, **extra: Any
 ) -> Source:
     """NDJSON as the format's own wire: one line per event."""
     parts, ends, total = [], [], 0
@@ -274,7 +276,7 @@ def _lines(
 
 
 def _reencoded(
-    name: str, fmt: str | None, events: list[RawEvent], first: float | None, **extra
+    name: str, fmt: str | None, events: Sequence[RawEvent], first: float | None, **extra
 ) -> Source:
     parts, ends, total = [], [], 0
     for ev in events:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -161,7 +161,7 @@ class Flow:
             self.stream = Stream(format=self.format, framing="sse")
 
     @property
-    def events(self) -> list[RawEvent]:
+    def events(self) -> Sequence[RawEvent]:
         return self.stream.events if self.stream is not None else []
 
     @property
