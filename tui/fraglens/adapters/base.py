@@ -127,3 +127,25 @@ def unread(what: str, value: Any) -> Notice:
     if len(shown) > 60:
         shown = shown[:59] + "…"
     return Notice("chunk-unreadable", f"{what} (the wire has {shown})")
+
+
+def tool_call_entries(calls: Any, ops: list[Op]) -> list[tuple[int, dict[str, Any]]]:
+    """The entries of a Chat-Completions-shaped ``tool_calls`` (OpenAI's deltas,
+    DashScope's messages), each with its position in the array: an object is
+    read as the one entry it is; what is no array or no object is named in
+    ``ops`` and skipped."""
+    if calls is None:
+        return []
+    if isinstance(calls, dict):
+        ops.append(unread("tool_calls is an object, not an array: read as one entry", calls))
+        return [(0, calls)]
+    if not isinstance(calls, list):
+        ops.append(unread("tool_calls is not an array: ignored", calls))
+        return []
+    entries = []
+    for pos, entry in enumerate(calls):
+        if isinstance(entry, dict):
+            entries.append((pos, entry))
+        else:
+            ops.append(unread(f"tool_calls[{pos}] is not an object: ignored", entry))
+    return entries

@@ -35,7 +35,15 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
-from .base import as_dict, as_int, as_list, as_str, error_message, text_of, unread
+from .base import (
+    as_dict,
+    as_int,
+    as_str,
+    error_message,
+    text_of,
+    tool_call_entries,
+    unread,
+)
 
 
 class DashScopeAdapter:
@@ -90,15 +98,7 @@ class DashScopeAdapter:
         if content:
             ops.append(TextDelta(number, content))
         calls = message.get("tool_calls")
-        if isinstance(calls, dict):
-            ops.append(unread("tool_calls is an object, not an array: read as one entry", calls))
-            calls = [calls]
-        elif calls is not None and not isinstance(calls, list):
-            ops.append(unread("tool_calls is not an array: ignored", calls))
-        for pos, entry in enumerate(as_list(calls)):
-            if not isinstance(entry, dict):
-                ops.append(unread(f"tool_calls[{pos}] is not an object: ignored", entry))
-                continue
+        for pos, entry in tool_call_entries(calls, ops):
             wire, fn = entry.get("index"), entry.get("function")
             if wire is not None and as_int(wire) is None:
                 ops.append(unread(f"tool_calls[{pos}].index is not a whole number: read as "

@@ -31,6 +31,7 @@ from .base import (
     as_str,
     error_message,
     text_of,
+    tool_call_entries,
     unread,
 )
 
@@ -204,15 +205,7 @@ class OpenAIChatAdapter:
             ops.append(TextDelta(number, legacy_text))
 
         calls = delta.get("tool_calls")
-        if isinstance(calls, dict):
-            ops.append(unread("tool_calls is an object, not an array: read as one entry", calls))
-            calls = [calls]
-        elif calls is not None and not isinstance(calls, list):
-            ops.append(unread("tool_calls is not an array: ignored", calls))
-        for pos, entry in enumerate(as_list(calls)):
-            if not isinstance(entry, dict):
-                ops.append(unread(f"tool_calls[{pos}] is not an object: ignored", entry))
-                continue
+        for pos, entry in tool_call_entries(calls, ops):
             wire_index = entry.get("index")
             index = as_int(wire_index)
             if index is None and wire_index is not None:

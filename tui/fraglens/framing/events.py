@@ -74,42 +74,27 @@ class EventLog(Sequence[RawEvent]):
         self._times: array[float] | None = None
 
     def append(self, ev: RawEvent) -> None:
-        # the kind goes in last: its length is the log's, so that a reader on
-        # another thread (the proxy's views) never sees an event half added
         n = len(self._kind)
-        kind = ev.kind
-        if kind not in self._kinds:  # a kind no reader makes today: kept all the same
-            self._kinds.append(kind)
-        name = ev.event
-        if name is None:
-            self._name.append(-1)
-        else:
-            code = self._name_code.get(name)
-            if code is None:
-                code = self._name_code[name] = len(self._names)
-                self._names.append(name)
-            self._name.append(code)
-        self._span.extend(ev.span if ev.span is not None else (-1, -1))
         if ev.at is not None and self.source is not None:
-            self._at.extend(ev.at)
+            at, at_end = ev.at
         else:
-            self._at.extend((-1, -1))
+            at, at_end = -1, -1
             self._texts[n] = ev.data
         if ev.id is not None:
             self._ids[n] = ev.id
-        if ev.time is not None and self._times is None:
-            self._times = array("d", [_NO_TIME]) * n
-        if self._times is not None:
-            self._times.append(_NO_TIME if ev.time is None else ev.time)
-        self._kind.append(0 if kind == "data" else self._kinds.index(kind))
+        start, end = ev.span if ev.span is not None else (-1, -1)
+        self.add(ev.kind, ev.event, start, end, at, at_end, ev.time)
 
     def add(
         self, kind: EventKind, name: str | None, start: int, end: int, at: int, at_end: int,
         time: float | None,
     ) -> None:
-        """An event whose payload is ``source[at:at_end]`` decoded, without making
-        it first: what a decoder over the whole source adds (see SSEDecoder)."""
-        if kind not in self._kinds:
+        """An event whose payload is ``source[at:at_end]`` decoded (``-1, -1``: the
+        text ``append`` kept), without making it first: what a decoder over the
+        whole source adds (see SSEDecoder). The kind goes in last: its length is
+        the log's, so that a reader on another thread (the proxy's views) never
+        sees an event half added."""
+        if kind not in self._kinds:  # a kind no reader makes today: kept all the same
             self._kinds.append(kind)
         if name is None:
             self._name.append(-1)
