@@ -79,7 +79,7 @@ def _diagnostics(call: Call, verdict: CallFit) -> list[Diagnostic]:
     event = call.results[-1][0] if call.results else max(call.first_event, call.last_event)
     name = call.name
     if verdict.undeclared:
-        # where the name came (a late name, Q12, comes after the call opened)
+        # where the name came (a late name, ``name-late``, comes after the call opened)
         named = call.name_history[-1][0] if call.name_history else call.first_event
         return [
             make("tool-undeclared", f"{name!r} is not among the declared tools", named, call.seq)

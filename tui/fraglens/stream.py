@@ -192,7 +192,7 @@ class Stream:
         r = self.reassembler
         r.close(last)
         self.closed = True
-        # say how the stream ended (Q24)
+        # say how the stream ended (no-done, eof-without-finish)
         end = self.end
         if end == "eof-without-finish":
             r.diag("eof-without-finish", "the stream stopped with no finish and no end event",

@@ -4,7 +4,7 @@ An adapter is fed one decoded JSON value at a time (any JSON value: a chunk
 can be a list, a number or ``null`` when a backend misbehaves) and must never
 raise. The helpers below read a value *as the wire spelled it* and answer
 ``None`` for a value of the wrong type instead of guessing; blank strings stay
-blank, because deciding that ``""`` means "absent" is the engine's job (Q07).
+blank, because deciding that ``""`` means "absent" is the engine's job (a blank id is no id).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class Adapter(Protocol):
     #: ``"finish"`` (nothing follows the last finish: EOF there is normal).
     ends_with: str
     #: True when a fragment ``index`` counts tool calls (0, 1, ...), so that a
-    #: first index other than 0 is a quirk (Q02); False when it is a position
+    #: first index other than 0 is a quirk (``index-nonzero-start``); False when it is a position
     #: among every output block or item (text, reasoning, tool results too), as
     #: in Anthropic content blocks and Responses output items.
     indexes_calls: bool

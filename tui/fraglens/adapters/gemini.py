@@ -60,7 +60,8 @@ class _Candidate:
 def one_delta_per_call(ops: list[Op]) -> list[Op]:
     """Fold the argument text a chunk adds to a streamed call into that call's first
     fragment of the chunk: the opening, the entries and the closing brackets of one
-    chunk are one piece of one call, not several entries for the same index (Q05)."""
+    chunk are one piece of one call, not several entries for the same index
+    (``duplicate-index-in-chunk``)."""
     out: list[Op] = []
     first: dict[tuple[int, int | None], int] = {}
     for op in ops:
@@ -180,7 +181,7 @@ class GeminiAdapter:
         if isinstance(args, str):
             text: str | None = args
         elif args is None:
-            text = None  # no args at all: the engine reports args-empty (Q17)
+            text = None  # no args at all: the engine reports args-empty
         else:
             text = dump(args)
         ops.append(ToolDelta(choice=number, index=index, id=cid, name=name, args=text))

@@ -3,7 +3,7 @@
 Every line is a ``message`` piece: ``content`` (answer text), ``thinking``
 (reasoning, with ``think`` on) and ``tool_calls``, where each call arrives
 whole - ``function.name``, ``function.arguments`` as a JSON object (not a
-string: that is the native shape, not Q15) and ``function.index`` - usually
+string: that is the native shape, not ``args-object``) and ``function.index`` - usually
 in one line, or one line per call. The last line has ``done: true``, a
 ``done_reason`` (``stop``, ``length``...) and the counts (``prompt_eval_count``,
 ``eval_count``, durations in nanoseconds), read as usage. A failure mid-stream
@@ -98,7 +98,7 @@ class OllamaAdapter:
         self._calls += 1
         raw = fn.get("arguments")
         if raw is None:
-            args = None  # no arguments key: the engine reports args-empty (Q17)
+            args = None  # no arguments key: the engine reports args-empty
         elif isinstance(raw, str):
             args = raw  # an older server or a relay that sends text
         else:

@@ -2,10 +2,11 @@
 
 Each ``choices[].delta.tool_calls[]`` entry becomes one ``ToolDelta`` carrying
 the wire ``index``, ``id``, ``name`` and ``arguments`` exactly as sent, in the
-order sent: which call an entry belongs to is decided by the engine (Q01-Q12),
-never here. The non-streamed ``chat.completion`` body (``choices[].message``)
-goes through the same path; there the array is complete, so an entry's
-position is its identity when it has no ``index``.
+order sent: which call an entry belongs to is decided by the engine (the
+``index-*``, ``id-*`` and ``name-*`` codes), never here. The non-streamed
+``chat.completion`` body (``choices[].message``) goes through the same path;
+there the array is complete, so an entry's position is its identity when it
+has no ``index``.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def tool_delta(choice: int, entry: dict[str, Any], index: int | None) -> ToolDel
 
     An entry with no ``id``, no name and no ``arguments`` key at all (Gemini's
     ``extra_content.thought_signature``, a bare ``{"index": 0, "type": ...}``)
-    says nothing about a call and must never open one (Q32).
+    says nothing about a call and must never open one (reasoning fields are text, not calls).
     """
     fn = entry.get("function")
     fn = fn if isinstance(fn, dict) else entry  # a few relays flatten the entry
@@ -62,7 +63,7 @@ def tool_delta(choice: int, entry: dict[str, Any], index: int | None) -> ToolDel
     elif raw is None:
         args_null = has_args
     else:
-        args_obj = raw  # Q15: an object (or any non-string value) instead of text
+        args_obj = raw  # args-object: an object (or any non-string value) instead of text
     return ToolDelta(
         choice=choice,
         index=index,

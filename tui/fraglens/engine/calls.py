@@ -38,7 +38,7 @@ class Call:
     name: str | None = None
     aliases: list[str] = field(default_factory=list)
     synthetic_id: str | None = None
-    obj: Any = None  # merged object arguments (Q15), when they came as objects
+    obj: Any = None  # merged object arguments (args-object), when they came as objects
     obj_seen: bool = False
     #: characters of the buffer that are object arguments' serialization: any
     #: more is text that came for the same call, and then no value is dropped
@@ -70,7 +70,7 @@ class Call:
         #: fragments not yet read by the scanner, from position ``_next``
         self._unscanned: list[str] = []
         self._next = 0
-        #: the fragment in which the scanner saw a surrogate pair split (Q42)
+        #: the fragment in which the scanner saw a surrogate pair split (args-surrogate-split)
         self.surrogate_split_at: int | None = None
         self.frag_event = array("q")
         self.frag_end = array("q")

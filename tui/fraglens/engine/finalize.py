@@ -56,7 +56,7 @@ class Result:
     repairs: tuple[str, ...] = ()
     #: (code, message) findings for the diagnostics list
     findings: tuple[tuple[str, str], ...] = ()
-    #: the separate values, when several different ones were found (Q14b)
+    #: the separate values, when several different ones were found (args-multiple-values)
     values: tuple[Any, ...] = ()
     #: the repaired value as JSON text, for a side-by-side view
     repaired_text: str | None = None
@@ -105,7 +105,7 @@ def _finalize(
             note += f"; {len(text)} characters are too many to build a best-effort value"
         return Result("truncated", best, best is not None, (note,))
     if obj_seen:
-        # arguments came as objects (Q15): they are values already
+        # arguments came as objects (args-object): they are values already
         return Result("aborted" if aborted else "ok", obj, True)
     if not text.strip():
         if aborted:
@@ -130,7 +130,7 @@ def _finalize(
             result = replace(result, whole_value=True)
         return result
 
-    # trailing data after a first value (Q14 / Q14b)
+    # trailing data after a first value (args-duplicated / args-multiple-values)
     values = _split_values(text)
     if values is not None and len(values) > 1:
         first = values[0]
@@ -290,7 +290,8 @@ def _open_in(text: str) -> str | None:
 def _checked_value(
     value: Any, repairs: list[str], findings: list[tuple[str, str]], aborted: bool
 ) -> Result:
-    # joining surrogate halves loses nothing and guesses nothing: still ok (Q42 is info)
+    # joining surrogate halves loses nothing and guesses nothing: still ok
+    # (args-surrogate-split is info)
     status = "ok"
     if isinstance(value, str):
         inner = _json_container(value)

@@ -28,7 +28,7 @@ class ToolDelta:
     ``name`` are raw (blank values are normalized by the engine, not here);
     ``args`` is argument text or ``None`` when the entry carried none (or
     ``null``: then ``args_null`` is set). ``args_obj`` holds arguments that
-    came as a JSON object instead of a string (Q15).
+    came as a JSON object instead of a string (``args-object``).
     """
 
     choice: int = 0
@@ -42,7 +42,7 @@ class ToolDelta:
     item: str | None = None
     #: The index is the format's own block/item position (an Anthropic content
     #: block, a Responses output item), not a Chat Completions tool-call index:
-    #: it starts wherever the blocks before it left off, so Q02 does not apply.
+    #: it starts wherever the blocks before it left off, so ``index-nonzero-start`` does not apply.
     native_index: bool = False
     #: The provider runs this tool itself (Anthropic ``server_tool_use``,
     #: ``mcp_tool_use``): the client neither answers it nor expects
@@ -97,7 +97,7 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class StreamError:
-    """An error reported inside the stream (Q27/Q28)."""
+    """An error reported inside the stream (``error-event``)."""
 
     message: str
 

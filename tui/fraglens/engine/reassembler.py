@@ -153,7 +153,8 @@ class Reassembler:
             elif isinstance(op, ArgsFinal):
                 self._args_final(event, op)
             elif isinstance(op, Finish):
-                finishes.append(op)  # deltas first, then finish (Q13, Q19)
+                # deltas first, then finish: a whole call may ride with its finish
+                finishes.append(op)
             elif isinstance(op, Usage):
                 self.usage.append((event, op.data))
             elif isinstance(op, StreamError):
@@ -179,7 +180,7 @@ class Reassembler:
         rule could apply; then ``apply`` must be given the fragment.
 
         With no id and no name, no keying rule moves text off the call on its
-        index, not even a second value (Q14 is decided when finalizing)."""
+        index, not even a second value (``args-duplicated`` is decided when finalizing)."""
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit or not text:
             return False
@@ -443,7 +444,7 @@ class Reassembler:
             )
 
     def _surrogate_split(self, call: Call) -> None:
-        """Q42: a surrogate pair escape cut between two fragments, said at the
+        """``args-surrogate-split``: a surrogate pair escape cut between two fragments, said at the
         event whose fragment completed it. A call already scanned knows where;
         otherwise only a pair escape that straddles a fragment end can be one,
         and only then is the scanner run to tell (it knows strings from the
@@ -537,10 +538,11 @@ class Reassembler:
         self._choice_drift()
 
     def _choice_drift(self) -> None:
-        """Q30: choices that each keep their own index (an ``n>1`` request) are
-        fine; a call whose pieces moved to another choice index is not. It shows
-        as one id under two choices, or as a call with neither id nor name on a
-        choice other than the first (a continuation that lost its choice)."""
+        """``choice-index-unstable``: choices that each keep their own index (an
+        ``n>1`` request) are fine; a call whose pieces moved to another choice
+        index is not. It shows as one id under two choices, or as a call with
+        neither id nor name on a choice other than the first (a continuation
+        that lost its choice)."""
         if len(self.choices) < 2:
             return
         first = min(self.choices)

@@ -120,7 +120,7 @@ class Scanner:
         # (start offset of a \uD800-\uDBFF escape, its value) awaiting its low half
         self._pending_high: int | None = None
         self._fragment_start = 0
-        #: a surrogate pair escape was split across fragments (Q42)
+        #: a surrogate pair escape was split across fragments (args-surrogate-split)
         self.surrogate_split = False
 
     # -- public -----------------------------------------------------------

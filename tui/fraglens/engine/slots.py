@@ -9,26 +9,26 @@ The rules, in the order they are tried:
 
 with an index
   * an id that names a known call of the choice under another index, with no
-    new name: the same call moved index (Q03, ``index-changed``);
+    new name: the same call moved index (``index-changed``);
   * no call on (choice, index) yet: a new call (``index-nonzero-start`` when a
-    choice's first index is not 0, Q02);
+    choice's first index is not 0, ``index-nonzero-start``);
   * a different non-blank id with a name, or a name (or new value) arriving
     when the open call's arguments are already a complete JSON value: a new
-    call on a used index (Q04, ``index-collision``);
+    call on a used index (``index-collision``);
   * a different id without a name: the same call, the id kept as an alias
-    (Q08, ``id-changed``);
-  * equal id / equal name: no-op (Q06 ``id-repeated``, Q10 ``name-repeated``);
-    a name that differs while the arguments are still open: appended (Q11);
-    a name after argument text: set (Q12, ``name-late``).
+    (``id-changed``);
+  * equal id / equal name: no-op (``id-repeated``, ``name-repeated``);
+    a name that differs while the arguments are still open: appended (``name-split``);
+    a name after argument text: set (``name-late``).
 
-without an index (Q01, ``index-missing``)
+without an index (``index-missing``)
   * by id, else a non-blank name opens a new call (unless it merely repeats
     the name of the one open call whose arguments are still open), else the
     only open call; with several open calls and nothing to go on, the
     fragment is unattributed (kept aside, never guessed).
 
 Blank ids and names (``""``, whitespace, ``"null"``, ``"None"``) are absent
-(Q07, Q12).
+(a blank id is no id; ``name-late``).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class SlotResolver:
         """The id a format's closing event restates for ``call`` (a Responses
         ``output_item.done``): what the server stored, so what a history must
         reference. It becomes the call's id; a different earlier one is kept
-        as an alias and said (Q08, ``id-changed``), never dropped silently."""
+        as an alias and said (``id-changed``), never dropped silently."""
         old = call.id
         call.id = cid
         call.id_history.append((event, cid))
@@ -160,11 +160,11 @@ class SlotResolver:
                 call, "id-changed", f"id {cid!r} arrived for call {call.id!r}; kept as alias", event
             )
             return self._update(event, call, None, name, d)
-        # a nameless call is waiting for its name (Q12), so a name is not a new call
+        # a nameless call is waiting for its name (``name-late``), so a name is not a new call
         if call.complete and name and call.name is not None and (name != call.name or starts_value):
             return self._collision(event, d, cid, name, index, f"name {name!r}")
-        # anything else continues the call; a second value on it (Q14/Q14b) is
-        # decided when finalizing
+        # anything else continues the call; a second value on it (args-duplicated,
+        # args-multiple-values) is decided when finalizing
         return self._update(event, call, cid, name, d)
 
     def _resolve_unindexed(

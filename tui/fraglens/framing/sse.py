@@ -5,10 +5,10 @@ It follows the WHATWG event-stream rules
 like httpx-sse's ``_decoders.py``, with departures chosen for a debugger:
 
 - comment lines become ``comment`` events instead of being dropped: keep-alives
-  are part of what the user is looking at (Q25); consecutive comment lines
+  are part of what the user is looking at (``sse-comment``); consecutive comment lines
   (a capture's header note, a multi-line keep-alive) make one event;
 - :meth:`SSEDecoder.close` dispatches an event that never got its blank line:
-  a stream cut off there still delivered that data (Q24);
+  a stream cut off there still delivered that data (``no-done``);
 - ``RawEvent.id`` is the ``id:`` field of that event only, not the inherited
   "last event id": the stream view shows what each event carried.
   ``retry:`` and unknown fields are read and ignored (nothing reconnects here);

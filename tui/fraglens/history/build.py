@@ -165,7 +165,7 @@ def _settle(
         call_id = raw.get("synthetic_id") or f"fraglens_{raw.get('choice', 0)}_{position}"
         said.append(f"the stream sent no id; using the synthesized id {call_id!r}")
     if call_id in used:
-        # two calls under one id (Q09) cannot both be answered: the second gets its own
+        # two calls under one id (``id-duplicate``) cannot both be answered: the second gets its own
         taken, n = call_id, 2
         while f"{taken}_{n}" in used:
             n += 1

@@ -90,7 +90,7 @@ def mark(
             i += 1
         else:
             i = text.find(needle, at)
-            if i < 0:  # object arguments (Q15): the piece is their serialization
+            if i < 0:  # object arguments (args-object): the piece is their serialization
                 i = text.find(piece, at)
                 needle = piece
         if i >= 0:
