@@ -72,6 +72,28 @@ async def test_a_whole_stream_ends_done_with_both_calls_shown(tmp_path):
             assert "done" in app.live_status
 
 
+async def test_the_base_app_is_mounted_once(tmp_path, monkeypatch):
+    # Textual calls each class's on_mount along the MRO: a subclass that also
+    # called super().on_mount() showed and focused everything twice
+    from fraglens.app.app import FraglensApp
+
+    mounted = []
+    base = FraglensApp.on_mount
+
+    def counted(self):
+        mounted.append(type(self).__name__)
+        base(self)
+
+    monkeypatch.setattr(FraglensApp, "on_mount", counted)
+    source = write(tmp_path, "chat.sse", OPENAI_SSE)
+    with start_server([source], pace=Pace("fixed", 0)) as server:
+        call = LiveCall(spec_for(server.url))
+        app = make_live_app(call)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: call.status.phase.finished)
+            assert len(mounted) == 1
+
+
 async def test_ctrl_r_asks_to_send_the_request_again(tmp_path):
     source = write(tmp_path, "chat.sse", OPENAI_SSE)
     with start_server([source], pace=Pace("fixed", 0), chaos=Chaos(stall_after=3)) as server:

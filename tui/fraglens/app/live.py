@@ -53,7 +53,8 @@ class LiveApp(FraglensApp):
         call.on_status = self._status_changed
 
     def on_mount(self) -> None:
-        super().on_mount()
+        # no super().on_mount(): Textual calls the on_mount of every class along
+        # the MRO, the base's after this one, and a super() call ran it twice
         self.run_worker(self.call.run(), name="live-call", exclusive=True)
 
     def _grew(self, _ev: Any) -> None:

@@ -345,7 +345,7 @@ class ProxyFlowsApp(FraglensApp):
         self._opening = False
 
     def on_mount(self) -> None:
-        super().on_mount()
+        # no super().on_mount(): Textual calls the base's on_mount after this one
         self.install_screen(self.flows, name="flows")
         self.push_screen("flows")
         self.set_interval(POLL_SECONDS, self.poll)
