@@ -11,25 +11,15 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .adapters import detect, make_adapter, sniff
+from .adapters import ADAPTERS, detect, make_adapter, sniff
 from .adapters.base import Continuation
 from .adapters.envelope import Envelopes
 from .engine.fragments import StreamError, ToolDelta
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from .framing.events import EventLog, RawEvent
 
-FORMATS = (
-    "openai-chat",
-    "anthropic",
-    "openai-responses",
-    "gemini",
-    "cohere",
-    "dashscope",
-    "bedrock-converse",
-    "bedrock-invoke",
-    "ollama",
-    "ai-sdk",
-)
+#: every wire format fraglens reads: one per adapter, in the adapters' order
+FORMATS = tuple(ADAPTERS)
 
 #: how many undecided events to hold back while the format is still unknown
 _DETECT_WINDOW = 16
