@@ -17,8 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..net.cost import Prices
 from ..net.request import RequestSpec
-from .common import CliError, count, non_negative, positive, read_json, write_json
-from .live import add_request_options, bedrock_signer, is_bedrock, spec_from_args
+from .common import CliError, count, read_json, write_json
+from .live import (
+    add_price_options,
+    add_request_options,
+    bedrock_signer,
+    is_bedrock,
+    spec_from_args,
+)
 
 if TYPE_CHECKING:  # httpx and asyncio load only when the calls are made
     from ..net.compare import Backend
@@ -51,20 +57,11 @@ def build(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="write one recording per model there (MODEL.jsonl); created if missing",
     )
-    price = p.add_argument_group("cost")
+    price = add_price_options(p, ", every model")
     price.add_argument(
         "--prices",
         metavar="FILE.json",
         help='per model, per million tokens: {"gpt-4o": {"input": 2.5, "output": 10}}',
-    )
-    price.add_argument(
-        "--price-in", type=non_negative, metavar="X", help="per million input tokens, every model"
-    )
-    price.add_argument(
-        "--price-out", type=non_negative, metavar="Y", help="per million output tokens, every model"
-    )
-    price.add_argument(
-        "--markup", type=positive, default=1.0, metavar="M", help="multiplies the cost (1.3)"
     )
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the comparison as JSON")

@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # httpx and asyncio load only when a call is made, not for `c
     from ..net.live import LiveCall, LiveStatus
 
 __all__ = [
+    "add_price_options",
     "add_request_options",
     "bedrock_signer",
     "build",
@@ -122,6 +123,22 @@ def add_request_options(p: argparse.ArgumentParser, *, one_model: bool = True) -
     )
 
 
+def add_price_options(p: argparse.ArgumentParser, each: str = "") -> argparse._ArgumentGroup:
+    """The "cost" group: ``--price-in``, ``--price-out`` and ``--markup``, as
+    ``live`` and ``compare`` take them (``each``: words after a price's help)."""
+    price = p.add_argument_group("cost")
+    price.add_argument(
+        "--price-in", type=non_negative, metavar="X", help=f"per million input tokens{each}"
+    )
+    price.add_argument(
+        "--price-out", type=non_negative, metavar="Y", help=f"per million output tokens{each}"
+    )
+    price.add_argument(
+        "--markup", type=positive, default=1.0, metavar="M", help="multiplies the cost (1.3)"
+    )
+    return price
+
+
 def build(p: argparse.ArgumentParser) -> None:
     add_request_options(p)
     p.add_argument("--record", metavar="FILE", help="write a recording as the events arrive")
@@ -132,16 +149,7 @@ def build(p: argparse.ArgumentParser) -> None:
         decoded="the most a compressed body may inflate to",
     )
     add_stall_option(p)
-    price = p.add_argument_group("cost")
-    price.add_argument(
-        "--price-in", type=non_negative, metavar="X", help="per million input tokens"
-    )
-    price.add_argument(
-        "--price-out", type=non_negative, metavar="Y", help="per million output tokens"
-    )
-    price.add_argument(
-        "--markup", type=positive, default=1.0, metavar="M", help="multiplies the cost (1.3)"
-    )
+    add_price_options(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument(
         "--headless", action="store_true", help="print the check report instead of the app"
