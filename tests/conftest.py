@@ -32,3 +32,15 @@ def state_home(tmp_path_factory, monkeypatch) -> Path:
     home = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("XDG_STATE_HOME", str(home))
     return home
+
+
+async def asgi_request(scope, receive) -> tuple[dict[str, str], bytes]:
+    """What a loopback ASGI test upstream was sent: its headers (names in
+    lower case) and its whole body."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    return {k.decode().lower(): v.decode() for k, v in scope["headers"]}, body

@@ -41,7 +41,7 @@ from fraglens.net.live import LiveCall, Phase
 from fraglens.net.serve import ServerHandle, bind
 from fraglens.redact import REDACTED
 
-from .conftest import PATIENCE, SAMPLES
+from .conftest import PATIENCE, SAMPLES, asgi_request
 
 ACCESS_KEY = "AKIAFRAGLENSTEST7Q2Z"
 # made up, with the characters that encode differently in JSON and in URLs
@@ -139,13 +139,7 @@ class SigningUpstream:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        headers, body = await asgi_request(scope, receive)
         target = scope["raw_path"].decode()
         if scope.get("query_string"):
             target += "?" + scope["query_string"].decode()

@@ -34,7 +34,7 @@ from fraglens.net.proxy.flows import Flow, FlowState, FlowStore
 from fraglens.net.proxy.server import ProxyApp, ProxyServer, bind
 from fraglens.report import build_report
 
-from .conftest import PATIENCE, SAMPLES
+from .conftest import PATIENCE, SAMPLES, asgi_request
 
 KEY = "sk-fraglens-test-7f3a9c1e5b"
 
@@ -120,13 +120,7 @@ class Upstream:
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        headers, body = await asgi_request(scope, receive)
         self.requests.append(
             {
                 "method": scope["method"],
