@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,6 +187,24 @@ class Reassembler:
             return False
         self._append(event, call, text)  # the size limit, as on the full path
         return True
+
+    def continue_run(self, first_event: int, choice: int, index: int, texts: list[str]) -> int:
+        """``continue_call`` for consecutive events from ``first_event``, one
+        non-empty text each: how many of them were taken (from the first). A
+        run stops short of the size limit; the rest take ``continue_call``,
+        which counts the bytes there."""
+        call = self._slots.by_index.get((choice, index))
+        if call is None or call.finalized or call.over_limit:
+            return 0
+        # a character is at most 4 bytes: texts that end within a quarter of the
+        # limit surely fit (as in _append)
+        room = self.max_arg_bytes // 4 - call.length
+        ends = list(accumulate(map(len, texts)))
+        taken = bisect_right(ends, room)
+        if "" in texts:  # an empty piece is no continuation (see continue_call)
+            taken = min(taken, texts.index(""))
+        call.extend(first_event, texts[:taken] if taken < len(texts) else texts)
+        return taken
 
     def close(self, event: int) -> None:
         """The stream ended after ``event``: finalize everything still open."""
