@@ -17,6 +17,8 @@ from typing import Any, BinaryIO
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from .framing.detect import FramingError, read_stream
+from .eventstream_runs import EventStreamReader
+from .framing.eventstream import looks_like_eventstream
 from .framing.events import EventLog, Framed, FramingProblem
 from .runs import SSEReader, incremental_sse
 from .stream import FORMATS, Stream
@@ -181,6 +183,8 @@ def _bulk() -> Iterator[None]:
 def stream_from_bytes(data: bytes, name: str = "input", **kwargs) -> tuple[Stream, Framed]:
     """A whole capture, framed and read: what ``check`` and the app open."""
     with _bulk():
+        if looks_like_eventstream(data):  # first, as framing/detect.py tells it
+            return _read_eventstream(data, **kwargs)
         if incremental_sse(data):
             stream, framed = _read_sse(data, name, **kwargs)
         else:
@@ -210,12 +214,34 @@ def _read_sse(
     return stream, Framed("sse", stream.events, problems=reader.problems)
 
 
-def report_replaced_bytes(stream: Stream, data: bytes) -> None:
+def _read_eventstream(
+    data: bytes,
+    format: str | None = None,
+    max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
+    keep_naive: bool = False,
+) -> tuple[Stream, Framed]:
+    """An AWS event-stream capture, framed and read in one pass
+    (eventstream_runs.py): long calls' runs of identical frames are read in
+    bulk. Damage is read as events, so there is always something to show."""
+    stream = Stream(format=format, framing="eventstream", max_arg_bytes=max_arg_bytes,
+                    keep_naive=keep_naive, source=data)
+    reader = EventStreamReader(stream, data)
+    while not reader.done:
+        reader.advance(_SSE_BUDGET)
+    finish_stream(stream, reader.problems, {})
+    report_replaced_bytes(stream, data, reader.runs)
+    return stream, Framed("eventstream", stream.events, problems=reader.problems)
+
+
+def report_replaced_bytes(stream: Stream, data: bytes, valid: Iterable[range] = ()) -> None:
     """Events whose bytes are not UTF-8 were decoded with U+FFFD in their place:
     say so at each such event (what arrived is in the raw bytes, not the text).
     One strict pass over the input, and a look at an event only then. A
     recording keeps such reads as base64, so its own lines are UTF-8: the
-    response body its chunks make up is what is checked (the spans index it)."""
+    response body its chunks make up is what is checked (the spans index it).
+    ``valid``: events (in order) whose payloads a reader found valid UTF-8, not
+    looked at again. Of a binary frame only the payload is text: its prelude
+    and CRCs are not read as UTF-8."""
     if stream.framing == "recording":
         if not any("\ufffd" in ev.data for ev in stream.events):
             return
@@ -226,23 +252,34 @@ def report_replaced_bytes(stream: Stream, data: bytes) -> None:
     if _is_utf8(data):
         return
     events = stream.events
-    for number in range(len(events)):
+    binary = stream.framing == "eventstream"
+    for number in _outside(len(events), valid):
         if not events.replaced(number):
             continue
         ev = events[number]
-        if ev.span is None:
+        where = ev.at if binary and ev.at is not None else ev.span
+        if where is None:
             continue
-        raw = data[ev.span[0] : ev.span[1]]
+        raw = data[where[0] : where[1]]
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             bad = raw[exc.start : exc.end]
             stream.reassembler.diag(
                 "bytes-replaced",
-                f"bytes that are not UTF-8 ({bad.hex(' ')} at byte {ev.span[0] + exc.start}) "
+                f"bytes that are not UTF-8 ({bad.hex(' ')} at byte {where[0] + exc.start}) "
                 "were read as U+FFFD",
                 ev.number,
             )
+
+
+def _outside(count: int, skipped: Iterable[range]) -> Iterator[int]:
+    """The numbers below ``count`` in none of the ranges ``skipped`` (in order)."""
+    at = 0
+    for gap in skipped:
+        yield from range(at, gap.start)
+        at = gap.stop
+    yield from range(at, count)
 
 
 def _is_utf8(data: bytes) -> bool:

@@ -38,8 +38,10 @@ __all__ = [
     "HeaderValue",
     "Message",
     "encode_message",
+    "log_items",
     "looks_like_eventstream",
     "read_eventstream",
+    "read_sound",
     "to_event",
 ]
 
@@ -134,6 +136,15 @@ class EventStreamDecoder:
             del buf[:pos]
             self._base += pos
         return out
+
+    @property
+    def between_messages(self) -> int | None:
+        """The offset of the next message's first byte when nothing unreadable
+        is pending: everything fed before it was read as messages or damage,
+        and what is held from there on (a message waiting for its end) would be
+        read the same by a new decoder started there. None while the decoder is
+        looking for a prelude past bad bytes."""
+        return None if self._bad_from is not None else self._base
 
     def close(self) -> list[Message | Damage]:
         """End of stream: whatever is left is a message cut off (or damage)."""
@@ -272,27 +283,30 @@ _STEP = 1 << 20
 
 def read_eventstream(data: bytes) -> Framed:
     events = EventLog(data)
-    pos = _read_sound(data, events)
+    pos = read_sound(data, events, 0, len(data), {})
     if pos < len(data):  # damage, or a message cut off: the decoder says what, from there
         decoder = EventStreamDecoder(base=pos)
         for i in range(pos, len(data), _STEP):
-            _log(events, decoder.feed(data[i : i + _STEP]))
-        _log(events, decoder.close())
+            log_items(events, decoder.feed(data[i : i + _STEP]))
+        log_items(events, decoder.close())
     return Framed("eventstream", events)
 
 
-def _read_sound(data: bytes, events: EventLog) -> int:
-    """The messages that hold, one after another from the start of a whole
-    input, added to ``events`` as the decoder would read them, without copying
-    a message or making it an object; returns where the first one that does
-    not hold (or the end) is. At a message boundary the decoder keeps nothing
-    but its header cache, so one started there reads the rest as it would."""
+def read_sound(
+    data: bytes, events: EventLog, pos: int, stop: int, known: dict[bytes, dict[str, HeaderValue]]
+) -> int:
+    """The messages that hold, one after another from ``pos`` (where one
+    starts) while they start before ``stop``, added to ``events`` as the
+    decoder would read them, without copying a message or making it an object;
+    returns where the first one that does not hold is, or where reading
+    stopped. ``known`` caches the header blocks read (kept by the caller from
+    one call to the next). At a message boundary the decoder keeps nothing but
+    its header cache, so one started there reads the rest as it would."""
     view = memoryview(data)
     unpack, u32, crc32 = _PRELUDE.unpack_from, _U32.unpack_from, zlib.crc32
-    known: dict[bytes, dict[str, HeaderValue]] = {}
     add = events.add
-    pos, size = 0, len(data)
-    while size - pos >= PRELUDE:
+    size = len(data)
+    while pos < stop and size - pos >= PRELUDE:
         total, length, crc = unpack(data, pos)
         if crc32(view[pos : pos + 8]) != crc or total < PRELUDE + TRAILER:
             break
@@ -320,9 +334,10 @@ def _read_sound(data: bytes, events: EventLog) -> int:
     return pos
 
 
-def _log(events: EventLog, items: list[Message | Damage]) -> None:
-    """Messages added as ranges of the source, their payloads not decoded here
-    (what ``to_event`` would make of them); the rest made as events."""
+def log_items(events: EventLog, items: list[Message | Damage]) -> None:
+    """What the decoder read, added to ``events``: messages as ranges of the
+    source, their payloads not decoded here (what ``to_event`` would make of
+    them); the rest made as events."""
     add = events.add
     for item in items:
         if type(item) is Message and item.payload and item.headers.get(":message-type") != "error":

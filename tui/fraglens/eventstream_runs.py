@@ -1,0 +1,294 @@
+"""An AWS event-stream capture read into a stream a slice at a time, a long call's runs in bulk.
+
+Bedrock's ``ConverseStream`` streams a call as one ``contentBlockDelta``
+message per piece, and in a run of them only the piece and three integers
+change: every frame is
+
+    total(4) headers_len(4) prelude_crc(4) headers payload message_crc(4)
+
+with the same header bytes, a payload that is the same envelope
+(``adapters/envelope.py``) around another piece, and the total length and
+both CRCs those bytes make. Read one at a time (``framing/eventstream.py``),
+each frame costs two CRCs and a few Python calls in the framing, the envelope
+and the engine. Here, as runs.py does for SSE, once the stream has read a
+message as a continuation in an envelope, the frames after it are searched
+in C for what lies where that frame's piece lay; from each piece found, and
+the learned frame's bytes around it, the frame it makes is built (the
+prelude its length makes, ``zlib.crc32`` mapped over the pieces for the
+message CRC), and one comparison of all those frames with the input says
+whether it holds them. The pieces are decoded by one ``json.loads``, and the
+event records and the call's records extended at once (``Stream.take_run``).
+No Python code runs per frame of a run.
+
+Why this is exact. A run is taken only at a message boundary with no damage
+pending, and only as many frames as the input holds byte for byte as built:
+each one's total length is its own length, its prelude CRC and message CRC
+hold, its headers length and header bytes are the learned frame's, and its
+payload is the envelope with a piece that is one JSON string's contents the
+scanner accepts (in valid UTF-8, or the run is not taken). The one-by-one
+reader reads each such frame as a message with those headers and that
+payload. The first frame that differs ends the run, and the one-by-one reader
+reads on from it: a damaged frame, a cut one, other headers, another event,
+keep what they are read as today. Frames no longer than the search window
+(8 MiB) cannot exceed the decoder's message limit. A run's events are what
+the decoder makes of them, with the payload the envelope's with another
+piece, which the envelope proves is the same continuation; the engine takes
+the pieces as continuations, stopping short of the size limit, where the
+frames left go one by one again. Property tests
+(tests/test_eventstream_runs.py) hold every read to the frame-by-frame one.
+
+Not in a run: ``InvokeModelWithResponseStream`` chunks, whose envelope is the
+base64 of the model's own event (its adapter has no ``continuation_path``),
+and the messages real Bedrock sends with a ``"p"`` field of random padding,
+whose length varies from one message to the next: no two such payloads share
+an envelope, so they are read one by one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import zlib
+from itertools import accumulate, chain, islice, repeat
+from operator import add, sub
+
+from .adapters.envelope import Envelope
+from .framing.eventstream import (
+    PRELUDE,
+    TRAILER,
+    EventStreamDecoder,
+    HeaderValue,
+    log_items,
+    read_sound,
+)
+from .framing.events import FramingProblem
+from .runs import _PIECE
+from .stream import Stream
+
+#: frames taken in one run at most: a bound on the lists a run builds
+MAX_RUN = 1 << 15
+#: bytes read one frame at a time after a run before the next is looked for;
+#: doubled after every slice that ends in no run, up to the caller's budget
+_FIRST_SLICE = 4096
+#: bytes searched for a run's frames at once: doubled while runs fill it. The
+#: largest stays below the decoder's MAX_MESSAGE, so no frame found is too long
+_FIRST_WINDOW = 64 * 1024
+_MAX_WINDOW = 8 * 1024 * 1024
+
+_U32 = struct.Struct(">I")
+_LENGTHS = struct.Struct(">II")
+#: bytes of the learned envelope a frame's piece must follow (see _Run)
+_BEHIND = 8
+
+
+class _Run:
+    """The learned frame's bytes around its piece, as an expression, and the
+    preludes and CRCs of frames that repeat them."""
+
+    __slots__ = ("bases", "fixed", "frame", "head", "headers_length", "payload_at", "starts",
+                 "tail", "tail_crc")
+
+    def __init__(self, headers_length: int, head: bytes, tail: bytes) -> None:
+        #: the header bytes and the envelope up to the piece; what follows it
+        self.head, self.tail = head, tail
+        self.headers_length = headers_length
+        #: where the payload starts in a frame
+        self.payload_at = PRELUDE + headers_length
+        #: a frame's length but its piece's
+        self.fixed = PRELUDE + len(head) + len(tail) + TRAILER
+        # A piece after what is where the head would be, then the tail: the
+        # bytes skipped are checked after, against the frame the piece makes.
+        # The piece must follow the head's last bytes (which end with its
+        # opening quote, after a character that is no backslash), so a piece
+        # is only scanned for from the end of one of their occurrences, and
+        # stops at the quote of the next: the search stays linear.
+        self.frame = re.compile(
+            b".{%d}(?<=%s)(%s)%s.{4}"
+            % (PRELUDE + len(head), re.escape(head[-_BEHIND:]), _PIECE, re.escape(tail)),
+            re.DOTALL,
+        )
+        #: piece length -> the bytes before the piece in a frame that carries
+        #: such a piece (the prelude its length makes, the head), and their
+        #: CRC, which the message CRC goes on from
+        self.starts: dict[int, bytes] = {}
+        self.bases: dict[int, int] = {}
+        #: the tail and a message CRC, as a frame ends
+        self.tail_crc = struct.Struct(">%dsI" % len(tail)).pack
+
+    def learn(self, lengths: set[int]) -> None:
+        """The starts of frames with pieces of these lengths."""
+        if len(self.starts) > 4096:  # a run's pieces come in a few lengths
+            self.starts.clear()
+            self.bases.clear()
+        for length in lengths - self.starts.keys():
+            sizes = _LENGTHS.pack(self.fixed + length, self.headers_length)
+            start = sizes + _U32.pack(zlib.crc32(sizes)) + self.head
+            self.starts[length] = start
+            self.bases[length] = zlib.crc32(start)
+
+
+class EventStreamReader:
+    """``data``, an event-stream capture, read into ``stream`` (made over
+    ``data``, with ``source=data``, and empty). Call :meth:`advance` until
+    :attr:`done`."""
+
+    def __init__(self, stream: Stream, data: bytes) -> None:
+        if stream.events or stream.events.source is not data:
+            raise ValueError("the stream must be empty and made over the capture's bytes")
+        self.stream = stream
+        self.data = data
+        #: bytes read so far
+        self.pos = 0
+        self.done = False
+        #: what the framing met on the way: damage is read as events, so none
+        self.problems: list[FramingProblem] = []
+        #: the events read in runs, in order: their payloads are valid UTF-8
+        self.runs: list[range] = []
+        #: reading past a frame that does not hold, until it finds one again
+        self._decoder: EventStreamDecoder | None = None
+        self._damage_at = 0
+        self._known: dict[bytes, dict[str, HeaderValue]] = {}
+        self._slice = _FIRST_SLICE
+        self._window = _FIRST_WINDOW
+        self._budget = _MAX_WINDOW
+        self._runs: dict[tuple[bytes, bytes, bytes], _Run] = {}
+
+    def advance(self, budget: int) -> None:
+        """Read about ``budget`` bytes more (at least one slice)."""
+        stop = self.pos + budget
+        self._budget = budget
+        while not self.done:
+            self._slice_once(min(self._slice, budget))
+            took = False
+            while self.pos < stop and not self.done and self._take_run():
+                took = True
+            self._slice = _FIRST_SLICE if took else min(2 * self._slice, _MAX_WINDOW)
+            if self.pos >= stop:
+                return
+
+    def _slice_once(self, size: int) -> None:
+        data, pos, stream = self.data, self.pos, self.stream
+        log = stream.events
+        first = len(log)
+        decoder = self._decoder
+        if decoder is None:
+            end = read_sound(data, log, pos, pos + size, self._known)
+            stream.take_logged(first)
+            self.pos = end
+            if end < pos + size and end < len(data):
+                # a frame that does not hold: the decoder says what, and finds the next
+                self._decoder, self._damage_at = EventStreamDecoder(base=end), end
+            elif end >= len(data):
+                self.done = True
+            return
+        end = min(len(data), pos + max(size, 1))
+        log_items(log, decoder.feed(data[pos:end]))
+        self.pos = end
+        if end == len(data):
+            log_items(log, decoder.close())
+            self.done = True
+        else:
+            at = decoder.between_messages
+            if at is not None and at > self._damage_at:
+                # past the damage, at a boundary: what the decoder holds from
+                # there on is read again, frame by frame or in runs
+                self._decoder, self.pos = None, at
+        stream.take_logged(first)
+
+    def _take_run(self) -> bool:
+        data, pos, stream = self.data, self.pos, self.stream
+        if self._decoder is not None:
+            return False
+        env = stream.run_envelope()
+        if env is None:
+            return False
+        run = self._run_of(env)
+        if run is None:
+            return False
+        end = min(len(data), pos + min(self._window, self._budget))
+        pieces = run.frame.findall(data, pos, end)
+        if not pieces:
+            return False
+        del pieces[MAX_RUN:]
+        lengths = list(map(len, pieces))
+        run.learn(set(lengths))
+        crc32, tail = zlib.crc32, run.tail
+        ends = map(run.tail_crc, repeat(tail), map(
+            crc32, repeat(tail), map(crc32, pieces, map(run.bases.__getitem__, lengths))
+        ))
+        # the frames these pieces make, each with the prelude its length makes
+        # and the CRC its bytes make: where the input holds them from here,
+        # byte for byte, they are the run (else it ends at the first that differs)
+        made = b"".join(chain.from_iterable(zip(map(run.starts.__getitem__, lengths), pieces,
+                                                ends)))
+        starts = list(accumulate(map(add, lengths, repeat(run.fixed)), initial=pos))
+        if data.startswith(made, pos):
+            self._window = min(2 * self._window, _MAX_WINDOW)
+        else:
+            good = _agreeing(data, made, starts)
+            if not good:
+                return False
+            del pieces[good:], starts[good + 1 :]
+            self._window = _FIRST_WINDOW
+        try:
+            # decoded strictly first: json.loads would let encoded surrogates through
+            texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
+        except ValueError:
+            return False
+        spans = list(chain.from_iterable(zip(starts, islice(starts, 1, None))))
+        ats = list(chain.from_iterable(zip(
+            map(add, starts, repeat(run.payload_at)),
+            map(sub, islice(starts, 1, None), repeat(TRAILER)),
+        )))
+        log = stream.events
+        first = len(log)
+        taken = stream.take_run(env, texts, log.name(first - 1), spans, ats)
+        if not taken:
+            return False
+        self.runs.append(range(first, first + taken))
+        self.pos = starts[taken]
+        return True
+
+    def _run_of(self, env: Envelope) -> _Run | None:
+        """The expressions of the last frame's bytes around its piece, when
+        its payload is the envelope's bytes around a piece."""
+        log = self.stream.events
+        last = len(log) - 1
+        span, at = log.span(last), log.at(last)
+        if span is None or at is None:
+            return None
+        data = self.data
+        lead = env.prefix.encode("utf-8", "surrogatepass")
+        trail = b'"' + env.suffix.encode("utf-8", "surrogatepass")
+        payload = data[at[0] : at[1]]
+        # a payload read with U+FFFD in place of bad bytes is not its envelope's bytes
+        if len(payload) <= len(lead) + len(trail) or not (
+            payload.startswith(lead) and payload.endswith(trail)
+        ):
+            return None
+        head = data[span[0] + PRELUDE : at[0] + len(lead)]
+        if head[-2:-1] == b"\\":  # cannot be after JSON (see _Run)
+            return None
+        key = (head, trail)
+        run = self._runs.get(key)
+        if run is None:
+            if len(self._runs) >= 64:  # a stream has a few envelopes at a time
+                self._runs.clear()
+            run = self._runs[key] = _Run(at[0] - span[0] - PRELUDE, head, trail)
+        return run
+
+
+def _agreeing(data: bytes, made: bytes, starts: list[int]) -> int:
+    """How many of the frames ``made`` holds (the ``k``-th ends at
+    ``starts[k + 1]`` in ``data``), from the first, ``data`` holds as they are:
+    a binary search for the first that differs (only when one does)."""
+    pos = starts[0]
+    agree, differ = 0, len(starts) - 1
+    while differ - agree > 1:
+        mid = (agree + differ) // 2
+        if data[pos : starts[mid]] == made[: starts[mid] - pos]:
+            agree = mid
+        else:
+            differ = mid
+    return agree
