@@ -54,6 +54,7 @@ from itertools import accumulate, chain, islice, repeat
 from operator import add, sub
 
 from .adapters.envelope import Envelope
+from .framing.events import FramingProblem
 from .framing.eventstream import (
     PRELUDE,
     TRAILER,
@@ -62,7 +63,6 @@ from .framing.eventstream import (
     log_items,
     read_sound,
 )
-from .framing.events import FramingProblem
 from .runs import _PIECE
 from .stream import Stream
 
@@ -99,10 +99,11 @@ class _Run:
         self.fixed = PRELUDE + len(head) + len(tail) + TRAILER
         # A piece after what is where the head would be, then the tail: the
         # bytes skipped are checked after, against the frame the piece makes.
-        # The piece must follow the head's last bytes (which end with its
-        # opening quote, after a character that is no backslash), so a piece
-        # is only scanned for from the end of one of their occurrences, and
-        # stops at the quote of the next: the search stays linear.
+        # The piece must follow the head's last bytes, which end with its
+        # opening quote after the colon of its key (or whitespace: see
+        # Envelopes._find), so a piece is only scanned for from the end of one
+        # of their occurrences, and stops at the latest at the quote that ends
+        # the next (no escape takes in a colon): the search stays linear.
         self.frame = re.compile(
             b".{%d}(?<=%s)(%s)%s.{4}"
             % (PRELUDE + len(head), re.escape(head[-_BEHIND:]), _PIECE, re.escape(tail)),
@@ -114,7 +115,7 @@ class _Run:
         self.starts: dict[int, bytes] = {}
         self.bases: dict[int, int] = {}
         #: the tail and a message CRC, as a frame ends
-        self.tail_crc = struct.Struct(">%dsI" % len(tail)).pack
+        self.tail_crc = struct.Struct(f">{len(tail)}sI").pack
 
     def learn(self, lengths: set[int]) -> None:
         """The starts of frames with pieces of these lengths."""
@@ -152,7 +153,7 @@ class EventStreamReader:
         self._slice = _FIRST_SLICE
         self._window = _FIRST_WINDOW
         self._budget = _MAX_WINDOW
-        self._runs: dict[tuple[bytes, bytes, bytes], _Run] = {}
+        self._runs: dict[tuple[bytes, bytes], _Run] = {}
 
     def advance(self, budget: int) -> None:
         """Read about ``budget`` bytes more (at least one slice)."""
@@ -221,7 +222,7 @@ class EventStreamReader:
         # and the CRC its bytes make: where the input holds them from here,
         # byte for byte, they are the run (else it ends at the first that differs)
         made = b"".join(chain.from_iterable(zip(map(run.starts.__getitem__, lengths), pieces,
-                                                ends)))
+                                                ends, strict=True)))
         starts = list(accumulate(map(add, lengths, repeat(run.fixed)), initial=pos))
         if data.startswith(made, pos):
             self._window = min(2 * self._window, _MAX_WINDOW)
@@ -236,10 +237,10 @@ class EventStreamReader:
             texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
         except ValueError:
             return False
-        spans = list(chain.from_iterable(zip(starts, islice(starts, 1, None))))
+        spans = list(chain.from_iterable(zip(starts, islice(starts, 1, None), strict=False)))
         ats = list(chain.from_iterable(zip(
             map(add, starts, repeat(run.payload_at)),
-            map(sub, islice(starts, 1, None), repeat(TRAILER)),
+            map(sub, islice(starts, 1, None), repeat(TRAILER)), strict=False,
         )))
         log = stream.events
         first = len(log)
@@ -268,8 +269,6 @@ class EventStreamReader:
         ):
             return None
         head = data[span[0] + PRELUDE : at[0] + len(lead)]
-        if head[-2:-1] == b"\\":  # cannot be after JSON (see _Run)
-            return None
         key = (head, trail)
         run = self._runs.get(key)
         if run is None:

@@ -16,10 +16,10 @@ from contextlib import contextmanager
 from typing import Any, BinaryIO
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
-from .framing.detect import FramingError, read_stream
 from .eventstream_runs import EventStreamReader
-from .framing.eventstream import looks_like_eventstream
+from .framing.detect import FramingError, read_stream
 from .framing.events import EventLog, Framed, FramingProblem
+from .framing.eventstream import looks_like_eventstream
 from .runs import SSEReader, incremental_sse
 from .stream import FORMATS, Stream
 

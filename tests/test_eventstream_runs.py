@@ -1,0 +1,294 @@
+"""A long call's runs of event-stream frames, read in bulk, read exactly as one by one.
+
+``fraglens.eventstream_runs`` reads an AWS event-stream capture with runs of
+identical frames taken in bulk; ``frame`` + ``stream_from_framed`` reads the
+same bytes one frame at a time. For any capture both must give the same
+events (kind, text, name, id, span), the same type labels, the same
+per-fragment records and the same report, whatever breaks a run: another
+event, a damaged CRC, a wrong length, other headers, garbage between frames,
+an empty piece, a control character, bytes that are not UTF-8, the size
+limit, a capture cut anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fraglens import eventstream_runs
+from fraglens.eventstream_runs import EventStreamReader
+from fraglens.framing.eventstream import PRELUDE, EventStreamDecoder, encode_message
+from fraglens.load import finish_stream, report_replaced_bytes, stream_from_bytes
+from fraglens.stream import Stream
+
+from .conftest import SAMPLES
+from .test_runs import _agree, _args_pieces, _one_by_one, _state
+
+# -- captures -------------------------------------------------------------------
+
+EVENT = {":event-type": "contentBlockDelta", ":message-type": "event"}
+
+
+def _frame(name: str, payload: dict, ascii_only: bool = False, **headers: str) -> bytes:
+    text = json.dumps(payload, ensure_ascii=ascii_only, separators=(",", ":"))
+    return encode_message({":event-type": name, ":message-type": "event", **headers},
+                          text.encode("utf-8", "surrogatepass"))
+
+
+def _delta(piece: str, index: int = 0, ascii_only: bool = False) -> bytes:
+    return _frame("contentBlockDelta",
+                  {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}}, ascii_only)
+
+
+def _converse(pieces: list[str], ascii_only: bool = False) -> list[bytes]:
+    """A ConverseStream call, frame by frame."""
+    return [
+        _frame("messageStart", {"role": "assistant"}),
+        _frame("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {
+            "toolUseId": "tooluse_1", "name": "f"}}}),
+        *(_delta(p, 0, ascii_only) for p in pieces),
+        _frame("contentBlockStop", {"contentBlockIndex": 0}),
+        _frame("messageStop", {"stopReason": "tool_use"}),
+    ]
+
+
+def _taken_in_runs(data: bytes) -> int:
+    """How many events the bulk read took in runs."""
+    stream = Stream(source=data, framing="eventstream")
+    reader = EventStreamReader(stream, data)
+    while not reader.done:
+        reader.advance(1 << 22)
+    return sum(map(len, reader.runs))
+
+
+# -- tests ----------------------------------------------------------------------
+
+
+def test_a_long_call_is_read_in_runs_and_agrees():
+    pieces = _args_pieces(3000)
+    data = b"".join(_converse(pieces))
+    _agree(data)
+    # nearly every delta came in a run, not one by one
+    assert _taken_in_runs(data) > 0.9 * len(pieces)
+    stream, _ = stream_from_bytes(data)
+    assert stream.format == "bedrock-converse"
+    assert stream.reassembler.calls[0].text == "".join(pieces)
+
+
+def test_runs_longer_than_one_bulk_read(monkeypatch):
+    monkeypatch.setattr(eventstream_runs, "MAX_RUN", 7)
+    monkeypatch.setattr(eventstream_runs, "_FIRST_WINDOW", 300)
+    monkeypatch.setattr(eventstream_runs, "_MAX_WINDOW", 1000)
+    data = b"".join(_converse(_args_pieces(300)))
+    _agree(data)
+    assert _taken_in_runs(data) > 0.8 * len(_args_pieces(300))
+
+
+def test_the_size_limit_falls_inside_a_run():
+    data = b"".join(_converse(_args_pieces(500)))
+    for limit in (4000, 4 * 1024, 9999):
+        _agree(data, max_arg_bytes=limit)
+        stream, _ = stream_from_bytes(data, max_arg_bytes=limit)
+        assert stream.reassembler.calls[0].over_limit
+
+
+def _with_crc(frame: bytes) -> bytes:
+    """``frame`` with its message CRC made to hold again (after an edit)."""
+    body = frame[:-4]
+    return body + zlib.crc32(body).to_bytes(4, "big")
+
+
+def _damaged_message_crc(frame: bytes) -> bytes:
+    return frame[:-1] + bytes([frame[-1] ^ 0x55])
+
+
+def _damaged_prelude_crc(frame: bytes) -> bytes:
+    return frame[:8] + bytes([frame[8] ^ 0x01]) + frame[9:]
+
+
+def _wrong_total(frame: bytes) -> bytes:
+    """The total length one byte short, both CRCs made to hold: the decoder
+    reads a message that ends a byte early, whose CRC then fails."""
+    total = (int.from_bytes(frame[:4], "big") - 1).to_bytes(4, "big")
+    lengths = total + frame[4:8]
+    return _with_crc(lengths + zlib.crc32(lengths).to_bytes(4, "big") + frame[12:])
+
+
+def _raw_piece(raw: bytes) -> bytes:
+    payload = b'{"contentBlockIndex":0,"delta":{"toolUse":{"input":"' + raw + b'"}}}'
+    return encode_message(EVENT, payload)
+
+
+INTERRUPTIONS = {
+    "text delta": _frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "hi"}}),
+    "other index": _delta("x", index=1),
+    "ascii escapes": _delta("d\u00e9j\u00e0 \ud83d", ascii_only=True),
+    "extra header": _frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {
+        "toolUse": {"input": "x"}}}, **{":content-type": "application/json"}),
+    "other event name": _frame("contentBlockDeltaX", {"contentBlockIndex": 0, "delta": {
+        "toolUse": {"input": "x"}}}),
+    "padding": _frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {
+        "toolUse": {"input": "x"}}, "p": "abcdefgh"}),
+    "empty piece": _delta(""),
+    "error message": encode_message({":message-type": "error", ":error-code": "Boom",
+                                     ":error-message": "it broke"}, b""),
+    "exception": _frame("throttlingException", {"message": "slow down"},
+                        **{":message-type": "exception", ":exception-type": "throttlingException"}),
+    "bad byte": _raw_piece(b"bad \xff byte"),
+    "encoded surrogate": _raw_piece(b"surrogate \xed\xa0\x80"),
+    "control character": _raw_piece(b"ctl \x01 char"),
+    "bad escape": _raw_piece(b"\\x bad escape"),
+    "literal U+FFFD": _delta("a \ufffd b"),
+    "garbage": b"\x00\x01garbage between frames\xff",
+    "message crc": _damaged_message_crc(_delta("x")),
+    "prelude crc": _damaged_prelude_crc(_delta("x")),
+    "wrong total": _wrong_total(_delta("x")),
+}
+
+
+@pytest.mark.parametrize("extra", INTERRUPTIONS.values(), ids=INTERRUPTIONS.keys())
+def test_interruptions_end_a_run_and_reading_goes_on(extra):
+    frames = _converse(_args_pieces(200))
+    for at in (40, 41, len(frames) - 3):
+        _agree(b"".join(frames[:at] + [extra] + frames[at:]))
+
+
+@pytest.mark.parametrize("edit", [_damaged_message_crc, _damaged_prelude_crc, _wrong_total])
+def test_a_damaged_frame_inside_a_run_is_reported_as_one_by_one(edit):
+    frames = _converse(_args_pieces(200))
+    frames[60] = edit(frames[60])
+    data = b"".join(frames)
+    _agree(data)
+    stream, _ = stream_from_bytes(data)
+    codes = [d.code for d in stream.reassembler.diagnostics()]
+    assert "frame-damaged" in codes
+    # runs were taken on both sides of the damage
+    assert _taken_in_runs(data) > 0.8 * len(frames)
+
+
+def test_a_capture_cut_anywhere_in_a_run():
+    data = b"".join(_converse(_args_pieces(60)))
+    for cut in range(PRELUDE, len(data), 37):
+        _agree(data[:cut])
+
+
+def test_reading_in_slices_of_any_budget_agrees():
+    frames = _converse(_args_pieces(400))
+    frames[150] = _damaged_message_crc(frames[150])
+    data = b"".join(frames)
+    expected = _state(_one_by_one(data))
+    for budget in (1, 61, 4096, 1 << 20):
+        stream = Stream(source=data, framing="eventstream")
+        reader = EventStreamReader(stream, data)
+        while not reader.done:
+            reader.advance(budget)
+        finish_stream(stream, reader.problems, {})
+        report_replaced_bytes(stream, data, reader.runs)
+        assert _state(stream) == expected
+
+
+def test_parallel_calls_read_as_one_by_one():
+    frames = _converse([])
+    start = _frame("contentBlockStart", {"contentBlockIndex": 1, "start": {"toolUse": {
+        "toolUseId": "tooluse_2", "name": "g"}}})
+    pieces = _args_pieces(100)
+    # a block of one call's deltas, then the other's, then one each in turn
+    body = ([_delta(p, 0) for p in pieces[:50]] + [start]
+            + [_delta(p, 1) for p in pieces[:50]]
+            + [_delta(p, k % 2) for k, p in enumerate(pieces[50:])])
+    _agree(b"".join(frames[:2] + body + frames[2:]))
+
+
+def test_a_payload_s_bytes_are_what_is_read_as_text():
+    # a literal U+FFFD is text, not a sign of bytes replaced: the binary prelude
+    # is not read as UTF-8
+    data = b"".join(_converse(["a \ufffd b"] * 3))
+    stream, _ = stream_from_bytes(data)
+    assert "bytes-replaced" not in [d.code for d in stream.reassembler.diagnostics()]
+    # a byte that is not UTF-8 is reported where it lies in the payload
+    frames = _converse(["ab"] * 3)
+    frames[3] = _raw_piece(b"x\xffy")
+    data = b"".join(frames)
+    stream, _ = stream_from_bytes(data)
+    found = [d for d in stream.reassembler.diagnostics() if d.code == "bytes-replaced"]
+    assert len(found) == 1 and found[0].event == 3
+    bad = data.index(b"x\xffy") + 1
+    assert f"ff at byte {bad})" in found[0].message
+
+
+def test_the_decoder_says_when_it_is_between_messages():
+    one, two = _delta("a"), _delta("b")
+    decoder = EventStreamDecoder(base=100)
+    assert decoder.between_messages == 100
+    decoder.feed(b"junk" * 5)  # looking for a prelude past bad bytes
+    assert decoder.between_messages is None
+    # the damage and the message read, the next one's first bytes held
+    items = decoder.feed(one + two[:5])
+    assert [type(i).__name__ for i in items] == ["Damage", "Message"]
+    assert decoder.between_messages == 100 + 20 + len(one)
+    # a valid prelude found past bad bytes: the bad bytes are damage, and its
+    # message is waited for from where it starts
+    decoder = EventStreamDecoder()
+    decoder.feed(b"junk" + one[:20])
+    assert decoder.between_messages == 4
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in SAMPLES.iterdir() if p.suffix == ".eventstream"),
+    ids=lambda p: p.name,
+)
+def test_every_sample_agrees(path):
+    _agree(path.read_bytes())
+
+
+_PIECE_CHARS = st.text(
+    alphabet=st.sampled_from(list('ab {}[]":,\\\n\t\u00e9\u2028\U0001f600\ufffd')
+                             + ["\ud83d", "\ude00"]),
+    max_size=12,
+)
+_EDITS = st.sampled_from(["none", "flip", "cut", "garbage", "message crc", "prelude crc",
+                          "wrong total", "other headers"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pieces=st.lists(_PIECE_CHARS, min_size=1, max_size=80),
+    ascii_only=st.booleans(),
+    limit=st.sampled_from([64, 200, 10_000_000]),
+    edit=_EDITS,
+    where=st.integers(min_value=0),
+)
+def test_any_pieces_agree(pieces, ascii_only, limit, edit, where):
+    frames = _converse(pieces, ascii_only)
+    k = where % len(frames)
+    if edit == "message crc":
+        frames[k] = _damaged_message_crc(frames[k])
+    elif edit == "prelude crc":
+        frames[k] = _damaged_prelude_crc(frames[k])
+    elif edit == "wrong total":
+        frames[k] = _wrong_total(frames[k])
+    elif edit == "other headers":
+        frames[k] = _frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {
+            "toolUse": {"input": pieces[k % len(pieces)] or "x"}}}, ascii_only, extra="1")
+    elif edit == "garbage":
+        frames.insert(k, b"\x07" * (where % 30 + 1))
+    data = b"".join(frames)
+    if edit == "flip":
+        at = where % len(data)
+        data = data[:at] + bytes([data[at] ^ (1 << (where % 8))]) + data[at + 1 :]
+    elif edit == "cut":
+        data = data[: where % (len(data) + 1)]
+    if not data:
+        return
+    try:
+        _one_by_one(data)
+    except Exception:  # noqa: BLE001 - a capture refused whole: the bulk read must refuse it too
+        with pytest.raises(Exception):  # noqa: B017
+            stream_from_bytes(data, "capture", max_arg_bytes=limit)
+        return
+    _agree(data, max_arg_bytes=limit)
