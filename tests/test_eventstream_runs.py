@@ -12,6 +12,7 @@ limit, a capture cut anywhere.
 
 from __future__ import annotations
 
+import base64
 import json
 import zlib
 
@@ -26,7 +27,7 @@ from fraglens.load import finish_stream, report_replaced_bytes, stream_from_byte
 from fraglens.stream import Stream
 
 from .conftest import SAMPLES
-from .test_runs import _agree, _args_pieces, _one_by_one, _state
+from .test_runs import _agree, _anthropic, _args_pieces, _one_by_one, _state
 
 # -- captures -------------------------------------------------------------------
 
@@ -54,6 +55,23 @@ def _converse(pieces: list[str], ascii_only: bool = False) -> list[bytes]:
         _frame("contentBlockStop", {"contentBlockIndex": 0}),
         _frame("messageStop", {"stopReason": "tool_use"}),
     ]
+
+
+def _chunk(raw: bytes, spacing: tuple[str, str] = (",", ":"), **extra: str) -> bytes:
+    """An InvokeModel chunk whose base64 holds ``raw``."""
+    body = json.dumps({"bytes": base64.b64encode(raw).decode(), **extra}, separators=spacing)
+    return encode_message({":event-type": "chunk", ":message-type": "event"}, body.encode())
+
+
+def _inner(payload: dict, ascii_only: bool = False) -> bytes:
+    text = json.dumps(payload, ensure_ascii=ascii_only, separators=(",", ":"))
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _invoke(pieces: list[str], ascii_only: bool = False,
+            spacing: tuple[str, str] = (",", ":")) -> list[bytes]:
+    """An InvokeModelWithResponseStream call of Claude, chunk by chunk."""
+    return [_chunk(_inner(payload, ascii_only), spacing) for _, payload in _anthropic(pieces)]
 
 
 def _taken_in_runs(data: bytes) -> int:
@@ -237,6 +255,72 @@ def test_the_decoder_says_when_it_is_between_messages():
     assert decoder.between_messages == 4
 
 
+@pytest.mark.parametrize("spacing", [(",", ":"), (", ", ": ")])
+def test_a_long_invoke_call_is_read_in_runs_and_agrees(spacing):
+    pieces = _args_pieces(2000)
+    data = b"".join(_invoke(pieces, spacing=spacing))
+    _agree(data)
+    assert _taken_in_runs(data) > 0.9 * len(pieces)
+    stream, _ = stream_from_bytes(data)
+    assert stream.format == "bedrock-invoke"
+    assert stream.reassembler.calls[0].text == "".join(pieces)
+
+
+def _inner_delta(piece: str, index: int = 0) -> dict:
+    return {"type": "content_block_delta", "index": index,
+            "delta": {"type": "input_json_delta", "partial_json": piece}}
+
+
+_RAW_DELTA = (b'{"type":"content_block_delta","index":0,"delta":'
+              b'{"type":"input_json_delta","partial_json":"%s"}}')
+
+INVOKE_INTERRUPTIONS = {
+    "other index": _chunk(_inner(_inner_delta("x", 1))),
+    "ascii escapes": _chunk(_inner(_inner_delta("d\u00e9j\u00e0 \ud83d"), ascii_only=True)),
+    "inner spacing": _chunk(json.dumps(_inner_delta("x")).encode()),
+    "outer spacing": _chunk(_inner(_inner_delta("x")), (", ", ": ")),
+    "padding": _chunk(_inner(_inner_delta("x")), p="abcdefgh"),
+    "empty piece": _chunk(_inner(_inner_delta(""))),
+    "bad inner byte": _chunk(_RAW_DELTA % b"a\xffb"),
+    "encoded surrogate": _chunk(_RAW_DELTA % b"\xed\xa0\x80"),
+    "inner not JSON": _chunk(b"not json"),
+    # base64 that a2b_base64 reads unless in strict mode, as b64decode(validate=True) is
+    "excess padding": encode_message(
+        {":event-type": "chunk", ":message-type": "event"},
+        # an event of 3k + 2 bytes: its base64 ends with one "=", here two
+        b'{"bytes":"%s="}' % base64.b64encode(next(
+            raw for raw in map(_inner, map(_inner_delta, ("x", "xy", "xyz"))) if len(raw) % 3 == 2
+        ))),
+    "bad base64": encode_message({":event-type": "chunk", ":message-type": "event"},
+                                 b'{"bytes":"eyJ0eXBlIjoi="}'),
+    "escaped slash": encode_message(
+        {":event-type": "chunk", ":message-type": "event"},
+        json.dumps({"bytes": base64.b64encode(_inner(_inner_delta("???"))).decode()},
+                   separators=(",", ":")).replace("/", "\\/").encode()),
+    "ping": _chunk(_inner({"type": "ping"})),
+    "message crc": _damaged_message_crc(_chunk(_inner(_inner_delta("x")))),
+}
+
+
+@pytest.mark.parametrize("extra", INVOKE_INTERRUPTIONS.values(), ids=INVOKE_INTERRUPTIONS.keys())
+def test_invoke_interruptions_end_a_run_and_reading_goes_on(extra):
+    assert b"\\/" in INVOKE_INTERRUPTIONS["escaped slash"]  # JSON's escape of a slash
+    assert b'=="}' in INVOKE_INTERRUPTIONS["excess padding"]
+    frames = _invoke(_args_pieces(150))
+    for at in (40, len(frames) - 4):
+        _agree(b"".join(frames[:at] + [extra] + frames[at:]))
+
+
+def test_the_bytes_of_a_chunk_that_does_not_agree_end_its_run():
+    # the eighth chunk's base64 holds an event whose bytes are not the run's
+    # (a piece that is not UTF-8): the run stops there, the rest is read on
+    frames = _invoke(_args_pieces(100))
+    frames[50] = INVOKE_INTERRUPTIONS["bad inner byte"]
+    data = b"".join(frames)
+    _agree(data)
+    assert _taken_in_runs(data) > 0.5 * len(frames)
+
+
 @pytest.mark.parametrize(
     "path",
     sorted(p for p in SAMPLES.iterdir() if p.suffix == ".eventstream"),
@@ -258,13 +342,14 @@ _EDITS = st.sampled_from(["none", "flip", "cut", "garbage", "message crc", "prel
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     pieces=st.lists(_PIECE_CHARS, min_size=1, max_size=80),
+    invoke=st.booleans(),
     ascii_only=st.booleans(),
     limit=st.sampled_from([64, 200, 10_000_000]),
     edit=_EDITS,
     where=st.integers(min_value=0),
 )
-def test_any_pieces_agree(pieces, ascii_only, limit, edit, where):
-    frames = _converse(pieces, ascii_only)
+def test_any_pieces_agree(pieces, invoke, ascii_only, limit, edit, where):
+    frames = (_invoke if invoke else _converse)(pieces, ascii_only)
     k = where % len(frames)
     if edit == "message crc":
         frames[k] = _damaged_message_crc(frames[k])

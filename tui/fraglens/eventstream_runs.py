@@ -46,14 +46,18 @@ an envelope, so they are read one by one.
 
 from __future__ import annotations
 
+import binascii
 import json
 import re
 import struct
+import sys
 import zlib
+from collections.abc import Callable
+from functools import partial
 from itertools import accumulate, chain, islice, repeat
 from operator import add, sub
 
-from .adapters.envelope import Envelope
+from .adapters.envelope import Envelope, Envelopes
 from .framing.events import FramingProblem
 from .framing.eventstream import (
     PRELUDE,
@@ -80,6 +84,20 @@ _U32 = struct.Struct(">I")
 _LENGTHS = struct.Struct(">II")
 #: bytes of the learned envelope a frame's piece must follow (see _Run)
 _BEHIND = 8
+#: base64 that ``b64decode(..., validate=True)`` may accept, at least one character
+_BASE64 = rb"[A-Za-z0-9+/]+={0,2}"
+_BASE64_ONLY = re.compile(_BASE64)
+# what the adapter's b64decode(validate=True) is: a2b_base64 in strict mode
+# since 3.11, after a check of the alphabet that _BASE64 makes before
+_a2b: Callable[[bytes], bytes]
+if sys.version_info >= (3, 11):
+    _a2b = partial(binascii.a2b_base64, strict_mode=True)
+else:
+    _a2b = binascii.a2b_base64
+
+
+#: a wrapped event's bytes before its piece and after it, and their expression
+_Inner = tuple[bytes, bytes, "re.Pattern[bytes]"]
 
 
 class _Run:
@@ -89,7 +107,7 @@ class _Run:
     __slots__ = ("bases", "fixed", "frame", "head", "headers_length", "payload_at", "starts",
                  "tail", "tail_crc")
 
-    def __init__(self, headers_length: int, head: bytes, tail: bytes) -> None:
+    def __init__(self, headers_length: int, head: bytes, tail: bytes, piece: bytes) -> None:
         #: the header bytes and the envelope up to the piece; what follows it
         self.head, self.tail = head, tail
         self.headers_length = headers_length
@@ -99,14 +117,15 @@ class _Run:
         self.fixed = PRELUDE + len(head) + len(tail) + TRAILER
         # A piece after what is where the head would be, then the tail: the
         # bytes skipped are checked after, against the frame the piece makes.
-        # The piece must follow the head's last bytes, which end with its
-        # opening quote after the colon of its key (or whitespace: see
-        # Envelopes._find), so a piece is only scanned for from the end of one
-        # of their occurrences, and stops at the latest at the quote that ends
-        # the next (no escape takes in a colon): the search stays linear.
+        # The piece (``piece``: a JSON string's contents, or base64) must
+        # follow the head's last bytes, which end with its opening quote after
+        # the colon of its key (or whitespace: see Envelopes._find), so a
+        # piece is only scanned for from the end of one of their occurrences,
+        # and stops at the latest at the quote that ends the next (no escape
+        # takes in a colon): the search stays linear.
         self.frame = re.compile(
             b".{%d}(?<=%s)(%s)%s.{4}"
-            % (PRELUDE + len(head), re.escape(head[-_BEHIND:]), _PIECE, re.escape(tail)),
+            % (PRELUDE + len(head), re.escape(head[-_BEHIND:]), piece, re.escape(tail)),
             re.DOTALL,
         )
         #: piece length -> the bytes before the piece in a frame that carries
@@ -153,7 +172,9 @@ class EventStreamReader:
         self._slice = _FIRST_SLICE
         self._window = _FIRST_WINDOW
         self._budget = _MAX_WINDOW
-        self._runs: dict[tuple[bytes, bytes], _Run] = {}
+        self._runs: dict[tuple[bytes, bytes, bytes], _Run] = {}
+        #: wrapped events' bytes around their pieces -> their expression
+        self._inner: dict[tuple[bytes, bytes], re.Pattern[bytes]] = {}
 
     def advance(self, budget: int) -> None:
         """Read about ``budget`` bytes more (at least one slice)."""
@@ -201,12 +222,10 @@ class EventStreamReader:
         data, pos, stream = self.data, self.pos, self.stream
         if self._decoder is not None:
             return False
-        env = stream.run_envelope()
-        if env is None:
+        learned = self._learned()
+        if learned is None:
             return False
-        run = self._run_of(env)
-        if run is None:
-            return False
+        env, run, inner = learned
         end = min(len(data), pos + min(self._window, self._budget))
         pieces = run.frame.findall(data, pos, end)
         if not pieces:
@@ -232,6 +251,11 @@ class EventStreamReader:
                 return False
             del pieces[good:], starts[good + 1 :]
             self._window = _FIRST_WINDOW
+        if inner is not None:
+            pieces = _unwrapped(pieces, *inner)
+            if not pieces:
+                return False
+            del starts[len(pieces) + 1 :]
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
             texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
@@ -251,17 +275,85 @@ class EventStreamReader:
         self.pos = starts[taken]
         return True
 
-    def _run_of(self, env: Envelope) -> _Run | None:
-        """The expressions of the last frame's bytes around its piece, when
-        its payload is the envelope's bytes around a piece."""
+    def _learned(self) -> tuple[Envelope, _Run, _Inner | None] | None:
+        """What a run after the last event repeats: the envelope it was read
+        in as a continuation, the expression of its frame, and for a chunk
+        that wraps the model's event in base64, that event's bytes around its
+        piece (and their expression)."""
+        stream = self.stream
+        env = stream.run_envelope()
+        if env is not None:
+            lead = env.prefix.encode("utf-8", "surrogatepass")
+            trail = b'"' + env.suffix.encode("utf-8", "surrogatepass")
+            run = self._run_of(lead, trail, _PIECE)
+            return None if run is None else (env, run, None)
+        return self._wrapped()
+
+    def _wrapped(self) -> tuple[Envelope, _Run, _Inner] | None:
+        """For an InvokeModel stream, when the last chunk is ``{"bytes":"..."}``
+        whose base64 holds an event the wrapped model's shortcut reads as a
+        continuation: that event's envelope (``adapters/envelope.py``, proved
+        as the stream proves its own). The shortcut is the first thing the
+        stream tries on every chunk, and an envelope's events are read by it
+        as this one was, whatever came before."""
+        stream = self.stream
+        adapter = stream.adapter
+        path = getattr(adapter, "wrapped_path", None)
+        log = stream.events
+        last = len(log) - 1
+        if path is None or stream.naive_log is not None or last < 0:
+            return None
+        at = log.at(last)
+        if log.kind(last) != "data" or log.name(last) is None or at is None:
+            return None
+        try:
+            text = self.data[at[0] : at[1]].decode("utf-8")
+            chunk = json.loads(text)
+        except (ValueError, RecursionError):  # not UTF-8, not JSON: no continuation
+            return None
+        wrapped = chunk.get("bytes") if type(chunk) is dict else None
+        if type(wrapped) is not str or _BASE64_ONLY.fullmatch(wrapped.encode()) is None:
+            return None
+        shortcut = adapter.continuation if adapter is not None else None
+        found = shortcut(chunk) if shortcut is not None else None
+        if found is None:
+            return None
+        # the chunk's own envelope around its base64, and the event's inside it
+        outer = Envelopes(("bytes",), _no_label)
+        outer.learn(text, 0, 0, wrapped, "")
+        choice, index, piece = found
+        try:
+            event = _a2b(wrapped.encode()).decode("utf-8")
+        except ValueError:  # bytes the shortcut read with surrogates let through
+            return None
+        envelopes = Envelopes(path, _no_label)
+        envelopes.learn(event, choice, index, piece, "")
+        if not outer.items or not envelopes.items:
+            return None
+        env = envelopes.items[0]
+        run = self._run_of(outer.items[0].prefix.encode(), b'"' + outer.items[0].suffix.encode(),
+                           _BASE64)
+        if run is None:
+            return None
+        lead = env.prefix.encode("utf-8")
+        trail = b'"' + env.suffix.encode("utf-8")
+        inner = self._inner.get((lead, trail))
+        if inner is None:
+            if len(self._inner) >= 64:
+                self._inner.clear()
+            inner = self._inner[lead, trail] = re.compile(
+                re.escape(lead) + b"(" + _PIECE + b")" + re.escape(trail))
+        return env, run, (lead, trail, inner)
+
+    def _run_of(self, lead: bytes, trail: bytes, piece: bytes) -> _Run | None:
+        """The expression of the last frame's bytes around its piece, when its
+        payload is ``lead``, a piece, and ``trail``."""
         log = self.stream.events
         last = len(log) - 1
         span, at = log.span(last), log.at(last)
         if span is None or at is None:
             return None
         data = self.data
-        lead = env.prefix.encode("utf-8", "surrogatepass")
-        trail = b'"' + env.suffix.encode("utf-8", "surrogatepass")
         payload = data[at[0] : at[1]]
         # a payload read with U+FFFD in place of bad bytes is not its envelope's bytes
         if len(payload) <= len(lead) + len(trail) or not (
@@ -269,13 +361,40 @@ class EventStreamReader:
         ):
             return None
         head = data[span[0] + PRELUDE : at[0] + len(lead)]
-        key = (head, trail)
+        key = (head, trail, piece)
         run = self._runs.get(key)
         if run is None:
             if len(self._runs) >= 64:  # a stream has a few envelopes at a time
                 self._runs.clear()
-            run = self._runs[key] = _Run(at[0] - span[0] - PRELUDE, head, trail)
+            run = self._runs[key] = _Run(at[0] - span[0] - PRELUDE, head, trail, piece)
         return run
+
+
+def _no_label(doc: object) -> str:
+    """Envelopes check a label; a wrapped event's is its chunk's name, not its own."""
+    return ""
+
+
+def _unwrapped(
+    wrapped: list[bytes], lead: bytes, trail: bytes, inner: re.Pattern[bytes]
+) -> list[bytes]:
+    """The pieces of the events that chunks' base64 ``wrapped`` hold, from the
+    first, while each one is exactly ``lead``, a piece and ``trail``. All
+    decoded at once (``a2b_base64`` mapped; none when one is no base64), and
+    found by one search of them joined; only when an event is not what was
+    found in it is each matched on its own."""
+    try:
+        events = list(map(_a2b, wrapped))
+    except binascii.Error:
+        return []
+    pieces = inner.findall(b"".join(events))
+    # matches do not overlap: when each event is as long as its match, they
+    # cover what was decoded end to end, and each event is its match
+    if list(map(len, events)) == list(map(add, map(len, pieces), repeat(len(lead) + len(trail)))):
+        return pieces
+    matches = list(map(inner.fullmatch, events))
+    good = matches.index(None) if None in matches else len(matches)
+    return list(map(re.Match.group, islice(matches, good), repeat(1)))  # type: ignore[arg-type]
 
 
 def _agreeing(data: bytes, made: bytes, starts: list[int]) -> int:

@@ -213,6 +213,13 @@ class BedrockInvokeAdapter:
         #: decode again a chunk the continuation shortcut read
         self._decoded: tuple[Any, Any] = (None, None)
 
+    @property
+    def wrapped_path(self) -> tuple[str | int, ...] | None:
+        """Where the wrapped model's shortcut reads the piece in the event a
+        chunk's bytes hold (its ``continuation_path``), once its adapter is
+        chosen: how eventstream_runs.py learns the envelope inside the base64."""
+        return getattr(self._inner, "continuation_path", None)
+
     def continuation(self, payload: Any) -> Continuation | None:
         """The wrapped model's own shortcut, once its adapter is chosen."""
         if self._inner is None or type(payload) is not dict:
