@@ -73,11 +73,14 @@ from .stream import Stream
 #: frames taken in one run at most: a bound on the lists a run builds
 MAX_RUN = 1 << 15
 #: bytes read one frame at a time after a run before the next is looked for;
-#: doubled after every slice that ends in no run, up to the caller's budget
+#: doubled after every slice not followed by runs at least as long, up to the
+#: caller's budget
 _FIRST_SLICE = 4096
-#: bytes searched for a run's frames at once: doubled while runs fill it. The
-#: largest stays below the decoder's MAX_MESSAGE, so no frame found is too long
-_FIRST_WINDOW = 64 * 1024
+#: bytes searched for a run's frames at once: doubled while runs fill it, and
+#: after a run that ends, twice what it took (a capture damaged every few
+#: frames costs a few searches of the bytes it has, not of a large window).
+#: The largest stays below the decoder's MAX_MESSAGE, so no frame found is too long
+_FIRST_WINDOW = 16 * 1024
 _MAX_WINDOW = 8 * 1024 * 1024
 
 _U32 = struct.Struct(">I")
@@ -182,9 +185,12 @@ class EventStreamReader:
         self._budget = budget
         while not self.done:
             self._slice_once(min(self._slice, budget))
-            took = False
+            before = self.pos
             while self.pos < stop and not self.done and self._take_run():
-                took = True
+                pass
+            # runs that took less than a slice (a capture damaged every few
+            # frames) are not worth a search after every slice: read more first
+            took = self.pos - before >= self._slice
             self._slice = _FIRST_SLICE if took else min(2 * self._slice, _MAX_WINDOW)
             if self.pos >= stop:
                 return
@@ -247,10 +253,10 @@ class EventStreamReader:
             self._window = min(2 * self._window, _MAX_WINDOW)
         else:
             good = _agreeing(data, made, starts)
+            self._window = max(_FIRST_WINDOW, 2 * (starts[good] - pos))
             if not good:
                 return False
             del pieces[good:], starts[good + 1 :]
-            self._window = _FIRST_WINDOW
         if inner is not None:
             pieces = _unwrapped(pieces, *inner)
             if not pieces:
