@@ -178,18 +178,20 @@ class SSEReader:
                 return False
             del pieces[count:], starts[count + 1 :]
             self._window = _FIRST_WINDOW
-        if max(map(len, pieces)) + const > self._decoder.max_line:
+        max_line = min(self._decoder.max_line, self._decoder.max_event)
+        if starts[-1] - pos > max_line and max(map(len, pieces)) + const > max_line:
             return False  # the decoder says where a line is too long
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
             texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
         except ValueError:
             return False
-        ends = islice(starts, 1, None)
-        spans = list(chain.from_iterable(zip(starts, ends)))
+        # each event runs from its start to the next one's: the pairs stop one short
+        spans = list(chain.from_iterable(zip(starts, islice(starts, 1, None), strict=False)))
         ats = list(chain.from_iterable(zip(
             map(add, starts, repeat(run.payload_at)),
             map(sub, islice(starts, 1, None), repeat(run.payload_end)),
+            strict=False,
         )))
         taken = stream.take_run(env, texts, stream.events.name(len(stream.events) - 1),
                                 spans, ats)

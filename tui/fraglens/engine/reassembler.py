@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from itertools import accumulate
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from .calls import Call

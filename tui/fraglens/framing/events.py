@@ -113,7 +113,9 @@ class EventLog(Sequence[RawEvent]):
             self._times.append(_NO_TIME if time is None else time)
         self._kind.append(0 if kind == "data" else self._kinds.index(kind))
 
-    def add_run(self, name: str | None, spans: Iterable[int], ats: Iterable[int], count: int) -> None:
+    def add_run(
+        self, name: str | None, spans: Iterable[int], ats: Iterable[int], count: int
+    ) -> None:
         """``count`` data events named ``name`` at once, with no time and no id:
         ``spans`` and ``ats`` give each one's start and end, one after the other
         (a run of a long call's identical events, read in bulk: see runs.py)."""
