@@ -55,7 +55,7 @@ import zlib
 from collections.abc import Callable
 from functools import partial
 from itertools import accumulate, chain, islice, repeat
-from operator import add, sub
+from operator import add
 
 from .adapters.envelope import Envelope, Envelopes
 from .framing.events import FramingProblem
@@ -267,14 +267,9 @@ class EventStreamReader:
             texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
         except ValueError:
             return False
-        spans = list(chain.from_iterable(zip(starts, islice(starts, 1, None), strict=False)))
-        ats = list(chain.from_iterable(zip(
-            map(add, starts, repeat(run.payload_at)),
-            map(sub, islice(starts, 1, None), repeat(TRAILER)), strict=False,
-        )))
         log = stream.events
         first = len(log)
-        taken = stream.take_run(env, texts, log.name(first - 1), spans, ats)
+        taken = stream.take_run(env, texts, log.name(first - 1), starts, run.payload_at, TRAILER)
         if not taken:
             return False
         self.runs.append(range(first, first + taken))
