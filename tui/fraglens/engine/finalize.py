@@ -30,6 +30,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from typing import Any
 
 from .changes import Walk, dump, walk
@@ -204,19 +205,19 @@ def _finalize(
         findings.append(("args-invalid", f"not JSON (first bad character at {scan.bad_offset})"))
         return Result("invalid", None, False, tuple(repairs), tuple(findings))
     serialized = dump(best)
-    changes = walk(text, best, serialized)
-    guess = _guess_reason(text, best, changes)
+    diff = walk(text, best, serialized)
+    guess = _guess_reason(text, best, diff)
     if guess is not None:
         # not a repair: json-repair made something up; shown, never used
         why = f"not JSON; json-repair's guess {guess}, so it is not used"
         findings.append(("args-invalid", why))
         return Result(
-            "invalid", None, False, tuple(repairs + changes.listed), tuple(findings),
+            "invalid", None, False, tuple(repairs + diff.listed), tuple(findings),
             repaired_text=serialized,
         )
-    findings.append(("args-repaired", "; ".join(changes.listed[:3]) or "re-serialized"))
+    findings.append(("args-repaired", "; ".join(diff.listed[:3]) or "re-serialized"))
     return Result(
-        "repaired", best, True, tuple(repairs + changes.listed), tuple(findings),
+        "repaired", best, True, tuple(repairs + diff.listed), tuple(findings),
         repaired_text=serialized,
     )
 
@@ -257,50 +258,49 @@ def _kind(value: Any) -> str:
 
 
 # A lenient reading of the nesting, for text the strict scanner gave up on:
-# strings in double quotes (and in single quotes where a key or value starts),
-# brackets, and runs of anything else.
-_LENIENT = re.compile(
-    r'"[^"\\]*(?:\\.[^"\\]*)*("|\\?\Z)|[{}\[\]]|\'|[^"\'{}\[\]]+', re.S
-)
-_SINGLE = re.compile(r"'[^'\\]*(?:\\.[^'\\]*)*('|\\?\Z)", re.S)
+# strings in double quotes (and in single quotes where a key or value starts)
+# and brackets. A run holds anything but single quotes, double-quoted strings
+# whole: most texts are one run, read by counting its brackets.
+_RUN = re.compile(r'(?:[^"\']+|"[^"\\]*(?:\\.[^"\\]*)*")+', re.S)
+_DOUBLE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_SINGLE = re.compile(r"'[^'\\]*(?:\\.[^'\\]*)*'", re.S)
+_BRACKET = re.compile(r"[{}\[\]]")
+_STEP = {"{": 1, "[": 1, "}": -1, "]": -1}
 
 
 def _open_in(text: str) -> str | None:
     """Where ``text`` ends inside an open string, object or array, reading past
-    defects a strict parser stops at; None when everything it opened is closed."""
-    stack: list[str] = []
-    i, n = 0, len(text)
+    defects a strict parser stops at; None when everything it opened is closed.
+    A closer with nothing open is passed over."""
+    depth = 0
     prev = ""  # the last significant character outside strings
+    i, n = 0, len(text)
     while i < n:
-        m = _LENIENT.match(text, i)
-        assert m is not None  # the alternatives cover every character
-        tok = m.group(0)
-        c = tok[0]
-        if c == "'":
+        m = _RUN.match(text, i)
+        if m is not None:
+            bare = _DOUBLE.sub('"', m.group(0))  # a string counts as its quote
+            brackets = _BRACKET.findall(bare)
+            if brackets:
+                steps = list(accumulate(map(_STEP.__getitem__, brackets), initial=depth))
+                if min(steps) >= 0:  # no closer without an opener: the count is the depth
+                    depth = steps[-1]
+                else:
+                    for b in brackets:
+                        depth = depth + 1 if b in "{[" else max(0, depth - 1)
+            prev = bare.rstrip()[-1:] or prev
+            i = m.end()
+        elif text[i] == '"':  # a run takes a closed string whole
+            return "an open string"
+        else:  # a single quote
             if prev in ("", "{", "[", ",", ":"):
                 sm = _SINGLE.match(text, i)
-                assert sm is not None
-                if sm.group(1) != "'":
+                if sm is None:
                     return "an open string"
-                m = sm
+                i = sm.end()
+            else:
+                i += 1
             prev = "'"
-        elif c == '"':
-            if m.group(1) != '"':
-                return "an open string"
-            prev = '"'
-        elif c in "{[":
-            stack.append(c)
-            prev = c
-        elif c in "}]":
-            if stack:
-                stack.pop()
-            prev = c
-        else:
-            rest = tok.rstrip()
-            if rest:
-                prev = rest[-1]
-        i = m.end()
-    return f"depth {len(stack)}" if stack else None
+    return f"depth {depth}" if depth else None
 
 
 def _checked_value(
