@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fraglens.engine.changes import normalize, walk
-from fraglens.engine.commas import MAX_INSERTED, read_commas
+from fraglens.engine.commas import MAX_EDITS, read_commas
 from fraglens.engine.finalize import _open_in
 from fraglens.engine.fragments import Finish, ToolDelta
 from fraglens.engine.reassembler import Reassembler
@@ -66,7 +66,7 @@ CHECKS = [HealthCheck.too_slow, HealthCheck.filter_too_much]
 @settings(max_examples=300, deadline=None, suppress_health_check=CHECKS)
 @given(containers, st.data())
 def test_missing_commas_are_put_back_exactly_where_they_were(value, data):
-    """json.dumps writes ", " between members: with up to MAX_INSERTED of
+    """json.dumps writes ", " between members: with up to MAX_EDITS of
     those commas gone, the call is repaired to the very value, and the
     changes name each comma at the offset of the value after it (the space
     before that value stays, so the comma removed at k, the j-th one gone,
@@ -74,7 +74,7 @@ def test_missing_commas_are_put_back_exactly_where_they_were(value, data):
     raw = json.dumps(value, ensure_ascii=data.draw(st.booleans()))
     spots = separators(raw)
     assume(spots)  # one member at every level: no comma to leave out
-    gone = data.draw(st.lists(st.sampled_from(spots), min_size=1, max_size=MAX_INSERTED,
+    gone = data.draw(st.lists(st.sampled_from(spots), min_size=1, max_size=MAX_EDITS,
                               unique=True))
     broken = without(raw, gone)
     result = verdict(broken)
@@ -166,6 +166,23 @@ def test_trailing_and_missing_commas_are_listed_at_their_offsets_in_the_text_sen
         'removed "," at 3', 'added "," at 6', 'removed "," at 8', 'added "," at 11',
         'removed "," at 13',
     )
+
+
+def test_past_the_bound_trailing_commas_are_dropped_in_one_pass():
+    # 5 trailing commas and 5 missing ones: 10 edits one parse at a time is
+    # past the bound, so the trailing ones go in one pass and 5 are put in.
+    # "[[0,] [1,] ...": the k-th inner array opens at 1 + 5k, its comma at 3 + 5k
+    text = "[" + " ".join(f"[{k},]" for k in range(6)) + "]"
+    result = verdict(text)
+    assert (result.status, result.arguments) == ("repaired", [[k] for k in range(6)])
+    want = sorted([(3 + 5 * k, f'removed "," at {3 + 5 * k}') for k in range(6)]
+                  + [(1 + 5 * k, f'added "," at {1 + 5 * k}') for k in range(1, 6)])
+    assert result.repairs == tuple(words for _, words in want)
+
+
+def test_a_doubled_comma_is_not_read_as_a_trailing_one():
+    assert read_commas("[1,,]") is None  # which comma is the slip is a guess
+    assert read_commas("[,]").listed == ['removed "," at 1']  # the container is empty
 
 
 def test_trailing_commas_are_not_bounded_but_their_listing_is():

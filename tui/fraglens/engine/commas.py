@@ -1,10 +1,11 @@
 """Exact readings of the two comma defects, without json-repair.
 
 A comma before a closer (a trailing comma) and a comma missing between two
-members each have one reading: drop it, or put it in. Both are read here with
-the strict parser, so the value is exactly what the text says, and each edit
-is known where it is made: the changes are listed without walking the texts.
-Anything else, and more than ``MAX_INSERTED`` missing commas, is left to
+members each have one reading: drop it, or put it in. Both are found where
+the strict parser stops, so the value is exactly what the text says, and each
+edit is known where it is made: the changes are listed without walking the
+texts. Anything else, and more than ``MAX_EDITS`` edits (trailing commas
+aside: those are dropped in one pass when there are many), is left to
 json-repair.
 """
 
@@ -18,17 +19,21 @@ from typing import Any
 
 from .changes import MAX_CHANGES, describe
 
-#: missing commas put in before the text is left to json-repair: each one
-#: costs a parse of the whole text, and many are less a slip than a text
+#: commas put in or dropped one parse at a time, at most: each costs a parse
+#: of the whole text, and many missing commas are less a slip than a text
 #: that is not JSON
-MAX_INSERTED = 8
+MAX_EDITS = 8
 
-#: a comma, then a closer, anywhere (a cheap test before the string-aware pass)
+#: a comma, then a closer, anywhere (in strings too): a cheap count of the
+#: trailing commas there may be
 _CLOSER_COMMA = re.compile(r",[ \t\r\n]*[}\]]")
 #: a string (kept as it is), or a comma outside strings that a closer follows
 _TRAILING_COMMA = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|,(?=[ \t\r\n]*[}\]])', re.S)
+_SPACE = re.compile(r"[ \t\r\n]*")
 #: what a JSON value starts with
 _VALUE_START = frozenset('"{[-0123456789tfn')
+#: where the parser stops at a closer that a trailing comma comes before
+_AFTER_COMMA = ("Expecting value", "Expecting property name enclosed in double quotes")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,30 +47,49 @@ class Reading:
 
 def read_commas(text: str) -> Reading | None:
     """The value of ``text`` with its trailing commas dropped and up to
-    ``MAX_INSERTED`` missing commas put in, or None when that does not make it
+    ``MAX_EDITS`` missing commas put in, or None when that does not make it
     JSON (the caller has already found ``text`` itself is not). The top-level
     type is kept by construction: only commas change."""
-    removed: list[int] = []
+    return _read(text, sweep=len(_CLOSER_COMMA.findall(text)) > MAX_EDITS)
+
+
+def _read(text: str, sweep: bool) -> Reading | None:
+    """``sweep``: drop every trailing comma in one pass first (a model may end
+    every object with one), rather than one parse at a time."""
+    swept: list[int] = []
     fixed = text
-    if _CLOSER_COMMA.search(text) is not None:
-        removed = [m.start() for m in _TRAILING_COMMA.finditer(text) if m.group(0) == ","]
-        ends = [*removed, len(text)]
-        fixed = "".join(text[a + 1 : b] for a, b in zip([-1, *removed], ends, strict=True))
-    inserted: list[int] = []  # offsets in the text after the removals
+    if sweep:
+        swept = [m.start() for m in _TRAILING_COMMA.finditer(text) if m.group(0) == ","]
+        ends = [*swept, len(text)]
+        fixed = "".join(text[a + 1 : b] for a, b in zip([-1, *swept], ends, strict=True))
+    edits: list[tuple[int, bool]] = []  # (offset in the swept text, put in)
+    shift = 0  # how far the edits so far moved the text after them
     while True:
         try:
             value = json.loads(fixed)
         except json.JSONDecodeError as e:
-            if len(inserted) == MAX_INSERTED or not _missing_comma(fixed, e):
+            if len(edits) == MAX_EDITS:
+                # dropped commas among them: drop them all in one pass instead
+                if not sweep and not all(put_in for _, put_in in edits):
+                    return _read(text, sweep=True)
                 return None
-            fixed = fixed[: e.pos] + "," + fixed[e.pos :]
-            # each comma goes in after the ones before it (the parse got past
-            # them), so the earlier ones shift this offset by their number
-            inserted.append(e.pos - len(inserted))
+            if _missing_comma(fixed, e):
+                at, put_in = e.pos, True
+                fixed = fixed[:at] + "," + fixed[at:]
+            else:
+                comma = _trailing_comma(fixed, e)
+                if comma is None:
+                    return None
+                at, put_in = comma, False
+                fixed = fixed[:at] + fixed[at + 1 :]
+            # each edit comes after the ones before it (the parse got past
+            # them), so they moved its offset by their sum
+            edits.append((at - shift, put_in))
+            shift += 1 if put_in else -1
         except (ValueError, RecursionError):
             return None
         else:
-            return Reading(value, _listed(removed, inserted))
+            return Reading(value, _listed(swept, edits))
 
 
 def _missing_comma(text: str, e: json.JSONDecodeError) -> bool:
@@ -82,17 +106,47 @@ def _missing_comma(text: str, e: json.JSONDecodeError) -> bool:
     )
 
 
-def _listed(removed: list[int], inserted: list[int]) -> list[str]:
+def _trailing_comma(text: str, e: json.JSONDecodeError) -> int | None:
+    """Where the trailing comma is, when the parser stopped because a value
+    or a key must follow a comma and a closer follows it instead (``[1,]``),
+    or the comma is all a container holds (``[,]``). Not in ``[1,,]``: which
+    comma is the slip is a guess."""
+    p = e.pos
+    if e.msg not in _AFTER_COMMA or p >= len(text):
+        return None
+    if text[p] == ",":
+        after = _SPACE.match(text, p + 1).end()  # type: ignore[union-attr]
+        closed = after < len(text) and text[after] in "}]"
+        return p if closed and text[_last(text, p)] in "[{" else None
+    if text[p] not in "}]":
+        return None
+    q = _last(text, p)
+    return q if text[q] == "," else None
+
+
+def _last(text: str, p: int) -> int:
+    """Where the last character before ``p`` that is not whitespace is. The
+    parser stopped at ``p`` expecting a value or a key, so it read a comma or
+    an opener before; at the very start there is none, and the ``p`` itself
+    stands in (a closer or a comma, which is no answer)."""
+    q = p - 1
+    while q >= 0 and text[q] in " \t\r\n":
+        q -= 1
+    return q if q >= 0 else p
+
+
+def _listed(swept: list[int], edits: list[tuple[int, bool]]) -> list[str]:
     """The edits in words, at their offsets in the text as sent."""
-    # offsets after the removals back to the text as sent: past the k-th
-    # removed comma (removed[k] - k after the removals), add k + 1
-    shifted = [at - k for k, at in enumerate(removed)]
-    edits = [(at, describe(",", "", f"at {at}")) for at in removed]
-    for at in inserted:
+    # offsets in the swept text back to the text as sent: past the k-th
+    # swept comma (swept[k] - k once swept), add k + 1
+    shifted = [at - k for k, at in enumerate(swept)]
+    listed = [(at, describe(",", "", f"at {at}")) for at in swept]
+    for at, put_in in edits:
         raw = at + bisect_right(shifted, at)
-        edits.append((raw, describe("", ",", f"at {raw}")))
-    edits.sort()
-    listed = [words for _, words in edits[:MAX_CHANGES]]
-    if len(edits) > MAX_CHANGES:
-        listed.append("… more changes not listed")
-    return listed
+        old, new = ("", ",") if put_in else (",", "")
+        listed.append((raw, describe(old, new, f"at {raw}")))
+    listed.sort()
+    words = [w for _, w in listed[:MAX_CHANGES]]
+    if len(listed) > MAX_CHANGES:
+        words.append("… more changes not listed")
+    return words
