@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fraglens.engine.changes import normalize, walk
-from fraglens.engine.commas import MAX_EDITS, read_commas
+from fraglens.engine.commas import MAX_EDITS, Reading, read_commas
 from fraglens.engine.finalize import _open_in
 from fraglens.engine.fragments import Finish, ToolDelta
 from fraglens.engine.reassembler import Reassembler
@@ -29,6 +29,15 @@ def verdict(text: str, finish: str = "tool_calls"):
     r.apply(1, [Finish(0, finish, finish)])
     r.close(1)
     return r.calls[0].result
+
+
+def commas(text: str) -> Reading | None:
+    """The comma reading of a text the strict parser refuses, as finalize asks."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as e:
+        return read_commas(text, e)
+    raise AssertionError(f"{text!r} is JSON")
 
 
 def separators(raw: str) -> list[int]:
@@ -111,7 +120,7 @@ def test_a_value_touching_the_one_before_gets_no_comma(value, data):
     gone = data.draw(st.sampled_from(spots))
     broken = without(raw, [gone])
     assume(not _is_json(broken))  # [1,0] without its comma is [10]: no defect at all
-    reading = read_commas(broken)
+    reading = commas(broken)
     if raw[gone - 1] in "}]":
         assert reading is not None and reading.value == value
         assert reading.listed == [f'added "," at {gone}']
@@ -137,17 +146,17 @@ def test_texts_where_a_comma_would_be_a_guess_are_left_to_json_repair():
         '{"a": 1 -}',  # no value starts after the 1
         "{'a': 1 'b': 2}",  # not JSON for other reasons too
     ):
-        assert read_commas(text) is None, text
+        assert commas(text) is None, text
 
 
 def test_the_number_of_commas_put_in_is_bounded():
     eight = "[" + " ".join(str(k) for k in range(9)) + "]"  # 8 commas missing
     nine = "[" + " ".join(str(k) for k in range(10)) + "]"
-    reading = read_commas(eight)
+    reading = commas(eight)
     assert reading is not None and reading.value == list(range(9))
     # "[0 1 2": the values the commas go before sit at 3, 5, 7 ...
     assert reading.listed == [f'added "," at {k}' for k in range(3, 18, 2)]
-    assert read_commas(nine) is None
+    assert commas(nine) is None
     # past the bound json-repair reads it, and the walk finds the same commas
     result = verdict(nine)
     assert (result.status, result.arguments) == ("repaired", list(range(10)))
@@ -181,8 +190,8 @@ def test_past_the_bound_trailing_commas_are_dropped_in_one_pass():
 
 
 def test_a_doubled_comma_is_not_read_as_a_trailing_one():
-    assert read_commas("[1,,]") is None  # which comma is the slip is a guess
-    assert read_commas("[,]").listed == ['removed "," at 1']  # the container is empty
+    assert commas("[1,,]") is None  # which comma is the slip is a guess
+    assert commas("[,]").listed == ['removed "," at 1']  # the container is empty
 
 
 def test_trailing_commas_are_not_bounded_but_their_listing_is():

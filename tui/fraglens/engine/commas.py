@@ -45,51 +45,55 @@ class Reading:
     listed: list[str]
 
 
-def read_commas(text: str) -> Reading | None:
+def read_commas(text: str, error: json.JSONDecodeError) -> Reading | None:
     """The value of ``text`` with its trailing commas dropped and up to
     ``MAX_EDITS`` missing commas put in, or None when that does not make it
-    JSON (the caller has already found ``text`` itself is not). The top-level
-    type is kept by construction: only commas change."""
-    return _read(text, sweep=len(_CLOSER_COMMA.findall(text)) > MAX_EDITS)
+    JSON. ``error`` is what the strict parser said of ``text`` (where the
+    first edit goes, without parsing it again). The top-level type is kept by
+    construction: only commas change."""
+    return _read(text, error, sweep=len(_CLOSER_COMMA.findall(text)) > MAX_EDITS)
 
 
-def _read(text: str, sweep: bool) -> Reading | None:
+def _read(text: str, error: json.JSONDecodeError, sweep: bool) -> Reading | None:
     """``sweep``: drop every trailing comma in one pass first (a model may end
     every object with one), rather than one parse at a time."""
     swept: list[int] = []
     fixed = text
+    e: json.JSONDecodeError | None = error
     if sweep:
         swept = [m.start() for m in _TRAILING_COMMA.finditer(text) if m.group(0) == ","]
         ends = [*swept, len(text)]
         fixed = "".join(text[a + 1 : b] for a, b in zip([-1, *swept], ends, strict=True))
+        e = None  # the parser's error on the text as sent no longer holds
     edits: list[tuple[int, bool]] = []  # (offset in the swept text, put in)
     shift = 0  # how far the edits so far moved the text after them
     while True:
-        try:
-            value = json.loads(fixed)
-        except json.JSONDecodeError as e:
-            if len(edits) == MAX_EDITS:
-                # dropped commas among them: drop them all in one pass instead
-                if not sweep and not all(put_in for _, put_in in edits):
-                    return _read(text, sweep=True)
+        if e is None:
+            try:
+                return Reading(json.loads(fixed), _listed(swept, edits))
+            except json.JSONDecodeError as err:
+                e = err
+            except RecursionError:
                 return None
-            if _missing_comma(fixed, e):
-                at, put_in = e.pos, True
-                fixed = fixed[:at] + "," + fixed[at:]
-            else:
-                comma = _trailing_comma(fixed, e)
-                if comma is None:
-                    return None
-                at, put_in = comma, False
-                fixed = fixed[:at] + fixed[at + 1 :]
-            # each edit comes after the ones before it (the parse got past
-            # them), so they moved its offset by their sum
-            edits.append((at - shift, put_in))
-            shift += 1 if put_in else -1
-        except (ValueError, RecursionError):
+        if len(edits) == MAX_EDITS:
+            # dropped commas among them: drop them all in one pass instead
+            if not sweep and not all(put_in for _, put_in in edits):
+                return _read(text, error, sweep=True)
             return None
+        if _missing_comma(fixed, e):
+            at, put_in = e.pos, True
+            fixed = fixed[:at] + "," + fixed[at:]
         else:
-            return Reading(value, _listed(swept, edits))
+            comma = _trailing_comma(fixed, e)
+            if comma is None:
+                return None
+            at, put_in = comma, False
+            fixed = fixed[:at] + fixed[at + 1 :]
+        # each edit comes after the ones before it (the parse got past them),
+        # so they moved its offset by their sum
+        edits.append((at - shift, put_in))
+        shift += 1 if put_in else -1
+        e = None
 
 
 def _missing_comma(text: str, e: json.JSONDecodeError) -> bool:

@@ -126,16 +126,17 @@ def _finalize(
     untouched = not repairs
     try:
         value = json.loads(text)
-    except ValueError:
-        pass
+    except json.JSONDecodeError as e:
+        error = e
     else:
         result = _checked_value(value, repairs, findings, aborted)
         if untouched and isinstance(value, (dict, list)):
             result = replace(result, whole_value=True)
         return result
 
-    # trailing data after a first value (args-duplicated / args-multiple-values)
-    values = _split_values(text)
+    # trailing data after a first value (args-duplicated / args-multiple-values);
+    # any other error stops reading the first value too
+    values = _split_values(text) if error.msg == "Extra data" else None
     if values is not None and len(values) > 1:
         first = values[0]
         if all(v == first for v in values[1:]):
@@ -156,7 +157,7 @@ def _finalize(
     scan = scan_state()
     # the comma defects have one exact reading, found by the strict parser; a
     # text it reads closes everything it opens, so it cannot end open
-    commas = read_commas(text) if not scan.valid and len(text) <= REPAIR_LIMIT else None
+    commas = read_commas(text, error) if not scan.valid and len(text) <= REPAIR_LIMIT else None
     open_in = None if scan.valid or commas is not None else _open_in(text)
     ends_open = (scan.valid and not scan.complete) or open_in is not None
     if aborted or ends_open or (finish in (None, "length", "error") and not scan.valid):
