@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "report_text": 1,
     "load": 1,
     "loading": 1,
+    "runs": 1,
     "chunking": 1,
     "compare_text": 1,
     "timing": 1,

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from .framing.detect import FramingError, read_stream
 from .framing.events import EventLog, Framed, FramingProblem
+from .runs import SSEReader, incremental_sse
 from .stream import FORMATS, Stream
 
 
@@ -29,6 +30,8 @@ class LoadError(Exception):
 #: ``check /dev/zero`` or an endless pipe ends with a one-line error instead
 #: of reading until memory runs out (a 100k-event capture is about 50 MB)
 MAX_INPUT_BYTES = 1 << 30
+#: bytes of an SSE capture framed at a time at most, between two runs
+_SSE_BUDGET = 1 << 22
 
 
 def read_bytes(path: str) -> bytes:
@@ -178,10 +181,33 @@ def _bulk() -> Iterator[None]:
 def stream_from_bytes(data: bytes, name: str = "input", **kwargs) -> tuple[Stream, Framed]:
     """A whole capture, framed and read: what ``check`` and the app open."""
     with _bulk():
-        framed = frame(data, name)
-        stream = stream_from_framed(framed, **kwargs)
+        if incremental_sse(data):
+            stream, framed = _read_sse(data, name, **kwargs)
+        else:
+            framed = frame(data, name)
+            stream = stream_from_framed(framed, **kwargs)
         report_replaced_bytes(stream, data)
         return stream, framed
+
+
+def _read_sse(
+    data: bytes,
+    name: str,
+    format: str | None = None,
+    max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
+    keep_naive: bool = False,
+) -> tuple[Stream, Framed]:
+    """An SSE capture, framed and read in one pass (runs.py): long calls' runs
+    of identical events are read in bulk."""
+    stream = Stream(format=format, max_arg_bytes=max_arg_bytes, keep_naive=keep_naive,
+                    source=data)
+    reader = SSEReader(stream, data)
+    while not reader.done:
+        reader.advance(_SSE_BUDGET)
+    if not stream.events and reader.problems:  # nothing to show but why (as frame())
+        raise LoadError(f"{name}: {reader.problems[0].message}")
+    finish_stream(stream, reader.problems, {})
+    return stream, Framed("sse", stream.events, problems=reader.problems)
 
 
 def report_replaced_bytes(stream: Stream, data: bytes) -> None:

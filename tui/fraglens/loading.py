@@ -15,35 +15,20 @@ decoder yields the same events for any split of the input). Any other framing
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
-from .framing.events import EventLog, FrameTooLarge, FramingProblem, RawEvent
-from .framing.sse import SSEDecoder
+from .framing.events import EventLog, FramingProblem, RawEvent
 from .load import finish_stream, frame, known_format, report_replaced_bytes
+from .runs import SSEReader, incremental_sse
 from .stream import Stream
 
-#: bytes of SSE decoded per slice: about 1,000 events of a typical stream
+#: bytes of SSE read per slice: about 1,000 events of a typical stream (more
+#: when a run of a long call's events is read in bulk, see runs.py)
 SLICE_BYTES = 256 * 1024
 #: events fed per slice when the capture was framed whole
 SLICE_EVENTS = 1000
-
-_CONTENT = re.compile(rb"[^ \t\r\n]")
-_SSE_DATA_LINE = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|[\r\n])data:")
-_BOM = b"\xef\xbb\xbf"
-
-
-def incremental_sse(data: bytes) -> bool:
-    """True when ``read_stream`` would read ``data`` as SSE for sure: it does
-    not open as JSON (a recording, a HAR, a body, NDJSON) and has a ``data:``
-    line. Anything else takes the whole-capture path, which decides the rest."""
-    skip = len(_BOM) if data.startswith(_BOM) else 0
-    found = _CONTENT.search(data, skip)
-    if found is None or data[found.start() : found.start() + 1] in (b"{", b"["):
-        return False
-    return _SSE_DATA_LINE.search(data) is not None
 
 
 class Loading:
@@ -61,19 +46,19 @@ class Loading:
         self.data = data
         self.name = name
         self._max_arg_bytes = max_arg_bytes
-        self._decoder: SSEDecoder | None = None
+        self._reader: SSEReader | None = None
         self._events: Sequence[RawEvent] | None = None
         #: a recording's or HAR's metadata (its request, redacted), else empty
         self.meta: dict[str, Any] = {}
         #: what the framing met on the way, added when the read ends
         self._problems: list[FramingProblem] = []
-        #: bytes read (SSE) or events fed (other framings) so far
+        #: events fed so far (framings other than SSE)
         self._pos = 0
         self.done = False
         if incremental_sse(data):
-            self._decoder = SSEDecoder()
             # the decoder's offsets index data: the stream keeps payloads as ranges of it
             self.stream = self._new_stream(format, "sse", True, data)
+            self._reader = SSEReader(self.stream, data)
         else:
             framed = frame(data, name)
             sse_body = (framed.meta.get("body_framing") or framed.framing) == "sse"
@@ -100,8 +85,8 @@ class Loading:
         """How much of the capture has been read, from 0 to 1."""
         if self.done:
             return 1.0
-        if self._decoder is not None:
-            return self._pos / max(1, len(self.data))
+        if self._reader is not None:
+            return self._reader.pos / max(1, len(self.data))
         assert self._events is not None
         return self._pos / max(1, len(self._events))
 
@@ -109,38 +94,21 @@ class Loading:
     def known_empty(self) -> bool:
         """The capture was framed whole and holds no event (SSE always has one:
         it was recognized by a ``data:`` line)."""
-        return self._decoder is None and not self.stream.events and not self._events
+        return self._reader is None and not self.stream.events and not self._events
 
     def advance(self) -> int:
         """Read one slice; returns the number of events it added."""
         if self.done:
             return 0
         before = len(self.stream.events)
-        if self._decoder is not None:
-            self._advance_sse(self._decoder)
+        if self._reader is not None:
+            self._reader.advance(SLICE_BYTES)
+            if self._reader.done:
+                self._problems = self._reader.problems
+                self._finish()
         else:
             self._advance_framed(self._events)
         return len(self.stream.events) - before
-
-    def _advance_sse(self, decoder: SSEDecoder) -> None:
-        end = min(len(self.data), self._pos + SLICE_BYTES)
-        feed = self.stream.feed
-        try:
-            events = decoder.feed(self.data[self._pos : end])
-        except FrameTooLarge as exc:  # as a whole read stops there (detect._decode_sse)
-            for ev in exc.events:
-                feed(ev)
-            self._problems = [*decoder.problems, FramingProblem("frame-too-large", str(exc))]
-            self._finish()
-            return
-        for ev in events:
-            feed(ev)
-        self._pos = end
-        if end == len(self.data):
-            for ev in decoder.close():
-                feed(ev)
-            self._problems = decoder.problems
-            self._finish()
 
     def _advance_framed(self, events: Sequence[RawEvent] | None) -> None:
         assert events is not None
@@ -157,4 +125,4 @@ class Loading:
         report_replaced_bytes(self.stream, self.data)
         self.done = True
         self._events = None
-        self._decoder = None
+        self._reader = None

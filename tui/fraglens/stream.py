@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from itertools import repeat
 from typing import Any
 
 from .adapters import ADAPTERS, detect, make_adapter, sniff
 from .adapters.base import Continuation
-from .adapters.envelope import Envelopes
+from .adapters.envelope import Envelope, Envelopes
 from .engine.fragments import StreamError, ToolDelta
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from .framing.events import EventLog, RawEvent
@@ -95,9 +96,46 @@ class Stream:
         if self.events:
             raise ValueError("read_log() reads a whole capture into an empty stream")
         self.events = log
+        self.take_logged(0)
+
+    def take_logged(self, start: int) -> None:
+        """Read the events of ``events`` from ``start`` on, which a decoder
+        writing into this stream's own log has just added (runs.py)."""
+        log = self.events
         take, kind, data, name = self._take, log.kind, log.data, log.name
-        for number in range(len(log)):
+        for number in range(start, len(log)):
             take(number, kind(number), data(number), name(number))
+
+    def run_envelope(self) -> Envelope | None:
+        """The envelope the last event was read as a continuation in, if it was
+        (the start of a run: runs.py reads the events that repeat it in bulk)."""
+        envelopes, log = self._envelopes, self.events
+        if envelopes is None or not envelopes.items or not log or log.kind(len(log) - 1) != "data":
+            return None
+        # the envelopes are forgotten whenever an event takes the full path, so
+        # a match here is an event read as a continuation of the envelope's call
+        hit = envelopes.read(log.data(len(log) - 1))
+        return None if hit is None else hit[0]
+
+    def take_run(
+        self, env: Envelope, texts: list[str], name: str | None, spans: list[int], ats: list[int]
+    ) -> int:
+        """Events that are ``env`` with each of ``texts`` as the piece, named
+        ``name``, at ``spans`` with payloads at ``ats`` (flat start, end pairs)
+        in the source: what ``_take`` would do with each, at once. Returns how
+        many were taken, from the first; the rest must be fed one by one."""
+        number = len(self.events)
+        taken = self.reassembler.continue_run(number, env.choice, env.index, texts)
+        if not taken:
+            return 0
+        if taken < len(texts):
+            texts, spans, ats = texts[:taken], spans[: 2 * taken], ats[: 2 * taken]
+        label = env.label if name is None else name
+        self.labels.extend(repeat(self._types.setdefault(label, label), taken))
+        if self._continued is not None:
+            self.adapter.continued_run(env.index, texts)  # type: ignore[union-attr]
+        self.events.add_run(name, spans, ats, taken)
+        return taken
 
     def _take(self, number: int, kind: str, data: str, name: str | None) -> None:
         r = self.reassembler

@@ -121,6 +121,10 @@ class AISDKAdapter:
         are still kept here."""
         self._pieces[self._ids[index]].append(text)
 
+    def continued_run(self, index: int, texts: list[str]) -> None:
+        """``continued`` for each of ``texts`` in turn (a run read in bulk)."""
+        self._pieces[self._ids[index]].extend(texts)
+
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
             return []

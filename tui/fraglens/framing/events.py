@@ -7,8 +7,9 @@ a HAR export, a fraglens recording) and nothing of JSON chunk meaning.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Literal, overload
 
 #: data     - an SSE event with data, or one NDJSON line / array item / body
@@ -112,8 +113,37 @@ class EventLog(Sequence[RawEvent]):
             self._times.append(_NO_TIME if time is None else time)
         self._kind.append(0 if kind == "data" else self._kinds.index(kind))
 
+    def add_run(
+        self, name: str | None, spans: Iterable[int], ats: Iterable[int], count: int
+    ) -> None:
+        """``count`` data events named ``name`` at once, with no time and no id:
+        ``spans`` and ``ats`` give each one's start and end, one after the other
+        (a run of a long call's identical events, read in bulk: see runs.py)."""
+        code = -1
+        if name is not None:
+            code = self._name_code.get(name, -1)
+            if code < 0:
+                code = self._name_code[name] = len(self._names)
+                self._names.append(name)
+        self._name.extend(repeat(code, count))
+        self._span.extend(spans)
+        self._at.extend(ats)
+        if self._times is not None:
+            self._times.extend(repeat(_NO_TIME, count))
+        self._kind.extend(bytes(count))  # last, as in add: 0 is "data"
+
     def kind(self, i: int) -> EventKind:
         return self._kinds[self._kind[i]]
+
+    def span(self, i: int) -> tuple[int, int] | None:
+        """Where event ``i`` lies in the source, blank line included."""
+        start = self._span[2 * i]
+        return None if start < 0 else (start, self._span[2 * i + 1])
+
+    def at(self, i: int) -> tuple[int, int] | None:
+        """Where event ``i``'s payload lies in the source, when it is a slice of it."""
+        start = self._at[2 * i]
+        return None if start < 0 or self.source is None else (start, self._at[2 * i + 1])
 
     def name(self, i: int) -> str | None:
         code = self._name[i]

@@ -128,6 +128,26 @@ class SSEDecoder:
         self._to_log(out)
         return []
 
+    @property
+    def between_events(self) -> int | None:
+        """The offset of the next byte to feed when everything fed so far ended
+        a whole event and nothing is held (no part of a line, of an event, of
+        a comment): where a run of events may be read without this decoder."""
+        if (
+            not self._started or self._closed or self._cr_held or self._partial or self._data
+            or self._comment or self._event_start >= 0 or self._overflow is not None
+        ):
+            return None
+        return self._line_start
+
+    def skip(self, end: int, count: int) -> None:
+        """``count`` whole events up to offset ``end`` were read by someone else
+        (see runs.py): go on from there, numbering on after them."""
+        if self.between_events is None or end < self._line_start:
+            raise DecoderMisuse("SSEDecoder.skip() in the middle of an event")
+        self._line_start = end
+        self._number += count
+
     def _to_log(self, events: list[RawEvent]) -> None:
         assert self.log is not None
         for ev in events:

@@ -1,0 +1,229 @@
+"""A long call's runs of events, read in bulk, read exactly as one by one.
+
+``fraglens.runs`` reads an SSE capture with runs of identical events taken in
+bulk; ``frame`` + ``stream_from_framed`` reads the same bytes one event at a
+time. For any capture both must give the same events (kind, text, name, id,
+span), the same type labels, the same per-fragment records and the same
+report, whatever breaks a run: another event, a comment, an ``id:`` line, an
+empty piece, a control character, bytes that are not UTF-8, line ends that
+change, the size limit, a capture cut anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fraglens import loading, runs
+from fraglens.load import frame, report_replaced_bytes, stream_from_bytes, stream_from_framed
+from fraglens.loading import Loading
+from fraglens.report import build_report
+
+from .conftest import SAMPLES
+
+# -- captures -------------------------------------------------------------------
+
+
+def _anthropic(pieces: list[str], index: int = 0) -> list[tuple[str | None, dict]]:
+    events: list[tuple[str | None, dict]] = [
+        ("message_start", {"type": "message_start", "message": {"id": "m", "role": "assistant",
+                                                                "content": []}}),
+        ("content_block_start", {"type": "content_block_start", "index": index,
+                                 "content_block": {"type": "tool_use", "id": "t1", "name": "f",
+                                                   "input": {}}}),
+    ]
+    for p in pieces:
+        events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                               "delta": {"type": "input_json_delta",
+                                                         "partial_json": p}}))
+    events += [
+        ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return events
+
+
+def _chat(pieces: list[str]) -> list[tuple[str | None, dict]]:
+    def chunk(tc: dict) -> dict:
+        return {"id": "c", "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {"tool_calls": [tc]}}]}
+
+    events: list[tuple[str | None, dict]] = [
+        (None, chunk({"index": 0, "id": "call_1", "type": "function",
+                      "function": {"name": "f", "arguments": ""}}))
+    ]
+    events += [(None, chunk({"index": 0, "function": {"arguments": p}})) for p in pieces]
+    events.append((None, {"id": "c", "object": "chat.completion.chunk",
+                          "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}))
+    return events
+
+
+def _sse(events: list[tuple[str | None, dict]], eol: str = "\n") -> bytes:
+    out = []
+    for name, payload in events:
+        head = f"event: {name}{eol}" if name else ""
+        out.append(f"{head}data: {json.dumps(payload, separators=(',', ':'))}{eol}{eol}")
+    return "".join(out).encode("utf-8", "surrogatepass")
+
+
+def _args_pieces(n: int, size: int = 10) -> list[str]:
+    text = json.dumps({"rows": [{"line": i, "text": f"word {i}, d\u00e9j\u00e0 \"vu\"\n"}
+                                for i in range(n)]})
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+# -- what must agree ------------------------------------------------------------
+
+
+def _one_by_one(data: bytes, **kwargs):
+    stream = stream_from_framed(frame(data, "capture"), **kwargs)
+    report_replaced_bytes(stream, data)
+    return stream
+
+
+def _state(stream) -> tuple:
+    # the text each event reads from its payload's range (or kept text), so a
+    # wrong range shows as wrong text
+    events = [(e.kind, e.data, e.event, e.id, e.span) for e in stream.events]
+    frags = [
+        (c.seq, list(c.frag_event), list(c.frag_end), c.text) for c in stream.reassembler.calls
+    ]
+    report = json.dumps(build_report(stream), sort_keys=True)
+    return events, list(stream.labels), frags, report
+
+
+def _agree(data: bytes, **kwargs) -> None:
+    expected = _state(_one_by_one(data, **kwargs))
+    bulk, _ = stream_from_bytes(data, "capture", **kwargs)
+    assert _state(bulk) == expected
+
+
+# -- tests ----------------------------------------------------------------------
+
+
+def test_a_long_call_is_read_in_runs_and_agrees():
+    data = _sse(_anthropic(_args_pieces(3000)))
+    taken = []
+    real = runs.Stream.take_run
+
+    def spy(self, env, texts, *rest):
+        n = real(self, env, texts, *rest)
+        taken.append(n)
+        return n
+
+    runs.Stream.take_run = spy  # type: ignore[method-assign]
+    try:
+        _agree(data)
+    finally:
+        runs.Stream.take_run = real  # type: ignore[method-assign]
+    # nearly every delta came in a run, not one by one
+    assert sum(taken) > 0.9 * len(_args_pieces(3000))
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("build", [_anthropic, _chat])
+def test_line_ends_and_formats(eol, build):
+    _agree(_sse(build(_args_pieces(400)), eol))
+
+
+def test_runs_longer_than_one_bulk_read(monkeypatch):
+    monkeypatch.setattr(runs, "MAX_RUN", 7)
+    monkeypatch.setattr(runs, "_FIRST_WINDOW", 300)
+    monkeypatch.setattr(runs, "_MAX_WINDOW", 1000)
+    _agree(_sse(_anthropic(_args_pieces(300))))
+
+
+def test_the_size_limit_falls_inside_a_run():
+    pieces = _args_pieces(500)
+    data = _sse(_anthropic(pieces))
+    for limit in (4000, 4 * 1024, 9999):
+        _agree(data, max_arg_bytes=limit)
+        stream, _ = stream_from_bytes(data, max_arg_bytes=limit)
+        assert stream.reassembler.calls[0].over_limit
+
+
+def test_interruptions_end_a_run_and_reading_goes_on():
+    events = _anthropic(_args_pieces(200))
+    data = _sse(events)
+    blocks = data.split(b"\n\n")
+    interruptions = [
+        b": keep-alive",
+        b'event: ping\ndata: {"type":"ping"}',
+        b'id: 7\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"x"}}',
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":""}}',
+        b'event: content_block_delta\ndata:{"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"no space"}}',
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"bad \xff byte"}}',
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"ctl \x01 char"}}',
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"lone \\ud83d"}}',
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"surrogate \xed\xa0\x80"}}',
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"\\x bad escape"}}',
+    ]
+    for k, extra in enumerate(interruptions):
+        at = 40 + 7 * k
+        mixed = b"\n\n".join(blocks[:at] + [extra] + blocks[at:])
+        _agree(mixed)
+
+
+def test_a_capture_cut_anywhere_in_a_run():
+    data = _sse(_anthropic(_args_pieces(60)))
+    for cut in range(len(data) // 3, len(data), 97):
+        _agree(data[:cut])
+
+
+def test_the_app_reads_runs_in_slices_as_check_does(monkeypatch):
+    data = _sse(_anthropic(_args_pieces(2000)))
+    expected = _state(_one_by_one(data))
+    for budget in (61, 4096, 1 << 20):
+        monkeypatch.setattr(loading, "SLICE_BYTES", budget)
+        job = Loading(data, "capture")
+        while not job.done:
+            job.advance()
+        assert _state(job.stream) == expected
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in SAMPLES.iterdir() if p.suffix == ".sse"),
+    ids=lambda p: p.name,
+)
+def test_every_sample_agrees(path):
+    _agree(path.read_bytes())
+
+
+_PIECE_CHARS = st.text(
+    alphabet=st.sampled_from(list('ab {}[]":,\\\n\t\u00e9\u2028\U0001f600') + ["\ud83d", "\ude00"]),
+    max_size=12,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pieces=st.lists(_PIECE_CHARS, min_size=1, max_size=80),
+    build=st.sampled_from([_anthropic, _chat]),
+    eol=st.sampled_from(["\n", "\r\n"]),
+    limit=st.sampled_from([64, 200, 10_000_000]),
+    cut=st.one_of(st.none(), st.integers(min_value=0)),
+)
+def test_any_pieces_agree(pieces, build, eol, limit, cut):
+    data = _sse(build(pieces), eol)
+    if cut is not None:
+        data = data[: cut % (len(data) + 1)]
+    try:
+        _one_by_one(data)
+    except Exception:  # noqa: BLE001 - a capture refused whole: the bulk read must refuse it too
+        with pytest.raises(Exception):  # noqa: B017
+            stream_from_bytes(data, "capture", max_arg_bytes=limit)
+        return
+    _agree(data, max_arg_bytes=limit)

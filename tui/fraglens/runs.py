@@ -1,0 +1,231 @@
+"""An SSE capture read into a stream a slice at a time, a long call's runs in bulk.
+
+A call streamed in 100k pieces is 100k events that repeat one envelope
+(``adapters/envelope.py``) around another piece, byte for byte: the same
+``event:`` line, the same JSON before the piece's string and after it, the
+same blank line. Read one at a time, each costs a few Python calls in the
+decoder, the envelope and the engine, three times what the least reader of
+the format spends on it. Here, once the stream has read an event as a
+continuation in an envelope, that event's own bytes before and after its
+piece become one regular expression, which finds in C how many of the next
+events repeat them exactly; the pieces are decoded by one ``json.loads`` of
+them all, the event records and the call's records are extended at once
+(``Stream.take_run``), and the decoder goes on after the run
+(``SSEDecoder.skip``). No Python code runs per event of a run.
+
+Why this is exact. A run is taken only where the decoder holds nothing (it is
+between two events), and only events whose lines are exactly the learned
+event's, but for the piece: an ``event:`` line or none, one ``data:`` line,
+the blank line; no ``id:``, no comment, no other field. The piece must be one
+JSON string's contents with nothing the scanner would refuse (no raw control
+character, only JSON's escapes), and its bytes valid UTF-8 (else the decoder
+reads the event, and the bytes it replaced are reported). Each such event is
+what the decoder would have made of it, with the payload the envelope's with
+another piece, which the envelope proves is the same continuation
+(``adapters/envelope.py``); the engine takes the run's pieces as it takes
+continuations, stopping short of the size limit, where the events left go one
+by one again. Anything else ends the run there, and the decoder reads on.
+Property tests (tests/test_runs.py) hold every read to the event-by-event one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import accumulate, chain, islice, repeat
+from operator import add, sub
+
+from .adapters.envelope import Envelope
+from .framing.events import FrameTooLarge, FramingProblem
+from .framing.sse import SSEDecoder
+from .stream import Stream
+
+#: events taken in one run at most: a bound on the lists a run builds (a longer
+#: run is read as several)
+MAX_RUN = 1 << 15
+#: bytes framed one event at a time after a run before the next is looked for;
+#: doubled after every slice that ends in no run, up to the caller's budget
+_FIRST_SLICE = 4096
+#: bytes searched for a run's events at once: doubled while runs fill it
+_FIRST_WINDOW = 64 * 1024
+_MAX_WINDOW = 8 * 1024 * 1024
+
+_CONTENT = re.compile(rb"[^ \t\r\n]")
+_SSE_DATA_LINE = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|[\r\n])data:")
+_BOM = b"\xef\xbb\xbf"
+#: the end of a blank line: where a slice may end between two events
+_BLANK = re.compile(rb"\n\r?\n|\r\r")
+#: the lines of a learned event before its payload: an event name or none, the data field
+_HEAD = re.compile(rb"(?:event:[^\r\n]*(?:\r\n|\r|\n))?data: ?")
+_TAILS = (b"\n\n", b"\r\n\r\n", b"\r\r")
+#: a JSON string's contents that json's scanner accepts, at least one character
+#: (written as an unrolled loop, which backtracks in linear time where an event
+#: does not end as the run's do)
+_PIECE = rb'(?!")[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*'
+
+
+def incremental_sse(data: bytes) -> bool:
+    """True when ``read_stream`` would read ``data`` as SSE for sure: it does
+    not open as JSON (a recording, a HAR, a body, NDJSON) and has a ``data:``
+    line. Anything else takes the whole-capture path, which decides the rest."""
+    skip = len(_BOM) if data.startswith(_BOM) else 0
+    found = _CONTENT.search(data, skip)
+    if found is None or data[found.start() : found.start() + 1] in (b"{", b"["):
+        return False
+    return _SSE_DATA_LINE.search(data) is not None
+
+
+class _Run:
+    """The learned event's bytes around its piece, as expressions."""
+
+    __slots__ = ("block", "head", "many", "payload_at", "payload_end", "tail")
+
+    def __init__(self, head: bytes, tail: bytes, payload_at: int, payload_end: int) -> None:
+        self.head, self.tail = head, tail
+        #: where the payload starts in a block, and how far before its end it stops
+        self.payload_at, self.payload_end = payload_at, payload_end
+        lead, trail = re.escape(head), re.escape(tail)
+        self.block = re.compile(lead + b"(" + _PIECE + b")" + trail)
+        self.many = re.compile(b"(?:" + lead + _PIECE + trail + b"){1,%d}" % MAX_RUN)
+
+
+class SSEReader:
+    """``data``, an SSE capture, read into ``stream`` (made over ``data``, with
+    ``source=data``, and empty). Call :meth:`advance` until :attr:`done`."""
+
+    def __init__(self, stream: Stream, data: bytes) -> None:
+        if stream.events or stream.events.source is not data:
+            raise ValueError("the stream must be empty and made over the capture's bytes")
+        self.stream = stream
+        self.data = data
+        self._decoder = SSEDecoder(log=stream.events)
+        #: bytes read so far
+        self.pos = 0
+        self.done = False
+        #: what the framing met on the way, once done
+        self.problems: list[FramingProblem] = []
+        self._slice = _FIRST_SLICE
+        self._window = _FIRST_WINDOW
+        self._budget = _MAX_WINDOW
+        self._runs: dict[tuple[bytes, bytes], _Run] = {}
+
+    def advance(self, budget: int) -> None:
+        """Read about ``budget`` bytes more (at least one slice)."""
+        stop = self.pos + budget
+        self._budget = budget
+        while not self.done:
+            self._slice_once(min(self._slice, budget))
+            took = False
+            while self.pos < stop and not self.done and self._take_run():
+                took = True
+            self._slice = _FIRST_SLICE if took else min(2 * self._slice, _MAX_WINDOW)
+            if self.pos >= stop:
+                return
+
+    def _slice_once(self, size: int) -> None:
+        data, pos, stream = self.data, self.pos, self.stream
+        end = len(data)
+        if pos + size < end:
+            blank = _BLANK.search(data, pos + size)
+            if blank is not None:
+                end = blank.end()
+        first = len(stream.events)
+        try:
+            self._decoder.feed(data[pos:end])
+        except FrameTooLarge as exc:  # as a whole read stops there (framing/detect.py)
+            stream.take_logged(first)
+            self.problems = [*self._decoder.problems, FramingProblem("frame-too-large", str(exc))]
+            self.pos, self.done = len(data), True
+            return
+        stream.take_logged(first)
+        self.pos = end
+        if end == len(data):
+            first = len(stream.events)
+            self._decoder.close()
+            stream.take_logged(first)
+            self.problems = self._decoder.problems
+            self.done = True
+
+    def _take_run(self) -> bool:
+        data, pos, stream = self.data, self.pos, self.stream
+        if self._decoder.between_events != pos:
+            return False
+        env = stream.run_envelope()
+        if env is None:
+            return False
+        run = self._run_of(env)
+        if run is None:
+            return False
+        end = min(len(data), pos + min(self._window, self._budget))
+        pieces = run.block.findall(data, pos, end)
+        if not pieces:
+            return False
+        del pieces[MAX_RUN:]
+        const = len(run.head) + len(run.tail)
+        starts = list(accumulate(map(add, map(len, pieces), repeat(const)), initial=pos))
+        # the blocks found are the run when they lie end to end from here: one
+        # comparison of what they make with the bytes (else some event between
+        # them differs, and the run ends before it)
+        if data.startswith(run.head + (run.tail + run.head).join(pieces) + run.tail, pos):
+            self._window = min(2 * self._window, _MAX_WINDOW)
+        else:
+            found = run.many.match(data, pos, end)
+            if found is None:
+                return False
+            try:
+                count = starts.index(found.end())
+            except ValueError:  # cannot be: the blocks found first are the run's
+                return False
+            del pieces[count:], starts[count + 1 :]
+            self._window = _FIRST_WINDOW
+        max_line = min(self._decoder.max_line, self._decoder.max_event)
+        if starts[-1] - pos > max_line and max(map(len, pieces)) + const > max_line:
+            return False  # the decoder says where a line is too long
+        try:
+            # decoded strictly first: json.loads would let encoded surrogates through
+            texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
+        except ValueError:
+            return False
+        # each event runs from its start to the next one's: the pairs stop one short
+        spans = list(chain.from_iterable(zip(starts, islice(starts, 1, None), strict=False)))
+        ats = list(chain.from_iterable(zip(
+            map(add, starts, repeat(run.payload_at)),
+            map(sub, islice(starts, 1, None), repeat(run.payload_end)),
+            strict=False,
+        )))
+        taken = stream.take_run(env, texts, stream.events.name(len(stream.events) - 1),
+                                spans, ats)
+        if not taken:
+            return False
+        self._decoder.skip(starts[taken], taken)
+        self.pos = starts[taken]
+        if self.pos == len(data):
+            self._slice_once(0)  # the end: close the decoder
+        return True
+
+    def _run_of(self, env: Envelope) -> _Run | None:
+        """The expressions of the last event's bytes around its piece, when
+        its lines are the plain ones a run may repeat."""
+        log = self.stream.events
+        last = len(log) - 1
+        span, at = log.span(last), log.at(last)
+        if span is None or at is None:
+            return None
+        data = self.data
+        lead = env.prefix.encode("utf-8", "surrogatepass")
+        trail = b'"' + env.suffix.encode("utf-8", "surrogatepass")
+        head = data[span[0] : at[0] + len(lead)]
+        tail = data[at[1] - len(trail) : span[1]]
+        if (
+            not head.endswith(lead) or not tail.startswith(trail)
+            or _HEAD.fullmatch(head, 0, len(head) - len(lead)) is None
+            or tail[len(trail) :] not in _TAILS
+        ):
+            return None
+        key = (head, tail)
+        run = self._runs.get(key)
+        if run is None:
+            if len(self._runs) >= 64:  # a stream has a few envelopes at a time
+                self._runs.clear()
+            run = self._runs[key] = _Run(head, tail, at[0] - span[0], span[1] - at[1])
+        return run
