@@ -268,16 +268,13 @@ class Scanner:
             # delimiter ends, a literal (what follows is judged as before)
             if st == _KEY or st == _KEY_FIRST:
                 m = _KEY_WHOLE.match(text, i)
-                if m is not None:
-                    self._pending_high = None  # string text between the halves: no pair
+                if m is not None:  # (outside strings no surrogate half is pending)
                     st = _VALUE
                     i = m.end()
                     continue
             elif st == _VALUE or st == _ARRAY_FIRST:
                 m = _VALUE_WHOLE.match(text, i)
                 if m is not None:
-                    if c == '"':
-                        self._pending_high = None
                     st = _AFTER
                     if not stack:
                         self._complete = True
