@@ -10,8 +10,10 @@ of the first character that made it impossible. It agrees with ``json.loads``
 (strict: no control characters inside strings, no NaN, no trailing commas).
 
 Speed comes from regular expressions that swallow runs of ordinary string
-characters, whitespace and number characters in one step; the per-character
-Python path only handles structure. Total work is linear in the text.
+characters, whitespace and number characters in one step, and whole tokens
+(a plain key with its colon, a plain string, a number, a literal) when a
+fragment holds them; the per-character Python path handles the rest of the
+structure and tokens cut by a fragment's end. Total work is linear in the text.
 
 The scanner never builds values: ``json.loads`` does that once, at the end.
 """
