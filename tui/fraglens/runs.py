@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate, chain, islice, repeat
-from operator import add, sub
+from itertools import accumulate, repeat
+from operator import add
 
 from .adapters.envelope import Envelope
 from .framing.events import FrameTooLarge, FramingProblem
@@ -186,15 +186,8 @@ class SSEReader:
             texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
         except ValueError:
             return False
-        # each event runs from its start to the next one's: the pairs stop one short
-        spans = list(chain.from_iterable(zip(starts, islice(starts, 1, None), strict=False)))
-        ats = list(chain.from_iterable(zip(
-            map(add, starts, repeat(run.payload_at)),
-            map(sub, islice(starts, 1, None), repeat(run.payload_end)),
-            strict=False,
-        )))
         taken = stream.take_run(env, texts, stream.events.name(len(stream.events) - 1),
-                                spans, ats)
+                                starts, run.payload_at, run.payload_end)
         if not taken:
             return False
         self._decoder.skip(starts[taken], taken)
