@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "load": 1,
     "loading": 1,
     "runs": 1,
+    "ndjson_runs": 1,
     "chunking": 1,
     "compare_text": 1,
     "timing": 1,

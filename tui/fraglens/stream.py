@@ -137,6 +137,18 @@ class Stream:
         self.events.add_run(name, spans, ats, taken)
         return taken
 
+    def take_text_run(
+        self, choice: int, channel: str, texts: list[str], label: str, spans: list[int],
+        ats: list[int],
+    ) -> None:
+        """Unnamed data events, each of which the adapter reads as one piece of
+        ``texts`` and nothing else (an NDJSON run: ndjson_runs.py), labelled
+        ``label``, at ``spans`` with payloads at ``ats`` (flat start, end
+        pairs) in the source: what ``_take`` would do with each, at once."""
+        self.reassembler.text_run(len(self.events), choice, channel, texts)
+        self.labels.extend(repeat(self._types.setdefault(label, label), len(texts)))
+        self.events.add_run(None, spans, ats, len(texts))
+
     def _take(self, number: int, kind: str, data: str, name: str | None) -> None:
         r = self.reassembler
         if kind == "data":
