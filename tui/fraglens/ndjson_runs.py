@@ -55,6 +55,9 @@ _MAX_WINDOW = 8 * 1024 * 1024
 _STRING = rb'[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*'
 
 
+#: lines that ``bytes.strip`` leaves empty, newline included
+_BLANK_LINES = re.compile(rb"(?:[ \t\r\x0b\x0c]*\n)*")
+
 _group = re.Match.group
 _start = re.Match.start
 _end = re.Match.end
@@ -130,10 +133,13 @@ class NDJSONReader:
         self.done = end == len(data)
 
     def _take_run(self) -> bool:
-        data, pos, stream = self.data, self.pos, self.stream
+        data, stream = self.data, self.stream
         run = self._run_of_last()
         if run is None:
             return False
+        # blank lines are no events: a run goes on after them
+        pos = self.pos = _BLANK_LINES.match(data, self.pos).end()
+        self.done = pos == len(data)
         end = min(len(data), pos + min(self._window, self._budget))
         # the lines that are the learned one but in its holes, found in C (a
         # line the window cuts is left to the next run); the run is those
@@ -175,7 +181,7 @@ class NDJSONReader:
             return None
         last = len(log) - 1
         span, at = log.span(last), log.at(last)
-        if span is None or at is None or span[1] != self.pos or log.kind(last) != "data":
+        if span is None or at is None or log.kind(last) != "data":
             return None
         text = log.data(last)
         try:
@@ -197,16 +203,14 @@ class NDJSONReader:
                 envelopes.append((_hole(text, (field,), value, label), False))
                 break
         data = self.data
-        raw = text.encode("utf-8", "surrogatepass")
-        if data[at[0] : at[1]] != raw:
-            return None  # the payload's text is not its bytes decoded: no byte offsets
+        raw = text.encode("utf-8")  # the payload's bytes: the capture is UTF-8
         # the holes as byte offsets in the line, in the order they come
         line_at = at[0] - span[0]
         cuts: list[tuple[int, int, bool]] = []
         for env, is_piece in envelopes:
             if env is not None:
-                start = len(env.prefix.encode("utf-8", "surrogatepass"))
-                stop = len(raw) - len(env.suffix.encode("utf-8", "surrogatepass")) - 1
+                start = len(env.prefix.encode("utf-8"))
+                stop = len(raw) - len(env.suffix.encode("utf-8")) - 1
                 cuts.append((line_at + start, line_at + stop, is_piece))
         cuts.sort()
         if len(cuts) == 2 and cuts[0][1] >= cuts[1][0]:
@@ -217,8 +221,6 @@ class NDJSONReader:
             parts.append(line[prev:start])
             prev = stop
         parts.append(line[prev:])
-        if not parts[-1].endswith(b"\n"):
-            return None  # a last line with no newline: framed one by one
         payload_end = span[1] - at[1]
         key = (tuple(parts), choice, channel, label, line_at, payload_end)
         run = self._runs.get(key)
