@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fraglens import ndjson_runs
+from fraglens import load, ndjson_runs
 from fraglens.adapters.ollama import OllamaAdapter
 from fraglens.engine.reassembler import Reassembler
 from fraglens.framing.detect import ndjson_start, read_stream
@@ -177,10 +177,23 @@ def test_line_ends(eol):
 
 def test_runs_longer_than_one_bulk_read(monkeypatch, taken):
     monkeypatch.setattr(ndjson_runs, "MAX_RUN", 7)
-    monkeypatch.setattr(ndjson_runs, "_FIRST_WINDOW", 300)
-    monkeypatch.setattr(ndjson_runs, "_MAX_WINDOW", 5000)
     _agree(_capture(_answer(_pieces(200))))
-    assert max(taken) <= 7
+    assert max(taken) == 7
+
+
+@pytest.mark.parametrize("budget", [61, 4096, 1 << 19, 1 << 22])
+def test_any_budget_a_read_goes_by(monkeypatch, budget):
+    # a long line after the run, which a budget cuts: the search for the run's
+    # lines stops at it in one step (a search that went on one byte at a time
+    # would take minutes on this megabyte line: quadratic)
+    lines = [_text_line(p, k) for k, p in enumerate(_pieces(300))]
+    call = {"function": {"name": "f", "arguments": {"blob": "x" * 1_000_000}}}
+    lines.append(_DUMPS({"model": "m", "created_at": "t",
+                         "message": {"role": "assistant", "content": "", "tool_calls": [call]},
+                         "done": False}))
+    lines += [_text_line(p, k) for k, p in enumerate(_pieces(30))]
+    monkeypatch.setattr(load, "_SSE_BUDGET", budget)
+    _agree(_capture(lines))
 
 
 _INTERRUPTIONS = [
@@ -415,8 +428,9 @@ def _line(kind: str, piece: str, stamp: str, dumps=_DUMPS) -> str:
     cut=st.one_of(st.none(), st.integers(min_value=0)),
     first=st.sampled_from([1, 100, 4096]),
     most=st.sampled_from([3, 1 << 15]),
+    fewest=st.sampled_from([1, 8]),
 )
-def test_any_capture_agrees(lines, runs, eol, ascii_only, cut, first, most):
+def test_any_capture_agrees(lines, runs, eol, ascii_only, cut, first, most, fewest):
     # long stretches of text lines among the random ones, so that runs happen
     for at, length, stamp in runs:
         lines[at:at] = [("text", f"p{k}", stamp if k % 3 else _time(k)) for k in range(length)]
@@ -430,5 +444,6 @@ def test_any_capture_agrees(lines, runs, eol, ascii_only, cut, first, most):
         return  # not NDJSON: the other readers' business
     # runs from the first lines on (a whole read frames 4 KiB line by line first)
     with mock.patch.object(ndjson_runs, "_FIRST_SLICE", first), \
-            mock.patch.object(ndjson_runs, "MAX_RUN", most):
+            mock.patch.object(ndjson_runs, "MAX_RUN", most), \
+            mock.patch.object(ndjson_runs, "_FEWEST", fewest):
         _agree(data)

@@ -12,20 +12,22 @@ the next lines repeat them; the pieces are decoded by one ``json.loads`` of
 them all, and the event records, labels and text records are extended at
 once (``Stream.take_text_run``). No Python code runs per line of a run.
 
-Why this is exact. A run starts only where the last event is the line that
-ends right there, read by the adapter (the format is decided), and is made
-only of whole lines, newline included, whose bytes are exactly the learned
-line's but in its holes; the lines are framed one by one again from the
-first that is not, or that has no newline (a last line, maybe cut). A hole
-holds one JSON string's contents with nothing json's scanner refuses, so by
-JSON's grammar (adapters/envelope.py) the line decodes to the learned one with
-those strings in place: a probe read back at the adapter's ``text_paths``
-proves the piece's hole, and a second probe at one of its ``unread_fields``
-(read by neither the adapter nor the stream's labels) proves the time's. The
-adapter reads the piece as any string and keeps no state for such a line, so
-every line of the run is the text continuation the learned one was, with its
-own piece. The capture is UTF-8 throughout, or it would not be framed as
-NDJSON (``ndjson_start``), and the holes are decoded strictly all the same.
+Why this is exact. A run is looked for only once the format is decided and
+the last event read is a line the adapter took as text only. It is made of
+the whole lines from where reading stands (blank lines, which are no events,
+skipped) that lie end to end and whose bytes are exactly that line's but in
+its holes, newline included; from the first line that is not such a line,
+the lines are framed one by one again. A hole holds one JSON string's
+contents with nothing json's scanner refuses, so by JSON's grammar
+(adapters/envelope.py) each line decodes to the learned one with other
+strings in those places: a probe read back at the adapter's ``text_paths``
+proves the piece's hole, and a probe read back at one of its
+``unread_fields``, which neither the adapter nor the stream's labels read,
+proves the time's. The adapter reads the piece as any string and keeps no
+state for such a line, so every line of the run is the text continuation the
+learned one was, with its own piece. The capture is UTF-8 throughout, or it
+would not be framed as NDJSON (``ndjson_start``): a payload's text is its
+bytes decoded, and its offsets are those of its text encoded again.
 Property tests (tests/test_ndjson_runs.py) hold every read to the line-by-line one.
 """
 
@@ -33,8 +35,8 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import chain, compress, count, islice, repeat
-from operator import add, ne, sub
+from itertools import chain, islice, repeat, takewhile
+from operator import add, attrgetter, sub
 from typing import Any
 
 from .adapters.envelope import Envelope, Envelopes
@@ -44,31 +46,31 @@ from .stream import Stream, _label_of
 #: lines taken in one run at most: a bound on the lists a run builds (a longer
 #: run is read as several)
 MAX_RUN = 1 << 15
-#: bytes framed line by line after a run before the next is looked for;
-#: doubled after every slice that ends in no run, up to the caller's budget
-_FIRST_SLICE = 4096
-#: bytes searched for a run's lines at once: doubled while runs fill it
-_FIRST_WINDOW = 64 * 1024
-_MAX_WINDOW = 8 * 1024 * 1024
+#: the fewest lines taken as a run (unless the budget or MAX_RUN cut it): the
+#: few text lines between two others cost less read one by one
+_FEWEST = 8
+#: bytes framed line by line after a run before the next is looked for (one
+#: line: what ended a run is often one line between two runs), doubled after
+#: every slice that ends in no run, up to the caller's budget
+_FIRST_SLICE = 1
+_MAX_SLICE = 8 * 1024 * 1024
 #: a JSON string's contents that json's scanner accepts, maybe empty (an
 #: unrolled loop, which backtracks in linear time where a line differs)
 _STRING = rb'[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*'
-
-
 #: lines that ``bytes.strip`` leaves empty, newline included
 _BLANK_LINES = re.compile(rb"(?:[ \t\r\x0b\x0c]*\n)*")
 
 _group = re.Match.group
-_start = re.Match.start
 _end = re.Match.end
+_lastindex = attrgetter("lastindex")
 
 
 class _Run:
     """A learned line's bytes around its holes, as expressions: the piece's
     hole alone, or the piece's and the time's in the order they come."""
 
-    __slots__ = ("channel", "choice", "label", "line", "parts", "payload_at", "payload_end",
-                 "piece")
+    __slots__ = ("channel", "choice", "label", "line", "lines", "parts", "payload_at",
+                 "payload_end", "piece")
 
     def __init__(self, parts: tuple[bytes, ...], piece: int, choice: int, channel: str,
                  label: str, payload_at: int, payload_end: int) -> None:
@@ -85,6 +87,12 @@ class _Run:
         line = re.escape(parts[0]) + b"".join(
             hole + re.escape(part) for hole, part in zip(holes, parts[1:], strict=True))
         self.line = re.compile(line)
+        #: every line from a line's start, in turn: the learned kind, with the
+        #: piece as group 1 (the learned line's own newline ends it), or any
+        #: other, to its newline or the search's end (no group: no
+        #: ``lastindex``). Something matches at every line's start, so that
+        #: a search never moves on byte by byte (on a long line, quadratic)
+        self.lines = re.compile(line + rb"|[^\n]*(?:\n|\Z)")
 
 
 class NDJSONReader:
@@ -101,9 +109,10 @@ class NDJSONReader:
         self.pos = start
         self.done = start >= len(data)
         self._slice = _FIRST_SLICE
-        self._window = _FIRST_WINDOW
-        self._budget = _MAX_WINDOW
+        self._budget = _MAX_SLICE
         self._runs: dict[tuple[Any, ...], _Run] = {}
+        #: the run learned last
+        self._last: _Run | None = None
 
     def advance(self, budget: int) -> None:
         """Read about ``budget`` bytes more (at least one line)."""
@@ -114,7 +123,7 @@ class NDJSONReader:
             took = False
             while self.pos < stop and not self.done and self._take_run():
                 took = True
-            self._slice = _FIRST_SLICE if took else min(2 * self._slice, _MAX_WINDOW)
+            self._slice = _FIRST_SLICE if took else min(2 * self._slice, _MAX_SLICE)
             if self.pos >= stop:
                 return
 
@@ -138,20 +147,23 @@ class NDJSONReader:
         if run is None:
             return False
         # blank lines are no events: a run goes on after them
-        pos = self.pos = _BLANK_LINES.match(data, self.pos).end()
+        blank = _BLANK_LINES.match(data, self.pos)
+        assert blank is not None  # it matches no line as well
+        pos = self.pos = blank.end()
         self.done = pos == len(data)
-        end = min(len(data), pos + min(self._window, self._budget))
-        # the lines that are the learned one but in its holes, found in C (a
-        # line the window cuts is left to the next run); the run is those
-        # that lie end to end from here
-        lines = list(islice(run.line.finditer(data, pos, end), MAX_RUN))
-        starts = [pos, *map(_end, lines)]
-        begins = list(map(_start, lines))
-        if begins != starts[:-1]:
-            taken = next(compress(count(), map(ne, begins, starts)))
-            del lines[taken:], starts[taken + 1 :]
+        if run.line.match(data, pos) is None:
+            return False
+        end = min(len(data), pos + self._budget)
+        # the lines from here that are the learned one but in its holes, found
+        # in C up to the first that is not (a line the budget cuts is left to
+        # the next run)
+        lines = list(islice(takewhile(_lastindex, run.lines.finditer(data, pos, end)), MAX_RUN))
         if not lines:
             return False
+        starts = [pos, *map(_end, lines)]
+        stop = starts[-1]
+        if len(lines) < _FEWEST and run.line.match(data, stop) is None:
+            return False  # a few lines, not cut by the budget or MAX_RUN
         pieces = list(map(_group, lines, repeat(1)))
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
@@ -164,16 +176,13 @@ class NDJSONReader:
             map(sub, islice(starts, 1, None), repeat(run.payload_end)), strict=False,
         )))
         stream.take_text_run(run.choice, run.channel, texts, run.label, spans, ats)
-        self.pos = stop = starts[-1]
+        self.pos = stop
         self.done = stop == len(data)
-        # the window grows while runs go on past it (or past MAX_RUN lines)
-        going_on = run.line.match(data, stop) is not None
-        self._window = min(2 * self._window, _MAX_WINDOW) if going_on else _FIRST_WINDOW
         return True
 
     def _run_of_last(self) -> _Run | None:
-        """The expressions of the last event's line, when it ends where the
-        reading is, and the adapter read it as text only."""
+        """The expressions of the last event's line, when the adapter read it
+        as text only."""
         stream = self.stream
         log, adapter = stream.events, stream.adapter
         continuation = getattr(adapter, "text_continuation", None)
@@ -183,6 +192,9 @@ class NDJSONReader:
         span, at = log.span(last), log.at(last)
         if span is None or at is None or log.kind(last) != "data":
             return None
+        known = self._last
+        if known is not None and known.line.fullmatch(self.data, span[0], span[1]):
+            return known  # a line of the last run's kind: proved when it was learned
         text = log.data(last)
         try:
             payload = json.loads(text)
@@ -213,8 +225,6 @@ class NDJSONReader:
                 stop = len(raw) - len(env.suffix.encode("utf-8")) - 1
                 cuts.append((line_at + start, line_at + stop, is_piece))
         cuts.sort()
-        if len(cuts) == 2 and cuts[0][1] >= cuts[1][0]:
-            return None  # two strings' contents cannot overlap (a guard, not a case)
         line = data[span[0] : span[1]]
         parts, prev = [], 0
         for start, stop, _ in cuts:
@@ -230,6 +240,7 @@ class NDJSONReader:
             piece_at = [is_piece for _, _, is_piece in cuts].index(True)
             run = self._runs[key] = _Run(tuple(parts), piece_at, choice, channel, label,
                                          line_at, payload_end)
+        self._last = run
         return run
 
 
