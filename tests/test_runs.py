@@ -89,7 +89,9 @@ def _state(stream) -> tuple:
     # the text each event reads from its payload's range (or kept text), so a
     # wrong range shows as wrong text
     events = [(e.kind, e.data, e.event, e.id, e.span) for e in stream.events]
-    frags = [(c.seq, list(c.frag_event), list(c.frag_end), c.text) for c in stream.reassembler.calls]
+    frags = [
+        (c.seq, list(c.frag_event), list(c.frag_end), c.text) for c in stream.reassembler.calls
+    ]
     report = json.dumps(build_report(stream), sort_keys=True)
     return events, list(stream.labels), frags, report
 

@@ -7,8 +7,10 @@ and the stream's events, calls and diagnostics are usable between two slices,
 as they are while a live call streams in. Sans-I/O and sans-clock: the caller
 hands in the bytes and decides how long a slice may take.
 
-SSE, the framing of nearly every large capture, is decoded incrementally (the
-decoder yields the same events for any split of the input). Any other framing
+SSE, the framing of nearly every large capture, is read by ``runs.SSEReader``,
+as ``check`` reads it: decoded incrementally (the decoder yields the same
+events for any split of the input), a long call's runs of identical events in
+bulk. Any other framing
 (a recording, a HAR export, NDJSON, a JSON body) is framed whole when the
 ``Loading`` is made, and its events are then fed a slice at a time.
 """

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import chain, islice, repeat, takewhile
-from operator import add, attrgetter, sub
+from itertools import islice, repeat, takewhile
+from operator import attrgetter
 from typing import Any
 
 from .adapters.envelope import Envelope, Envelopes
@@ -170,12 +170,8 @@ class NDJSONReader:
             texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
         except ValueError:
             return False
-        spans = list(chain.from_iterable(zip(starts, islice(starts, 1, None), strict=False)))
-        ats = list(chain.from_iterable(zip(
-            map(add, starts, repeat(run.payload_at)),
-            map(sub, islice(starts, 1, None), repeat(run.payload_end)), strict=False,
-        )))
-        stream.take_text_run(run.choice, run.channel, texts, run.label, spans, ats)
+        stream.take_text_run(run.choice, run.channel, texts, run.label, starts,
+                             run.payload_at, run.payload_end)
         self.pos = stop
         self.done = stop == len(data)
         return True

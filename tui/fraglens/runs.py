@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate, chain, islice, repeat
-from operator import add, sub
+from itertools import accumulate, repeat
+from operator import add
 
 from .adapters.envelope import Envelope
 from .framing.events import FrameTooLarge, FramingProblem
@@ -178,21 +178,16 @@ class SSEReader:
                 return False
             del pieces[count:], starts[count + 1 :]
             self._window = _FIRST_WINDOW
-        if max(map(len, pieces)) + const > self._decoder.max_line:
+        max_line = min(self._decoder.max_line, self._decoder.max_event)
+        if starts[-1] - pos > max_line and max(map(len, pieces)) + const > max_line:
             return False  # the decoder says where a line is too long
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
             texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
         except ValueError:
             return False
-        ends = islice(starts, 1, None)
-        spans = list(chain.from_iterable(zip(starts, ends)))
-        ats = list(chain.from_iterable(zip(
-            map(add, starts, repeat(run.payload_at)),
-            map(sub, islice(starts, 1, None), repeat(run.payload_end)),
-        )))
         taken = stream.take_run(env, texts, stream.events.name(len(stream.events) - 1),
-                                spans, ats)
+                                starts, run.payload_at, run.payload_end)
         if not taken:
             return False
         self._decoder.skip(starts[taken], taken)

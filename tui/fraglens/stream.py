@@ -118,36 +118,39 @@ class Stream:
         return None if hit is None else hit[0]
 
     def take_run(
-        self, env: Envelope, texts: list[str], name: str | None, spans: list[int], ats: list[int]
+        self, env: Envelope, texts: list[str], name: str | None, starts: list[int],
+        lead: int, trail: int,
     ) -> int:
         """Events that are ``env`` with each of ``texts`` as the piece, named
-        ``name``, at ``spans`` with payloads at ``ats`` (flat start, end pairs)
-        in the source: what ``_take`` would do with each, at once. Returns how
+        ``name``, the k-th from ``starts[k]`` to ``starts[k + 1]`` in the source
+        with its payload ``lead`` bytes after its start to ``trail`` bytes
+        before its end: what ``_take`` would do with each, at once. Returns how
         many were taken, from the first; the rest must be fed one by one."""
         number = len(self.events)
         taken = self.reassembler.continue_run(number, env.choice, env.index, texts)
         if not taken:
             return 0
-        if taken < len(texts):
-            texts, spans, ats = texts[:taken], spans[: 2 * taken], ats[: 2 * taken]
         label = env.label if name is None else name
         self.labels.extend(repeat(self._types.setdefault(label, label), taken))
         if self._continued is not None:
-            self.adapter.continued_run(env.index, texts)  # type: ignore[union-attr]
-        self.events.add_run(name, spans, ats, taken)
+            self.adapter.continued_run(  # type: ignore[union-attr]
+                env.index, texts if taken == len(texts) else texts[:taken]
+            )
+        self.events.add_run(name, starts, taken, lead, trail)
         return taken
 
     def take_text_run(
-        self, choice: int, channel: str, texts: list[str], label: str, spans: list[int],
-        ats: list[int],
+        self, choice: int, channel: str, texts: list[str], label: str, starts: list[int],
+        lead: int, trail: int,
     ) -> None:
         """Unnamed data events, each of which the adapter reads as one piece of
         ``texts`` and nothing else (an NDJSON run: ndjson_runs.py), labelled
-        ``label``, at ``spans`` with payloads at ``ats`` (flat start, end
-        pairs) in the source: what ``_take`` would do with each, at once."""
+        ``label``, the k-th from ``starts[k]`` to ``starts[k + 1]`` in the
+        source with its payload ``lead`` bytes after its start to ``trail``
+        bytes before its end: what ``_take`` would do with each, at once."""
         self.reassembler.text_run(len(self.events), choice, channel, texts)
         self.labels.extend(repeat(self._types.setdefault(label, label), len(texts)))
-        self.events.add_run(None, spans, ats, len(texts))
+        self.events.add_run(None, starts, len(texts), lead, trail)
 
     def _take(self, number: int, kind: str, data: str, name: str | None) -> None:
         r = self.reassembler

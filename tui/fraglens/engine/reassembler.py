@@ -15,7 +15,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate, count
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from typing import Any
 
 from .calls import Call
@@ -79,6 +79,10 @@ def _json_value(text: str) -> Any:
 
 def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
+
+
+#: a text's UTF-8 bytes, lone surrogates included, for counting them in C loops
+_ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 
 _MARKUP = re.compile(
     r"<tool_call>|</tool_call>|\[TOOL_CALLS\]|<\|tool_call|<\|python_tag\|>|<function=|"
@@ -191,19 +195,24 @@ class Reassembler:
 
     def continue_run(self, first_event: int, choice: int, index: int, texts: list[str]) -> int:
         """``continue_call`` for consecutive events from ``first_event``, one
-        non-empty text each: how many of them were taken (from the first). A
-        run stops short of the size limit; the rest take ``continue_call``,
-        which counts the bytes there."""
+        text each: how many of them were taken (from the first). A run stops
+        before an empty text and before the text that would pass the size
+        limit; the rest take ``continue_call``, which cuts that text there."""
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit:
             return 0
-        # a character is at most 4 bytes: texts that end within a quarter of the
-        # limit surely fit (as in _append)
-        room = self.max_arg_bytes // 4 - call.length
-        ends = list(accumulate(map(len, texts)))
-        taken = bisect_right(ends, room)
+        taken = len(texts)
         if "" in texts:  # an empty piece is no continuation (see continue_call)
-            taken = min(taken, texts.index(""))
+            taken = texts.index("")
+        # a character is at most 4 bytes: texts that end within a quarter of the
+        # limit surely fit (as in _append); past it, their bytes are counted
+        chars = list(accumulate(map(len, texts[:taken]), initial=call.length))
+        if chars[-1] * 4 > self.max_arg_bytes:
+            if call.nbytes is None:
+                call.nbytes = _utf8_len(call.text)
+            sizes = list(accumulate(map(len, map(_ENCODE, texts[:taken])), initial=call.nbytes))
+            taken = bisect_right(sizes, self.max_arg_bytes) - 1
+            call.nbytes = sizes[taken]
         call.extend(first_event, texts[:taken] if taken < len(texts) else texts)
         return taken
 
