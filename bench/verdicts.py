@@ -9,10 +9,12 @@ argument fragments) and read in process as `fraglens check --json` reads them
 
   * repaired / ok  - one call of ~64 KB of arguments with a defect, against the
                      same call without it (a strict parse); target: at most 3x.
-                     Two defects: a trailing comma before the last brace (read
-                     exactly by dropping it, no json-repair), and a missing
-                     comma between two rows (json-repair runs, and every change
-                     is listed by walking both texts);
+                     Three defects: a trailing comma before the last brace and
+                     a missing comma between two rows (each read exactly by
+                     the strict parser once the comma is dropped or put in, no
+                     json-repair), and a key without quotes in the middle row
+                     (json-repair runs, and every change is listed by walking
+                     both texts);
   * 10x calls      - N calls of ~100 bytes each, then 10 N: finding a call by id
                      is a lookup, so the time grows with the calls; target: at
                      most 15x the time for 10x the calls;
@@ -41,15 +43,22 @@ from chunks import chat_chunk  # noqa: E402
 from fraglens.load import stream_from_bytes  # noqa: E402
 from fraglens.report import build_report  # noqa: E402
 
+#: the defects of the repaired / ok pairs: the commas have an exact reading,
+#: an unquoted key only json-repair mends (and the walk lists its changes)
+DEFECTS = ("trailing-comma", "missing-comma", "unquoted-key")
+
 
 def one_call(arg_bytes: int, defect: str | None) -> bytes:
-    """``defect``: None, ``"trailing-comma"`` or ``"missing-comma"`` (mid-call)."""
+    """``defect``: None, ``"trailing-comma"`` (at the end), ``"missing-comma"``
+    or ``"unquoted-key"`` (mid-call)."""
     rows = []
     size = 0
     while size < arg_bytes:
         rows.append(f'{{"line":{len(rows)},"text":"word {len(rows)} of the call"}}')
         size += len(rows[-1]) + 1
     half = len(rows) // 2
+    if defect == "unquoted-key":
+        rows[half] = rows[half].replace('"line"', "line")
     joined = ",".join(rows[:half]) + ("" if defect == "missing-comma" else ",")
     joined += ",".join(rows[half:])
     text = '{"rows":[' + joined + "]" + ("," if defect == "trailing-comma" else "") + "}"
@@ -126,11 +135,13 @@ def main() -> None:
 
     print(f"one call of {size // 1024} KB in 10-character fragments, check in process "
           f"(CPU s, best of {rounds}):")
-    for defect in ("trailing-comma", "missing-comma"):
+    for defect in DEFECTS:
         ok, repaired, ok_doc, rep_doc = best_pair(one_call(size, None), one_call(size, defect),
                                                   rounds)
         assert ok_doc["calls"][0]["status"] == "ok", ok_doc["calls"][0]["status"]
         assert rep_doc["calls"][0]["status"] == "repaired", rep_doc["calls"][0]["status"]
+        # the path measured: one comma dropped or put in, or json-repair's two quotes
+        assert len(rep_doc["calls"][0]["repairs"]) == (2 if defect == "unquoted-key" else 1)
         print(f"  ok        {ok:.4f}")
         print(f"  repaired  {repaired:.4f}   ratio {repaired / ok:.2f}x (target <= 3x), "
               f"{defect}")

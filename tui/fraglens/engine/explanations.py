@@ -357,16 +357,17 @@ EXPLANATIONS: dict[str, Explanation] = {
              "or ask for less in one turn.",
     ),
     "args-repaired": Explanation(
-        means="The arguments were not valid JSON as sent (a trailing comma, single quotes, "
-              "Python literals, ...), but a lenient repair could read them without changing "
-              "their shape, dropping anything written or making a value up.",
+        means="The arguments were not valid JSON as sent (a trailing or missing comma, single "
+              "quotes, Python literals, ...), but a lenient repair could read them without "
+              "changing their shape, dropping anything written or making a value up.",
         wire=_wire(
             _calls(_entry('{"city":"Oslo",}', index=0, id="call_1", name="get_weather")),
             _finish("tool_calls"),
         ),
-        did="Repaired the text with json-repair, then compared the result with the text "
-            "as sent and listed every difference, with its offset. The status is "
-            "`repaired`; `check` exits 1.",
+        did="A trailing comma was dropped, or a comma missing between two members put "
+            "in, and the text parsed strictly; any other defect was repaired with "
+            "json-repair and the result compared with the text as sent. Either way every "
+            "change is listed with its offset. The status is `repaired`; `check` exits 1.",
         todo="Read the listed changes before trusting the value. A server-side tool "
              "parser or constrained decoding keeps small models from writing this.",
     ),

@@ -10,8 +10,10 @@ of the first character that made it impossible. It agrees with ``json.loads``
 (strict: no control characters inside strings, no NaN, no trailing commas).
 
 Speed comes from regular expressions that swallow runs of ordinary string
-characters, whitespace and number characters in one step; the per-character
-Python path only handles structure. Total work is linear in the text.
+characters, whitespace and number characters in one step, and whole tokens
+(a plain key with its colon, a plain string, a number, a literal) when a
+fragment holds them; the per-character Python path handles the rest of the
+structure and tokens cut by a fragment's end. Total work is linear in the text.
 
 The scanner never builds values: ``json.loads`` does that once, at the end.
 """
@@ -46,6 +48,15 @@ _NUM_PREFIX = re.compile(
 _NUM_FULL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
 _NUM_CHARS = re.compile(r"[0-9eE.+\-]*")
 _LITERALS = {"t": "true", "f": "false", "n": "null"}
+# Whole tokens, read in one step where the automaton would take several:
+# a key without escapes and its colon; a value that is a string without
+# escapes, a number with the delimiter that ends it in the same fragment (it
+# could go on in the next one otherwise), or a literal.
+_KEY_WHOLE = re.compile(r'"[^"\\\x00-\x1f]*"[ \t\n\r]*:')
+_VALUE_WHOLE = re.compile(
+    r'"[^"\\\x00-\x1f]*"|true|false|null'
+    r"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?=[ \t\n\r,}\]])"
+)
 
 #: bit flags of the per-fragment record ``feed`` returns
 IN_STRING = 1
@@ -254,6 +265,23 @@ class Scanner:
                 if i >= n:
                     break
                 c = text[i]
+            # whole tokens in one step, when the fragment holds them whole:
+            # a plain key and its colon, a plain string, a number that a
+            # delimiter ends, a literal (what follows is judged as before)
+            if st == _KEY or st == _KEY_FIRST:
+                m = _KEY_WHOLE.match(text, i)
+                if m is not None:  # (outside strings no surrogate half is pending)
+                    st = _VALUE
+                    i = m.end()
+                    continue
+            elif st == _VALUE or st == _ARRAY_FIRST:
+                m = _VALUE_WHOLE.match(text, i)
+                if m is not None:
+                    st = _AFTER
+                    if not stack:
+                        self._complete = True
+                    i = m.end()
+                    continue
             if st == _AFTER:
                 if not stack:
                     self._fail(base + i)  # data after a complete value
