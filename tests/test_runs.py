@@ -21,8 +21,9 @@ from fraglens import loading, runs
 from fraglens.load import frame, report_replaced_bytes, stream_from_bytes, stream_from_framed
 from fraglens.loading import Loading
 from fraglens.report import build_report
+from fraglens.runs import incremental_sse
 
-from .conftest import SAMPLES
+from .conftest import SAMPLES, shared_or_skip
 
 # -- captures -------------------------------------------------------------------
 
@@ -195,11 +196,27 @@ def test_the_app_reads_runs_in_slices_as_check_does(monkeypatch):
 
 @pytest.mark.parametrize(
     "path",
-    sorted(p for p in SAMPLES.iterdir() if p.suffix == ".sse"),
+    sorted(p for p in SAMPLES.iterdir() if p.suffix not in (".json", ".md")),
     ids=lambda p: p.name,
 )
 def test_every_sample_agrees(path):
-    _agree(path.read_bytes())
+    data = path.read_bytes()
+    if not incremental_sse(data):
+        pytest.skip("not read as SSE in one pass")
+    _agree(data)
+
+
+def test_every_real_capture_agrees():
+    shared = shared_or_skip()
+    read = 0
+    for path in sorted((shared / "real_streams").rglob("*")):
+        if not path.is_file() or path.suffix in (".md", ".json") or path.name == "NOTICE":
+            continue
+        data = path.read_bytes()
+        if incremental_sse(data):
+            _agree(data)
+            read += 1
+    assert read > 20  # most real captures are SSE
 
 
 _PIECE_CHARS = st.text(
@@ -227,3 +244,33 @@ def test_any_pieces_agree(pieces, build, eol, limit, cut):
             stream_from_bytes(data, "capture", max_arg_bytes=limit)
         return
     _agree(data, max_arg_bytes=limit)
+
+
+_LONG = _sse(_anthropic(_args_pieces(120)))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    edits=st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=len(_LONG) - 1),
+            st.sampled_from(["flip", "insert", "delete"]),
+            st.binary(min_size=1, max_size=3),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_a_damaged_run_agrees(edits):
+    # bytes flipped, put in or taken out anywhere in a long run (a quote, a
+    # backslash, a line end, a byte that is not UTF-8...): the bulk read still
+    # reads what the one-by-one read reads
+    data = bytearray(_LONG)
+    for at, how, blob in sorted(edits, reverse=True):
+        if how == "flip":
+            data[at] = blob[0]
+        elif how == "insert":
+            data[at:at] = blob
+        else:
+            del data[at : at + len(blob)]
+    _agree(bytes(data))

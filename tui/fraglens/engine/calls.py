@@ -85,6 +85,8 @@ class Call:
         #: the arguments restated whole by the adapter, replacing the text
         #: streamed so far (ArgsFinal.replaces), when that happened
         self.restated: str | None = None
+        #: the state after the whole text, scanned in one feed (scan_state)
+        self._ended: ScanState | None = None
 
     # -- growing ------------------------------------------------------------
 
@@ -159,6 +161,17 @@ class Call:
         if self.proved_whole_at == len(self.frag_end) > len(self.frag_shape):
             # what scanning would end with after one whole object or array
             return ScanState(self.length, 0, False, False, True, True, None)
+        if not self.frag_shape and self.length:
+            # nobody stepped through the call: the state after the whole text
+            # is that of one feed of it (the scanner ends in the same state for
+            # any split), several times cheaper than a feed per fragment, and
+            # no per-fragment record is made that nobody asked for
+            ended = self._ended
+            if ended is None or ended.offset != self.length:
+                scanner = Scanner()
+                scanner.feed(self.text)
+                ended = self._ended = scanner.state()
+            return ended
         return self.scanner.state()
 
     @property
