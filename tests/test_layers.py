@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "loading": 1,
     "runs": 1,
     "eventstream_runs": 1,
+    "ndjson_runs": 1,
     "chunking": 1,
     "compare_text": 1,
     "timing": 1,

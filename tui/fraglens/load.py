@@ -17,9 +17,10 @@ from typing import Any, BinaryIO
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from .eventstream_runs import EventStreamReader
-from .framing.detect import FramingError, read_stream
+from .framing.detect import FramingError, ndjson_start, read_stream
 from .framing.events import EventLog, Framed, FramingProblem
 from .framing.eventstream import looks_like_eventstream
+from .ndjson_runs import NDJSONReader
 from .runs import SSEReader, incremental_sse
 from .stream import FORMATS, Stream
 
@@ -32,7 +33,7 @@ class LoadError(Exception):
 #: ``check /dev/zero`` or an endless pipe ends with a one-line error instead
 #: of reading until memory runs out (a 100k-event capture is about 50 MB)
 MAX_INPUT_BYTES = 1 << 30
-#: bytes of an SSE capture framed at a time at most, between two runs
+#: bytes of an SSE or NDJSON capture framed at a time at most, between two runs
 _SSE_BUDGET = 1 << 22
 
 
@@ -187,6 +188,8 @@ def stream_from_bytes(data: bytes, name: str = "input", **kwargs) -> tuple[Strea
             return _read_eventstream(data, **kwargs)
         if incremental_sse(data):
             stream, framed = _read_sse(data, name, **kwargs)
+        elif (ndjson := ndjson_start(data)) is not None:
+            stream, framed = _read_ndjson(data, ndjson, **kwargs)
         else:
             framed = frame(data, name)
             stream = stream_from_framed(framed, **kwargs)
@@ -214,6 +217,25 @@ def _read_sse(
     return stream, Framed("sse", stream.events, problems=reader.problems)
 
 
+def _read_ndjson(
+    data: bytes,
+    start: int,
+    format: str | None = None,
+    max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
+    keep_naive: bool = False,
+) -> tuple[Stream, Framed]:
+    """An NDJSON capture (from ``start``, where ``ndjson_start`` found it),
+    framed and read in one pass (ndjson_runs.py): runs of text lines are read
+    in bulk."""
+    stream = Stream(format=known_format(format), framing="ndjson", max_arg_bytes=max_arg_bytes,
+                    keep_naive=keep_naive, sse_body=False, source=data)
+    reader = NDJSONReader(stream, data, start)
+    while not reader.done:
+        reader.advance(_SSE_BUDGET)
+    finish_stream(stream, [], {})
+    return stream, Framed("ndjson", stream.events)
+
+
 def _read_eventstream(
     data: bytes,
     format: str | None = None,
@@ -223,7 +245,8 @@ def _read_eventstream(
     """An AWS event-stream capture, framed and read in one pass
     (eventstream_runs.py): long calls' runs of identical frames are read in
     bulk. Damage is read as events, so there is always something to show."""
-    stream = Stream(format=format, framing="eventstream", max_arg_bytes=max_arg_bytes,
+    stream = Stream(format=known_format(format), framing="eventstream",
+                    max_arg_bytes=max_arg_bytes,
                     keep_naive=keep_naive, source=data)
     reader = EventStreamReader(stream, data)
     while not reader.done:

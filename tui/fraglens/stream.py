@@ -139,6 +139,19 @@ class Stream:
         self.events.add_run(name, starts, taken, lead, trail)
         return taken
 
+    def take_text_run(
+        self, choice: int, channel: str, texts: list[str], label: str, starts: list[int],
+        lead: int, trail: int,
+    ) -> None:
+        """Unnamed data events, each of which the adapter reads as one piece of
+        ``texts`` and nothing else (an NDJSON run: ndjson_runs.py), labelled
+        ``label``, the k-th from ``starts[k]`` to ``starts[k + 1]`` in the
+        source with its payload ``lead`` bytes after its start to ``trail``
+        bytes before its end: what ``_take`` would do with each, at once."""
+        self.reassembler.text_run(len(self.events), choice, channel, texts)
+        self.labels.extend(repeat(self._types.setdefault(label, label), len(texts)))
+        self.events.add_run(None, starts, len(texts), lead, trail)
+
     def _take(self, number: int, kind: str, data: str, name: str | None) -> None:
         r = self.reassembler
         if kind == "data":

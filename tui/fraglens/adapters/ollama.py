@@ -50,19 +50,47 @@ class OllamaAdapter:
     ends_with = "terminal"
     indexes_calls = True
     continuation = None  # no shortcut: every chunk goes through feed
+    #: where ``text_continuation`` reads the piece of each channel (ndjson_runs.py)
+    text_paths = {"content": ("message", "content"), "reasoning": ("message", "thinking")}
+    #: top-level fields this adapter never reads: the server's clock stamps
+    #: each line, so lines that only add text still differ in it (ndjson_runs.py)
+    unread_fields = ("created_at",)
 
     def __init__(self) -> None:
         self._calls = 0  # calls so far: the index of one that names none
 
+    @staticmethod
+    def text_continuation(payload: Any) -> tuple[int, str, str] | None:
+        """The commonest line, one that only adds text, as ``(choice, channel,
+        piece)``; None for any other. ``{"message": {"role": "assistant",
+        "content": piece}, "done": false}`` and any other top-level fields but
+        ``error``, or the same with ``"content": ""`` and ``"thinking": piece``
+        (reasoning). The piece is read as any string (an empty one adds
+        nothing), and the line changes no state of the adapter: ``feed`` reads
+        every such line through here."""
+        if type(payload) is not dict or payload.get("done") is not False or "error" in payload:
+            return None
+        message = payload.get("message")
+        if type(message) is not dict or message.get("role") != "assistant":
+            return None
+        content = message.get("content")
+        if type(content) is not str:
+            return None
+        if len(message) == 2:
+            return 0, "content", content
+        thinking = message.get("thinking")
+        if len(message) == 3 and content == "" and type(thinking) is str:
+            return 0, "reasoning", thinking
+        return None
+
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
             return []
+        found = self.text_continuation(payload)
+        if found is not None:
+            choice, channel, text = found
+            return [TextDelta(choice, text, channel)] if text else []
         message = as_dict(payload.get("message"))
-        if payload.get("done") is False and len(message) == 2 and "error" not in payload:
-            # the commonest line: a piece of text (or reasoning) and nothing else
-            content = message.get("content")
-            if type(content) is str and message.get("role") == "assistant":
-                return [TextDelta(0, content)] if content else []
         ops: list[Op] = []
         thinking = message.get("thinking")
         if isinstance(thinking, str) and thinking:

@@ -14,8 +14,8 @@ import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from itertools import accumulate
-from operator import methodcaller
+from itertools import accumulate, count
+from operator import itemgetter, methodcaller
 from typing import Any
 
 from .calls import Call
@@ -215,6 +215,16 @@ class Reassembler:
             call.nbytes = sizes[taken]
         call.extend(first_event, texts[:taken] if taken < len(texts) else texts)
         return taken
+
+    def text_run(self, first_event: int, choice: int, channel: str, texts: list[str]) -> None:
+        """One piece of text (``channel``: content or reasoning) for each of the
+        consecutive events from ``first_event``: what ``apply`` does with each
+        one's ``TextDelta``. An empty piece is an event with no op: it adds
+        nothing, and a run of only such events leaves the choices as they are."""
+        pieces = list(filter(itemgetter(1), zip(count(first_event), texts)))
+        if pieces:
+            ch = self._choice(choice)
+            (ch.text if channel == "content" else ch.reasoning).extend(pieces)
 
     def close(self, event: int) -> None:
         """The stream ended after ``event``: finalize everything still open."""

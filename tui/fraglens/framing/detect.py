@@ -31,7 +31,7 @@ from .sse import SSEDecoder
 if TYPE_CHECKING:
     from .recording import Recording
 
-__all__ = ["FramingError", "read_stream"]
+__all__ = ["FramingError", "add_ndjson_lines", "ndjson_start", "read_stream"]
 
 _BOM = b"\xef\xbb\xbf"
 _CONTENT = re.compile(rb"[^ \t\r\n]")
@@ -40,6 +40,8 @@ _SSE_DATA_LINE = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|[\r\n])data:")
 _SSE_OTHER_LINE = re.compile(rb":|(?:event|id|retry)(?::|\Z)")
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _JSON_WS = re.compile(r"[ \t\r\n]*")
+#: a byte ``bytes.strip`` keeps: a line with one is not blank
+_NDJSON_CONTENT = re.compile(rb"[^ \t\n\r\x0b\x0c]")
 # one encoder for all items: json.dumps(..., ensure_ascii=False) builds one per call
 _dumps = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -173,26 +175,70 @@ def _read_json(data: bytes, start: int, containers: bool) -> Framed | None:
 def _read_ndjson(data: bytes, start: int) -> Framed | None:
     """One JSON value per line. A line that is not JSON (the last one, cut off)
     is kept as it is: the engine reports it, the reader does not hide it."""
-    lines = data[start:].split(b"\n")
-    content = [line for line in lines if line.strip()]
-    if len(content) < 2:
-        return None
-    try:
-        json.loads(content[0])
-    except (ValueError, RecursionError):
+    if not _is_ndjson(data, start):
         return None
     # each line kept as a range of the input, decoded when read
     events = EventLog(data)
-    add = events.add
-    pos = start
-    for line in lines:
-        end = pos + len(line) + 1
+    add_ndjson_lines(data, start, len(data), events)
+    return Framed("ndjson", events)
+
+
+def _is_ndjson(data: bytes, start: int) -> bool:
+    """At least two lines that are not blank, the first of them (which starts
+    at ``start``, the input's first content) one JSON value. Found without
+    splitting the whole input: the line after the first that has any byte
+    ``bytes.strip`` keeps is the second."""
+    newline = data.find(b"\n", start)
+    if newline < 0 or _NDJSON_CONTENT.search(data, newline + 1) is None:
+        return False
+    try:
+        json.loads(data[start:newline])
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def add_ndjson_lines(data: bytes, pos: int, end: int, log: EventLog) -> None:
+    """The lines of ``data[pos:end]`` that are not blank, as data events in
+    ``log`` (over ``data``): ``pos`` is where a line starts, ``end`` is just
+    past a newline or the input's end, so that a capture framed a slice at a
+    time is framed as it is whole. Each event spans its line and its newline;
+    its payload is the line without the whitespace around it."""
+    add = log.add
+    size = len(data)
+    for line in data[pos:end].split(b"\n"):
+        after = pos + len(line) + 1
         body = line.strip()
         if body:
             at = pos + len(line) - len(line.lstrip())
-            add("data", None, pos, min(end, len(data)), at, at + len(body), None)
-        pos = end
-    return Framed("ndjson", events)
+            add("data", None, pos, min(after, size), at, at + len(body), None)
+        pos = after
+
+
+def ndjson_start(data: bytes) -> int | None:
+    """Where :func:`read_stream` starts reading ``data`` as NDJSON lines of
+    objects (its first content), or None when it would read it any other way
+    (or as lines of arrays). The same checks in the same order: not a binary
+    event stream, an object first, not a recording, UTF-8 throughout, more
+    than one JSON value, two lines that are not blank, the first one JSON."""
+    if looks_like_eventstream(data):
+        return None
+    skip = len(_BOM) if data.startswith(_BOM) else 0
+    start = _first_content(data, skip)
+    if start < 0 or data[start : start + 1] != b"{" or not _is_ndjson(data, start):
+        return None
+    from .recording import is_recording  # as in _read: only for inputs that could be one
+
+    if is_recording(data):
+        return None
+    text = _utf8(data[start:] if start else data)
+    if text is None:
+        return None
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return start
+    return None
 
 
 def _read_json_array(text: str, start: int) -> tuple[Framed, bool]:

@@ -1,0 +1,248 @@
+"""An NDJSON capture read into a stream a slice of lines at a time, runs of text lines in bulk.
+
+Ollama's ``/api/chat`` streams a long answer as thousands of lines that each
+add one piece of text and nothing else, and that repeat one another byte for
+byte but for the piece and the time the server stamped (``created_at``).
+Read one at a time, each line costs a split, a JSON decode, the adapter and
+the engine: three times what the least reader of the format spends on it.
+Here, once the stream has read a line the adapter takes as text only
+(``text_continuation``), that line's own bytes around its piece, and around
+its time stamp, become one regular expression, which finds in C how many of
+the next lines repeat them; the pieces are decoded by one ``json.loads`` of
+them all, and the event records, labels and text records are extended at
+once (``Stream.take_text_run``). No Python code runs per line of a run.
+
+Why this is exact. A run is looked for only once the format is decided and
+the last event read is a line the adapter took as text only. It is made of
+the whole lines from where reading stands (blank lines, which are no events,
+skipped) that lie end to end and whose bytes are exactly that line's but in
+its holes, newline included; from the first line that is not such a line,
+the lines are framed one by one again. A hole holds one JSON string's
+contents with nothing json's scanner refuses, so by JSON's grammar
+(adapters/envelope.py) each line decodes to the learned one with other
+strings in those places: a probe read back at the adapter's ``text_paths``
+proves the piece's hole, and a probe read back at one of its
+``unread_fields``, which neither the adapter nor the stream's labels read,
+proves the time's. The adapter reads the piece as any string and keeps no
+state for such a line, so every line of the run is the text continuation the
+learned one was, with its own piece. The capture is UTF-8 throughout, or it
+would not be framed as NDJSON (``ndjson_start``): a payload's text is its
+bytes decoded, and its offsets are those of its text encoded again.
+Property tests (tests/test_ndjson_runs.py) hold every read to the line-by-line one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import islice, repeat, takewhile
+from operator import attrgetter
+from typing import Any
+
+from .adapters.envelope import Envelope, Envelopes
+from .framing.detect import add_ndjson_lines
+from .stream import Stream, _label_of
+
+#: lines taken in one run at most: a bound on the lists a run builds (a longer
+#: run is read as several)
+MAX_RUN = 1 << 15
+#: the fewest lines taken as a run (unless the budget or MAX_RUN cut it): the
+#: few text lines between two others cost less read one by one
+_FEWEST = 8
+#: bytes framed line by line after a run before the next is looked for (one
+#: line: what ended a run is often one line between two runs), doubled after
+#: every slice that ends in no run, up to the caller's budget
+_FIRST_SLICE = 1
+_MAX_SLICE = 8 * 1024 * 1024
+#: a JSON string's contents that json's scanner accepts, maybe empty (an
+#: unrolled loop, which backtracks in linear time where a line differs)
+_STRING = rb'[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*'
+#: lines that ``bytes.strip`` leaves empty, newline included
+_BLANK_LINES = re.compile(rb"(?:[ \t\r\x0b\x0c]*\n)*")
+
+_group = re.Match.group
+_end = re.Match.end
+_lastindex = attrgetter("lastindex")
+
+
+class _Run:
+    """A learned line's bytes around its holes, as expressions: the piece's
+    hole alone, or the piece's and the time's in the order they come."""
+
+    __slots__ = ("channel", "choice", "label", "line", "lines", "parts", "payload_at",
+                 "payload_end", "piece")
+
+    def __init__(self, parts: tuple[bytes, ...], piece: int, choice: int, channel: str,
+                 label: str, payload_at: int, payload_end: int) -> None:
+        #: the constant bytes: one more than the holes
+        self.parts = parts
+        #: which hole holds the piece
+        self.piece = piece
+        self.choice, self.channel, self.label = choice, channel, label
+        #: where the payload starts in a line, and how far before its end it stops
+        self.payload_at, self.payload_end = payload_at, payload_end
+        # the piece's hole is the one group
+        holes = [_STRING] * (len(parts) - 1)
+        holes[piece] = b"(" + _STRING + b")"
+        line = re.escape(parts[0]) + b"".join(
+            hole + re.escape(part) for hole, part in zip(holes, parts[1:], strict=True))
+        self.line = re.compile(line)
+        #: every line from a line's start, in turn: the learned kind, with the
+        #: piece as group 1 (the learned line's own newline ends it), or any
+        #: other, to its newline or the search's end (no group: no
+        #: ``lastindex``). Something matches at every line's start, so that
+        #: a search never moves on byte by byte (on a long line, quadratic)
+        self.lines = re.compile(line + rb"|[^\n]*(?:\n|\Z)")
+
+
+class NDJSONReader:
+    """``data``, a capture ``ndjson_start`` says is NDJSON from ``start``, read
+    into ``stream`` (made over ``data``, with ``source=data``, and empty).
+    Call :meth:`advance` until :attr:`done`."""
+
+    def __init__(self, stream: Stream, data: bytes, start: int) -> None:
+        if stream.events or stream.events.source is not data:
+            raise ValueError("the stream must be empty and made over the capture's bytes")
+        self.stream = stream
+        self.data = data
+        #: bytes read so far: always where a line starts
+        self.pos = start
+        self.done = start >= len(data)
+        self._slice = _FIRST_SLICE
+        self._budget = _MAX_SLICE
+        self._runs: dict[tuple[Any, ...], _Run] = {}
+        #: the run learned last
+        self._last: _Run | None = None
+
+    def advance(self, budget: int) -> None:
+        """Read about ``budget`` bytes more (at least one line)."""
+        stop = self.pos + budget
+        self._budget = budget
+        while not self.done:
+            self._lines(min(self._slice, budget))
+            took = False
+            while self.pos < stop and not self.done and self._take_run():
+                took = True
+            self._slice = _FIRST_SLICE if took else min(2 * self._slice, _MAX_SLICE)
+            if self.pos >= stop:
+                return
+
+    def _lines(self, size: int) -> None:
+        """Frame and read the lines of about ``size`` bytes, one by one."""
+        data, pos, stream = self.data, self.pos, self.stream
+        end = len(data)
+        if pos + size < end:
+            newline = data.find(b"\n", pos + size)
+            if newline >= 0:
+                end = newline + 1
+        first = len(stream.events)
+        add_ndjson_lines(data, pos, end, stream.events)
+        stream.take_logged(first)
+        self.pos = end
+        self.done = end == len(data)
+
+    def _take_run(self) -> bool:
+        data, stream = self.data, self.stream
+        run = self._run_of_last()
+        if run is None:
+            return False
+        # blank lines are no events: a run goes on after them
+        blank = _BLANK_LINES.match(data, self.pos)
+        assert blank is not None  # it matches no line as well
+        pos = self.pos = blank.end()
+        self.done = pos == len(data)
+        if run.line.match(data, pos) is None:
+            return False
+        end = min(len(data), pos + self._budget)
+        # the lines from here that are the learned one but in its holes, found
+        # in C up to the first that is not (a line the budget cuts is left to
+        # the next run)
+        lines = list(islice(takewhile(_lastindex, run.lines.finditer(data, pos, end)), MAX_RUN))
+        if not lines:
+            return False
+        starts = [pos, *map(_end, lines)]
+        stop = starts[-1]
+        if len(lines) < _FEWEST and run.line.match(data, stop) is None:
+            return False  # a few lines, not cut by the budget or MAX_RUN
+        pieces = list(map(_group, lines, repeat(1)))
+        try:
+            # decoded strictly first: json.loads would let encoded surrogates through
+            texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
+        except ValueError:
+            return False
+        stream.take_text_run(run.choice, run.channel, texts, run.label, starts,
+                             run.payload_at, run.payload_end)
+        self.pos = stop
+        self.done = stop == len(data)
+        return True
+
+    def _run_of_last(self) -> _Run | None:
+        """The expressions of the last event's line, when the adapter read it
+        as text only."""
+        stream = self.stream
+        log, adapter = stream.events, stream.adapter
+        continuation = getattr(adapter, "text_continuation", None)
+        if continuation is None or not log:
+            return None
+        last = len(log) - 1
+        span, at = log.span(last), log.at(last)
+        if span is None or at is None or log.kind(last) != "data":
+            return None
+        known = self._last
+        if known is not None and known.line.fullmatch(self.data, span[0], span[1]):
+            return known  # a line of the last run's kind: proved when it was learned
+        text = log.data(last)
+        try:
+            payload = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+        found = continuation(payload)
+        if found is None:
+            return None
+        choice, channel, piece = found
+        label = stream.labels[last]
+        path = getattr(adapter, "text_paths", {}).get(channel)
+        envelopes = [(None if path is None else _hole(text, path, piece, label), True)]
+        if envelopes[0][0] is None:
+            return None
+        for field in getattr(adapter, "unread_fields", ()):
+            value = payload.get(field)
+            if type(value) is str:
+                envelopes.append((_hole(text, (field,), value, label), False))
+                break
+        data = self.data
+        raw = text.encode("utf-8")  # the payload's bytes: the capture is UTF-8
+        # the holes as byte offsets in the line, in the order they come
+        line_at = at[0] - span[0]
+        cuts: list[tuple[int, int, bool]] = []
+        for env, is_piece in envelopes:
+            if env is not None:
+                start = len(env.prefix.encode("utf-8"))
+                stop = len(raw) - len(env.suffix.encode("utf-8")) - 1
+                cuts.append((line_at + start, line_at + stop, is_piece))
+        cuts.sort()
+        line = data[span[0] : span[1]]
+        parts, prev = [], 0
+        for start, stop, _ in cuts:
+            parts.append(line[prev:start])
+            prev = stop
+        parts.append(line[prev:])
+        payload_end = span[1] - at[1]
+        key = (tuple(parts), choice, channel, label, line_at, payload_end)
+        run = self._runs.get(key)
+        if run is None:
+            if len(self._runs) >= 64:  # a stream has a few kinds of text line
+                self._runs.clear()
+            piece_at = [is_piece for _, _, is_piece in cuts].index(True)
+            run = self._runs[key] = _Run(tuple(parts), piece_at, choice, channel, label,
+                                         line_at, payload_end)
+        self._last = run
+        return run
+
+
+def _hole(text: str, path: tuple[str | int, ...], value: str, label: str) -> Envelope | None:
+    """The envelope of the string ``value`` at ``path`` in the payload ``text``,
+    proved with a probe (adapters/envelope.py), or None."""
+    envelopes = Envelopes(path, _label_of)
+    envelopes.learn(text, 0, 0, value, label)
+    return envelopes.items[0] if envelopes.items else None
