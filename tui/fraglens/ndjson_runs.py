@@ -41,7 +41,7 @@ from typing import Any
 
 from .adapters.envelope import Envelope, Envelopes
 from .framing.detect import add_ndjson_lines
-from .stream import Stream, _label_of
+from .stream import Stream, label_of
 
 #: lines taken in one run at most: a bound on the lists a run builds (a longer
 #: run is read as several)
@@ -243,6 +243,6 @@ class NDJSONReader:
 def _hole(text: str, path: tuple[str | int, ...], value: str, label: str) -> Envelope | None:
     """The envelope of the string ``value`` at ``path`` in the payload ``text``,
     proved with a probe (adapters/envelope.py), or None."""
-    envelopes = Envelopes(path, _label_of)
+    envelopes = Envelopes(path, label_of)
     envelopes.learn(text, 0, 0, value, label)
     return envelopes.items[0] if envelopes.items else None

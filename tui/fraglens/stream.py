@@ -177,7 +177,7 @@ class Stream:
                 r.diag("non-json-data", f"data nested too deeply to read: {data[:60]!r}",
                        number)
                 return
-            label = name if name is not None else _label_of(payload)
+            label = name if name is not None else label_of(payload)
             # one string per type, not per event: a million events name a few types
             label = self._types.setdefault(label, label)
             self.labels.append(label)
@@ -189,7 +189,7 @@ class Stream:
                 found = shortcut(payload)
                 if found is not None and r.continue_call(number, *found):
                     if envelopes is not None:
-                        envelopes.learn(data, *found, _label_of(payload))
+                        envelopes.learn(data, *found, label_of(payload))
                     return
             if envelopes is not None:
                 envelopes.forget()  # the adapter's state may change from here
@@ -305,7 +305,7 @@ class Stream:
         path = getattr(self.adapter, "continuation_path", None)
         if self._continuation is None or path is None:
             return None
-        return Envelopes(path, _label_of)
+        return Envelopes(path, label_of)
 
     def _apply(self, number: int, payload: Any, event: str | None) -> None:
         assert self.adapter is not None
@@ -318,7 +318,7 @@ class Stream:
         self.reassembler.apply(number, ops)
 
 
-def _label_of(payload: Any) -> str:
+def label_of(payload: Any) -> str:
     """The stream view's type for a decoded event that has no SSE name."""
     obj = payload.get("object") if type(payload) is dict else None
     return obj if type(obj) is str else _label(payload)
