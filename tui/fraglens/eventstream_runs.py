@@ -67,7 +67,7 @@ from .framing.eventstream import (
     log_items,
     read_sound,
 )
-from .runs import _PIECE
+from .runs import PIECE
 from .stream import Stream
 
 #: frames taken in one run at most: a bound on the lists a run builds
@@ -286,7 +286,7 @@ class EventStreamReader:
         if env is not None:
             lead = env.prefix.encode("utf-8", "surrogatepass")
             trail = b'"' + env.suffix.encode("utf-8", "surrogatepass")
-            run = self._run_of(lead, trail, _PIECE)
+            run = self._run_of(lead, trail, PIECE)
             return None if run is None else (env, run, None)
         return self._wrapped()
 
@@ -343,7 +343,7 @@ class EventStreamReader:
             if len(self._inner) >= 64:
                 self._inner.clear()
             inner = self._inner[lead, trail] = re.compile(
-                re.escape(lead) + b"(" + _PIECE + b")" + re.escape(trail))
+                re.escape(lead) + b"(" + PIECE + b")" + re.escape(trail))
         return env, run, (lead, trail, inner)
 
     def _run_of(self, lead: bytes, trail: bytes, piece: bytes) -> _Run | None:

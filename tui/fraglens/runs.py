@@ -43,11 +43,18 @@ from .stream import Stream
 #: events taken in one run at most: a bound on the lists a run builds (a longer
 #: run is read as several)
 MAX_RUN = 1 << 15
-#: bytes framed one event at a time after a run before the next is looked for;
-#: doubled after every slice that ends in no run, up to the caller's budget
-_FIRST_SLICE = 4096
-#: bytes searched for a run's events at once: doubled while runs fill it
+#: bytes framed one event at a time after a run before the next is looked for
+#: (one event: what ends a run is often one event between two runs); doubled
+#: after every slice that ends in no run, up to _MAX_SLICE or the caller's budget
+_FIRST_SLICE = 1
+_MAX_SLICE = 256 * 1024
+#: the fewest events taken as a run: fewer cost less read one by one, and a
+#: look for so many at the start of a run is cheap where there is none
+FEWEST = 32
+#: bytes searched for a run's events at once: doubled while runs fill it, and
+#: after a run that ended inside it, twice that run's bytes (at least the least)
 _FIRST_WINDOW = 64 * 1024
+_SHORT_WINDOW = 4096
 _MAX_WINDOW = 8 * 1024 * 1024
 
 _CONTENT = re.compile(rb"[^ \t\r\n]")
@@ -61,7 +68,7 @@ _TAILS = (b"\n\n", b"\r\n\r\n", b"\r\r")
 #: a JSON string's contents that json's scanner accepts, at least one character
 #: (written as an unrolled loop, which backtracks in linear time where an event
 #: does not end as the run's do)
-_PIECE = rb'(?!")[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*'
+PIECE = rb'(?!")[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*'
 
 
 def incremental_sse(data: bytes) -> bool:
@@ -78,15 +85,16 @@ def incremental_sse(data: bytes) -> bool:
 class _Run:
     """The learned event's bytes around its piece, as expressions."""
 
-    __slots__ = ("block", "head", "many", "payload_at", "payload_end", "tail")
+    __slots__ = ("block", "fewest", "head", "many", "payload_at", "payload_end", "tail")
 
     def __init__(self, head: bytes, tail: bytes, payload_at: int, payload_end: int) -> None:
         self.head, self.tail = head, tail
         #: where the payload starts in a block, and how far before its end it stops
         self.payload_at, self.payload_end = payload_at, payload_end
         lead, trail = re.escape(head), re.escape(tail)
-        self.block = re.compile(lead + b"(" + _PIECE + b")" + trail)
-        self.many = re.compile(b"(?:" + lead + _PIECE + trail + b"){1,%d}" % MAX_RUN)
+        self.block = re.compile(lead + b"(" + PIECE + b")" + trail)
+        self.many = re.compile(b"(?:" + lead + PIECE + trail + b"){1,%d}" % MAX_RUN)
+        self.fewest = re.compile(b"(?:" + lead + PIECE + trail + b"){%d}" % FEWEST)
 
 
 class SSEReader:
@@ -118,7 +126,7 @@ class SSEReader:
             took = False
             while self.pos < stop and not self.done and self._take_run():
                 took = True
-            self._slice = _FIRST_SLICE if took else min(2 * self._slice, _MAX_WINDOW)
+            self._slice = _FIRST_SLICE if took else min(2 * self._slice, _MAX_SLICE)
             if self.pos >= stop:
                 return
 
@@ -156,6 +164,8 @@ class SSEReader:
         run = self._run_of(env)
         if run is None:
             return False
+        if run.fewest.match(data, pos) is None:
+            return False  # not a run worth taking: read on one by one
         end = min(len(data), pos + min(self._window, self._budget))
         pieces = run.block.findall(data, pos, end)
         if not pieces:
@@ -177,7 +187,9 @@ class SSEReader:
             except ValueError:  # cannot be: the blocks found first are the run's
                 return False
             del pieces[count:], starts[count + 1 :]
-            self._window = _FIRST_WINDOW
+            # the next run is looked for in about twice this one's bytes: a
+            # capture whose runs are short is not searched far past each of them
+            self._window = max(_SHORT_WINDOW, 2 * (starts[-1] - pos))
         max_line = min(self._decoder.max_line, self._decoder.max_event)
         if starts[-1] - pos > max_line and max(map(len, pieces)) + const > max_line:
             return False  # the decoder says where a line is too long
