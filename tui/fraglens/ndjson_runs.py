@@ -41,6 +41,7 @@ from typing import Any
 
 from .adapters.envelope import Envelope, Envelopes
 from .framing.detect import add_ndjson_lines
+from .runs import SliceReader
 from .stream import Stream, label_of
 
 #: lines taken in one run at most: a bound on the lists a run builds (a longer
@@ -95,39 +96,29 @@ class _Run:
         self.lines = re.compile(line + rb"|[^\n]*(?:\n|\Z)")
 
 
-class NDJSONReader:
+class NDJSONReader(SliceReader):
     """``data``, a capture ``ndjson_start`` says is NDJSON from ``start``, read
     into ``stream`` (made over ``data``, with ``source=data``, and empty).
     Call :meth:`advance` until :attr:`done`."""
 
+    first_slice = _FIRST_SLICE
+    max_slice = _MAX_SLICE
+
     def __init__(self, stream: Stream, data: bytes, start: int) -> None:
         if stream.events or stream.events.source is not data:
             raise ValueError("the stream must be empty and made over the capture's bytes")
+        super().__init__()
+        self._budget = _MAX_SLICE
         self.stream = stream
         self.data = data
         #: bytes read so far: always where a line starts
         self.pos = start
         self.done = start >= len(data)
-        self._slice = _FIRST_SLICE
-        self._budget = _MAX_SLICE
         self._runs: dict[tuple[Any, ...], _Run] = {}
         #: the run learned last
         self._last: _Run | None = None
 
-    def advance(self, budget: int) -> None:
-        """Read about ``budget`` bytes more (at least one line)."""
-        stop = self.pos + budget
-        self._budget = budget
-        while not self.done:
-            self._lines(min(self._slice, budget))
-            took = False
-            while self.pos < stop and not self.done and self._take_run():
-                took = True
-            self._slice = _FIRST_SLICE if took else min(2 * self._slice, _MAX_SLICE)
-            if self.pos >= stop:
-                return
-
-    def _lines(self, size: int) -> None:
+    def _slice_once(self, size: int) -> None:
         """Frame and read the lines of about ``size`` bytes, one by one."""
         data, pos, stream = self.data, self.pos, self.stream
         end = len(data)

@@ -97,25 +97,22 @@ class _Run:
         self.fewest = re.compile(b"(?:" + lead + PIECE + trail + b"){%d}" % FEWEST)
 
 
-class SSEReader:
-    """``data``, an SSE capture, read into ``stream`` (made over ``data``, with
-    ``source=data``, and empty). Call :meth:`advance` until :attr:`done`."""
+class SliceReader:
+    """A capture read into a stream a slice at a time, the runs that start
+    after each slice taken in bulk: what the SSE and NDJSON readers share. A
+    subclass reads one slice of about so many bytes one event at a time
+    (``_slice_once``), and takes one run where one starts (``_take_run``)."""
 
-    def __init__(self, stream: Stream, data: bytes) -> None:
-        if stream.events or stream.events.source is not data:
-            raise ValueError("the stream must be empty and made over the capture's bytes")
-        self.stream = stream
-        self.data = data
-        self._decoder = SSEDecoder(log=stream.events)
+    #: the first slice after a run, and the most a slice doubles to
+    first_slice = _FIRST_SLICE
+    max_slice = _MAX_SLICE
+
+    def __init__(self) -> None:
         #: bytes read so far
         self.pos = 0
         self.done = False
-        #: what the framing met on the way, once done
-        self.problems: list[FramingProblem] = []
-        self._slice = _FIRST_SLICE
-        self._window = _FIRST_WINDOW
+        self._slice = self.first_slice
         self._budget = _MAX_WINDOW
-        self._runs: dict[tuple[bytes, bytes], _Run] = {}
 
     def advance(self, budget: int) -> None:
         """Read about ``budget`` bytes more (at least one slice)."""
@@ -126,9 +123,32 @@ class SSEReader:
             took = False
             while self.pos < stop and not self.done and self._take_run():
                 took = True
-            self._slice = _FIRST_SLICE if took else min(2 * self._slice, _MAX_SLICE)
+            self._slice = self.first_slice if took else min(2 * self._slice, self.max_slice)
             if self.pos >= stop:
                 return
+
+    def _slice_once(self, size: int) -> None:
+        raise NotImplementedError
+
+    def _take_run(self) -> bool:
+        raise NotImplementedError
+
+
+class SSEReader(SliceReader):
+    """``data``, an SSE capture, read into ``stream`` (made over ``data``, with
+    ``source=data``, and empty). Call :meth:`advance` until :attr:`done`."""
+
+    def __init__(self, stream: Stream, data: bytes) -> None:
+        if stream.events or stream.events.source is not data:
+            raise ValueError("the stream must be empty and made over the capture's bytes")
+        super().__init__()
+        self.stream = stream
+        self.data = data
+        self._decoder = SSEDecoder(log=stream.events)
+        #: what the framing met on the way, once done
+        self.problems: list[FramingProblem] = []
+        self._window = _FIRST_WINDOW
+        self._runs: dict[tuple[bytes, bytes], _Run] = {}
 
     def _slice_once(self, size: int) -> None:
         data, pos, stream = self.data, self.pos, self.stream
