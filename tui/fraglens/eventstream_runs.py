@@ -37,11 +37,14 @@ the pieces as continuations, stopping short of the size limit, where the
 frames left go one by one again. Property tests
 (tests/test_eventstream_runs.py) hold every read to the frame-by-frame one.
 
-Not in a run: ``InvokeModelWithResponseStream`` chunks, whose envelope is the
-base64 of the model's own event (its adapter has no ``continuation_path``),
-and the messages real Bedrock sends with a ``"p"`` field of random padding,
-whose length varies from one message to the next: no two such payloads share
-an envelope, so they are read one by one.
+``InvokeModelWithResponseStream`` chunks wrap the model's own event as
+base64 in ``{"bytes":"..."}``: there the frame's piece is the base64, the
+run's chunks are decoded in bulk, and each wrapped event must be the learned
+wrapped event's bytes around another piece (``_wrapped``, ``_unwrapped``).
+
+Not in a run: the messages real Bedrock sends with a ``"p"`` field of random
+padding, whose length varies from one message to the next: no two such
+payloads share an envelope, so they are read one by one.
 """
 
 from __future__ import annotations
