@@ -7,12 +7,12 @@ and the stream's events, calls and diagnostics are usable between two slices,
 as they are while a live call streams in. Sans-I/O and sans-clock: the caller
 hands in the bytes and decides how long a slice may take.
 
-SSE, the framing of nearly every large capture, is read by ``runs.SSEReader``,
-as ``check`` reads it: decoded incrementally (the decoder yields the same
-events for any split of the input), a long call's runs of identical events in
-bulk. Any other framing
-(a recording, a HAR export, NDJSON, a JSON body) is framed whole when the
-``Loading`` is made, and its events are then fed a slice at a time.
+SSE, NDJSON and AWS event-stream captures, the framings of nearly every large
+capture, are read by the readers ``check`` reads them with (``runs``,
+``ndjson_runs``, ``eventstream_runs``): framed incrementally (the same events
+for any split of the input), a long call's runs of identical events in bulk.
+Any other framing (a recording, a HAR export, a JSON body) is framed whole
+when the ``Loading`` is made, and its events are then fed a slice at a time.
 """
 
 from __future__ import annotations
@@ -21,8 +21,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
+from .eventstream_runs import EventStreamReader
+from .framing.detect import ndjson_start
 from .framing.events import EventLog, FramingProblem, RawEvent
+from .framing.eventstream import looks_like_eventstream
 from .load import finish_stream, frame, known_format, report_replaced_bytes
+from .ndjson_runs import NDJSONReader
 from .runs import SSEReader, incremental_sse
 from .stream import Stream
 
@@ -48,7 +52,7 @@ class Loading:
         self.data = data
         self.name = name
         self._max_arg_bytes = max_arg_bytes
-        self._reader: SSEReader | None = None
+        self._reader: SSEReader | NDJSONReader | EventStreamReader | None = None
         self._events: Sequence[RawEvent] | None = None
         #: a recording's or HAR's metadata (its request, redacted), else empty
         self.meta: dict[str, Any] = {}
@@ -57,10 +61,17 @@ class Loading:
         #: events fed so far (framings other than SSE)
         self._pos = 0
         self.done = False
-        if incremental_sse(data):
-            # the decoder's offsets index data: the stream keeps payloads as ranges of it
+        # the readers of check's whole read (load.stream_from_bytes), in its order;
+        # their offsets index data: the stream keeps payloads as ranges of it
+        if looks_like_eventstream(data):
+            self.stream = self._new_stream(known_format(format), "eventstream", False, data)
+            self._reader = EventStreamReader(self.stream, data)
+        elif incremental_sse(data):
             self.stream = self._new_stream(format, "sse", True, data)
             self._reader = SSEReader(self.stream, data)
+        elif (ndjson := ndjson_start(data)) is not None:
+            self.stream = self._new_stream(known_format(format), "ndjson", False, data)
+            self._reader = NDJSONReader(self.stream, data, ndjson)
         else:
             framed = frame(data, name)
             sse_body = (framed.meta.get("body_framing") or framed.framing) == "sse"
@@ -106,7 +117,7 @@ class Loading:
         if self._reader is not None:
             self._reader.advance(SLICE_BYTES)
             if self._reader.done:
-                self._problems = self._reader.problems
+                self._problems = getattr(self._reader, "problems", [])
                 self._finish()
         else:
             self._advance_framed(self._events)
