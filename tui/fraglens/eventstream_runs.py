@@ -287,8 +287,7 @@ class EventStreamReader:
         stream = self.stream
         env = stream.run_envelope()
         if env is not None:
-            lead = env.prefix.encode("utf-8", "surrogatepass")
-            trail = b'"' + env.suffix.encode("utf-8", "surrogatepass")
+            lead, trail = env.encoded()
             run = self._run_of(lead, trail, PIECE)
             return None if run is None else (env, run, None)
         return self._wrapped()

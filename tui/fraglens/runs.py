@@ -237,8 +237,7 @@ class SSEReader(SliceReader):
         if span is None or at is None:
             return None
         data = self.data
-        lead = env.prefix.encode("utf-8", "surrogatepass")
-        trail = b'"' + env.suffix.encode("utf-8", "surrogatepass")
+        lead, trail = env.encoded()
         head = data[span[0] : at[0] + len(lead)]
         tail = data[at[1] - len(trail) : span[1]]
         if (

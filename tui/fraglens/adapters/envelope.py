@@ -61,6 +61,13 @@ class Envelope:
         #: the stream view's type for such an event when it has no SSE name
         self.label = label
 
+    def encoded(self) -> tuple[bytes, bytes]:
+        """The payload's bytes before the piece (opening quote included) and
+        after it (closing quote included), as the input holds them when it is
+        UTF-8: what the bulk readers look for around each piece."""
+        return (self.prefix.encode("utf-8", "surrogatepass"),
+                b'"' + self.suffix.encode("utf-8", "surrogatepass"))
+
 
 class Envelopes:
     """The envelopes learned in one stream, for one adapter's path."""
