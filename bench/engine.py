@@ -35,13 +35,16 @@ import base64
 import gc
 import json
 import os
+import random
 import resource
 import statistics
+import string
 import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,6 +139,19 @@ def _anthropic_events(pieces: list[str]) -> list[dict]:
     ]
 
 
+#: what Bedrock pads each event-stream payload with: a ``"p"`` field holding a
+#: prefix of this, of a length that varies from message to message (so that a
+#: message's size does not tell its content's)
+_PAD = string.ascii_lowercase + string.ascii_uppercase + string.digits
+
+
+def _padding() -> Callable[[], str]:
+    """A source of ``"p"`` values as real Bedrock captures carry them: a
+    prefix of _PAD of a random length, seeded so every run times the same bytes."""
+    lengths = random.Random(14).randint
+    return lambda: _PAD[: lengths(1, len(_PAD))]
+
+
 def format_stream(fmt: str, arg_bytes: int = 1_000_000, frag: int = 10) -> bytes:
     """One call whose ~arg_bytes of arguments arrive in frag-character pieces,
     as ``fmt`` streams it (Ollama, whose calls come whole: the same number of
@@ -181,8 +197,11 @@ def format_stream(fmt: str, arg_bytes: int = 1_000_000, frag: int = 10) -> bytes
             (None, {"type": "finish"}),
         ]) + b"data: [DONE]\n\n"
     if fmt == "bedrock-converse":
+        pad = _padding()
+
         def ev(name: str, payload: dict) -> bytes:
-            body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+            body = json.dumps({**payload, "p": pad()}, ensure_ascii=False,
+                              separators=(",", ":")).encode()
             return encode_message({":event-type": name, ":message-type": "event"}, body)
         return b"".join([
             ev("messageStart", {"role": "assistant"}),
@@ -194,9 +213,12 @@ def format_stream(fmt: str, arg_bytes: int = 1_000_000, frag: int = 10) -> bytes
             ev("messageStop", {"stopReason": "tool_use"}),
         ])
     if fmt == "bedrock-invoke":
+        pad = _padding()
+
         def chunk(inner: dict) -> bytes:
             raw = json.dumps(inner, ensure_ascii=False, separators=(",", ":")).encode()
-            body = json.dumps({"bytes": base64.b64encode(raw).decode()}).encode()
+            body = json.dumps({"bytes": base64.b64encode(raw).decode(), "p": pad()},
+                              separators=(",", ":")).encode()
             return encode_message({":event-type": "chunk", ":message-type": "event"}, body)
         return b"".join(chunk(e) for e in _anthropic_events(pieces))
     if fmt == "ollama":
