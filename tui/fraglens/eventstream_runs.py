@@ -58,8 +58,10 @@ import zlib
 from collections.abc import Callable
 from functools import partial
 from itertools import accumulate, chain, islice, repeat
-from operator import add
+from operator import add, itemgetter
+from typing import Any
 
+from .adapters.base import Continuation
 from .adapters.envelope import Envelope, Envelopes
 from .framing.events import FramingProblem
 from .framing.eventstream import (
@@ -71,7 +73,7 @@ from .framing.eventstream import (
     read_sound,
 )
 from .runs import PIECE
-from .stream import Stream
+from .stream import Stream, label_of
 
 #: frames taken in one run at most: a bound on the lists a run builds
 MAX_RUN = 1 << 15
@@ -86,10 +88,17 @@ _FIRST_SLICE = 4096
 _FIRST_WINDOW = 16 * 1024
 _MAX_WINDOW = 8 * 1024 * 1024
 
+_first, _second = itemgetter(0), itemgetter(1)
 _U32 = struct.Struct(">I")
 _LENGTHS = struct.Struct(">II")
 #: bytes of the learned envelope a frame's piece must follow (see _Run)
 _BEHIND = 8
+#: what the string of a field the adapter never reads (padding) may hold in a
+#: run: printable ASCII but the quote and the backslash, maybe empty. Bedrock
+#: pads with letters and digits; a string with anything else (an escape, a
+#: byte past ASCII) is read frame by frame. ASCII is valid UTF-8 as it is, and
+#: one class is the quickest thing to scan
+_PADDING = rb"[ !#-\[\]-~]*"
 #: base64 that ``b64decode(..., validate=True)`` may accept, at least one character
 _BASE64 = rb"[A-Za-z0-9+/]+={0,2}"
 _BASE64_ONLY = re.compile(_BASE64)
@@ -107,35 +116,47 @@ _Inner = tuple[bytes, bytes, "re.Pattern[bytes]"]
 
 
 class _Run:
-    """The learned frame's bytes around its piece, as an expression, and the
-    preludes and CRCs of frames that repeat them."""
+    """The learned frame's bytes around its piece (and its padding's string,
+    when it has one), as an expression, and the preludes and CRCs of frames
+    that repeat them."""
 
-    __slots__ = ("bases", "fixed", "frame", "head", "headers_length", "payload_at", "starts",
-                 "tail", "tail_crc")
+    __slots__ = ("bases", "fixed", "frame", "head", "headers_length", "mid", "payload_at",
+                 "starts", "tail", "tail_crc")
 
-    def __init__(self, headers_length: int, head: bytes, tail: bytes, piece: bytes) -> None:
+    def __init__(self, headers_length: int, head: bytes, tail: bytes, piece: bytes,
+                 mid: bytes | None = None) -> None:
         #: the header bytes and the envelope up to the piece; what follows it
+        #: (or, with padding, what follows the padding's string)
         self.head, self.tail = head, tail
+        #: with padding, the bytes from the piece's closing quote to the
+        #: padding's opening quote: a frame's body is then piece, mid, padding
+        self.mid = mid
         self.headers_length = headers_length
         #: where the payload starts in a frame
         self.payload_at = PRELUDE + headers_length
-        #: a frame's length but its piece's
+        #: a frame's length but its body's
         self.fixed = PRELUDE + len(head) + len(tail) + TRAILER
-        # A piece after what is where the head would be, then the tail: the
-        # bytes skipped are checked after, against the frame the piece makes.
-        # The piece (``piece``: a JSON string's contents, or base64) must
-        # follow the head's last bytes, which end with its opening quote after
-        # the colon of its key (or whitespace: see Envelopes._find), so a
-        # piece is only scanned for from the end of one of their occurrences,
-        # and stops at the latest at the quote that ends the next (no escape
-        # takes in a colon): the search stays linear.
+        # A piece after what is where the head would be, then the tail (or
+        # the mid, the padding's string and the tail): the bytes skipped are
+        # checked after, against the frame the body makes. The piece
+        # (``piece``: a JSON string's contents, or base64) must follow the
+        # head's last bytes, which end with its opening quote after the colon
+        # of its key (or whitespace: see Envelopes._find), so a piece is only
+        # scanned for from the end of one of their occurrences, and stops at
+        # the latest at the quote that ends the next (no escape takes in a
+        # colon); the padding's string stops at the quote after it: the
+        # search stays linear.
+        # one group, the piece; with padding two, the body and the piece in it
+        body = b"(%s)" % piece
+        if mid is not None:
+            body = b"(" + body + re.escape(mid) + _PADDING + b")"
         self.frame = re.compile(
-            b".{%d}(?<=%s)(%s)%s.{4}"
-            % (PRELUDE + len(head), re.escape(head[-_BEHIND:]), piece, re.escape(tail)),
+            b".{%d}(?<=%s)%s%s.{4}"
+            % (PRELUDE + len(head), re.escape(head[-_BEHIND:]), body, re.escape(tail)),
             re.DOTALL,
         )
-        #: piece length -> the bytes before the piece in a frame that carries
-        #: such a piece (the prelude its length makes, the head), and their
+        #: body length -> the bytes before the body in a frame that carries
+        #: such a body (the prelude its length makes, the head), and their
         #: CRC, which the message CRC goes on from
         self.starts: dict[int, bytes] = {}
         self.bases: dict[int, int] = {}
@@ -143,8 +164,8 @@ class _Run:
         self.tail_crc = struct.Struct(f">{len(tail)}sI").pack
 
     def learn(self, lengths: set[int]) -> None:
-        """The starts of frames with pieces of these lengths."""
-        if len(self.starts) > 4096:  # a run's pieces come in a few lengths
+        """The starts of frames with bodies of these lengths."""
+        if len(self.starts) > 4096:  # a run's bodies come in a few lengths
             self.starts.clear()
             self.bases.clear()
         for length in lengths - self.starts.keys():
@@ -178,7 +199,7 @@ class EventStreamReader:
         self._slice = _FIRST_SLICE
         self._window = _FIRST_WINDOW
         self._budget = _MAX_WINDOW
-        self._runs: dict[tuple[bytes, bytes, bytes], _Run] = {}
+        self._runs: dict[tuple[bytes, bytes, bytes, bytes | None], _Run] = {}
         #: wrapped events' bytes around their pieces -> their expression
         self._inner: dict[tuple[bytes, bytes], re.Pattern[bytes]] = {}
 
@@ -236,20 +257,23 @@ class EventStreamReader:
             return False
         env, run, inner = learned
         end = min(len(data), pos + min(self._window, self._budget))
-        pieces = run.frame.findall(data, pos, end)
-        if not pieces:
+        found = run.frame.findall(data, pos, end)
+        if not found:
             return False
-        del pieces[MAX_RUN:]
-        lengths = list(map(len, pieces))
+        del found[MAX_RUN:]
+        # a frame's bytes between its head and its tail: the piece, or with
+        # padding the piece, the mid and the padding's string
+        bodies: list[bytes] = found if run.mid is None else list(map(_first, found))
+        lengths = list(map(len, bodies))
         run.learn(set(lengths))
         crc32, tail = zlib.crc32, run.tail
         ends = map(run.tail_crc, repeat(tail), map(
-            crc32, repeat(tail), map(crc32, pieces, map(run.bases.__getitem__, lengths))
+            crc32, repeat(tail), map(crc32, bodies, map(run.bases.__getitem__, lengths))
         ))
-        # the frames these pieces make, each with the prelude its length makes
+        # the frames these bodies make, each with the prelude its length makes
         # and the CRC its bytes make: where the input holds them from here,
         # byte for byte, they are the run (else it ends at the first that differs)
-        made = b"".join(chain.from_iterable(zip(map(run.starts.__getitem__, lengths), pieces,
+        made = b"".join(chain.from_iterable(zip(map(run.starts.__getitem__, lengths), bodies,
                                                 ends, strict=True)))
         starts = list(accumulate(map(add, lengths, repeat(run.fixed)), initial=pos))
         if data.startswith(made, pos):
@@ -259,7 +283,8 @@ class EventStreamReader:
             self._window = max(_FIRST_WINDOW, 2 * (starts[good] - pos))
             if not good:
                 return False
-            del pieces[good:], starts[good + 1 :]
+            del found[good:], starts[good + 1 :]
+        pieces: list[bytes] = found if run.mid is None else list(map(_second, found))
         if inner is not None:
             pieces = _unwrapped(pieces, *inner)
             if not pieces:
@@ -285,6 +310,9 @@ class EventStreamReader:
         that wraps the model's event in base64, that event's bytes around its
         piece (and their expression)."""
         stream = self.stream
+        padded = self._padded()
+        if padded is not None:
+            return padded
         env = stream.run_envelope()
         if env is not None:
             lead, trail = env.encoded()
@@ -292,28 +320,76 @@ class EventStreamReader:
             return None if run is None else (env, run, None)
         return self._wrapped()
 
-    def _wrapped(self) -> tuple[Envelope, _Run, _Inner] | None:
-        """For an InvokeModel stream, when the last chunk is ``{"bytes":"..."}``
-        whose base64 holds an event the wrapped model's shortcut reads as a
-        continuation: that event's envelope (``adapters/envelope.py``, proved
-        as the stream proves its own). The shortcut is the first thing the
-        stream tries on every chunk, and an envelope's events are read by it
-        as this one was, whatever came before."""
-        stream = self.stream
-        adapter = stream.adapter
-        path = getattr(adapter, "wrapped_path", None)
-        log = stream.events
+    def _last_payload(self, named: bool) -> tuple[str, Any] | None:
+        """The last event's payload as text and decoded, when it is a data
+        event (with a name, if ``named``) whose payload is strict UTF-8 JSON:
+        its bytes are then exactly its text encoded."""
+        log = self.stream.events
         last = len(log) - 1
-        if path is None or stream.naive_log is not None or last < 0:
+        if last < 0:
             return None
         at = log.at(last)
-        if log.kind(last) != "data" or log.name(last) is None or at is None:
+        if log.kind(last) != "data" or at is None or (named and log.name(last) is None):
             return None
         try:
             text = self.data[at[0] : at[1]].decode("utf-8")
-            chunk = json.loads(text)
+            return text, json.loads(text)
         except (ValueError, RecursionError):  # not UTF-8, not JSON: no continuation
             return None
+
+    def _padded(self) -> tuple[Envelope, _Run, None] | None:
+        """For a ConverseStream, when the last event is a continuation the
+        adapter's shortcut reads with a field of padding after its piece
+        (``_padding``): its envelope, learned here (the stream's own envelopes
+        hold the padding in their bytes, so no padded event after it shares
+        one), and the expression of frames that repeat it with another piece
+        and other padding. The shortcut is the first thing the stream tries
+        on every event (its envelopes read what it reads), so each of those
+        frames is read as this one was, with its own piece, whatever came
+        before: the engine then takes the piece or not (``continue_run``
+        decides as ``continue_call`` would)."""
+        stream = self.stream
+        adapter = stream.adapter
+        path = getattr(adapter, "continuation_path", None)
+        shortcut = adapter.continuation if adapter is not None else None
+        if (path is None or shortcut is None or stream.naive_log is not None
+                or not getattr(adapter, "unread_fields", ())):
+            return None
+        last = self._last_payload(named=False)
+        if last is None:
+            return None
+        text, doc = last
+        found = shortcut(doc)
+        if found is None:
+            return None
+        padding = _padding(text, doc, adapter, found)
+        if padding is None:
+            return None
+        envelopes = Envelopes(path, label_of)
+        envelopes.learn(text, *found, label_of(doc))
+        if not envelopes.items:
+            return None
+        env = envelopes.items[0]
+        cut = _around(text, env, padding)
+        run = None if cut is None else self._run_of(cut[0], cut[2], PIECE, cut[1])
+        return None if run is None else (env, run, None)
+
+    def _wrapped(self) -> tuple[Envelope, _Run, _Inner] | None:
+        """For an InvokeModel stream, when the last chunk is ``{"bytes":"..."}``
+        (padded or not) whose base64 holds an event the wrapped model's
+        shortcut reads as a continuation: that event's envelope
+        (``adapters/envelope.py``, proved as the stream proves its own). The
+        shortcut is the first thing the stream tries on every chunk, and an
+        envelope's events are read by it as this one was, whatever came before."""
+        stream = self.stream
+        adapter = stream.adapter
+        path = getattr(adapter, "wrapped_path", None)
+        if path is None or stream.naive_log is not None:
+            return None
+        last = self._last_payload(named=True)
+        if last is None:
+            return None
+        text, chunk = last
         wrapped = chunk.get("bytes") if type(chunk) is dict else None
         if type(wrapped) is not str or _BASE64_ONLY.fullmatch(wrapped.encode()) is None:
             return None
@@ -334,8 +410,12 @@ class EventStreamReader:
         if not outer.items or not envelopes.items:
             return None
         env = envelopes.items[0]
-        run = self._run_of(outer.items[0].prefix.encode(), b'"' + outer.items[0].suffix.encode(),
-                           _BASE64)
+        padding = _padding(text, chunk, adapter, found)
+        if padding is None:
+            run = self._run_of(*outer.items[0].encoded(), _BASE64)
+        else:
+            cut = _around(text, outer.items[0], padding)
+            run = None if cut is None else self._run_of(cut[0], cut[2], _BASE64, cut[1])
         if run is None:
             return None
         lead = env.prefix.encode("utf-8")
@@ -348,9 +428,11 @@ class EventStreamReader:
                 re.escape(lead) + b"(" + PIECE + b")" + re.escape(trail))
         return env, run, (lead, trail, inner)
 
-    def _run_of(self, lead: bytes, trail: bytes, piece: bytes) -> _Run | None:
+    def _run_of(self, lead: bytes, trail: bytes, piece: bytes,
+                mid: bytes | None = None) -> _Run | None:
         """The expression of the last frame's bytes around its piece, when its
-        payload is ``lead``, a piece, and ``trail``."""
+        payload is ``lead``, a piece, and ``trail`` (or ``lead``, a piece,
+        ``mid``, its padding's string and ``trail``)."""
         log = self.stream.events
         last = len(log) - 1
         span, at = log.span(last), log.at(last)
@@ -364,18 +446,51 @@ class EventStreamReader:
         ):
             return None
         head = data[span[0] + PRELUDE : at[0] + len(lead)]
-        key = (head, trail, piece)
+        key = (head, trail, piece, mid)
         run = self._runs.get(key)
         if run is None:
             if len(self._runs) >= 64:  # a stream has a few envelopes at a time
                 self._runs.clear()
-            run = self._runs[key] = _Run(at[0] - span[0] - PRELUDE, head, trail, piece)
+            run = self._runs[key] = _Run(at[0] - span[0] - PRELUDE, head, trail, piece, mid)
         return run
 
 
 def _no_label(doc: object) -> str:
     """Envelopes check a label; a wrapped event's is its chunk's name, not its own."""
     return ""
+
+
+def _padding(text: str, doc: Any, adapter: Any, found: Continuation) -> Envelope | None:
+    """The envelope of the string that ``text`` (``doc`` decoded, an event the
+    adapter's shortcut reads as ``found``) holds at a top-level field the
+    adapter never reads (its ``unread_fields``: Bedrock's padding), or None.
+    Proved as an envelope is (``adapters/envelope.py``): a probe put in its
+    place is read back at that field, so by JSON's grammar another string
+    there changes that value and nothing else; and the shortcut reads the
+    same continuation with another string there (the empty one)."""
+    if type(doc) is not dict:
+        return None
+    for field in getattr(adapter, "unread_fields", ()):
+        value = doc.get(field)
+        if type(value) is not str:
+            continue
+        holes = Envelopes((field,), label_of)
+        holes.learn(text, 0, 0, value, label_of(doc))
+        if holes.items and adapter.continuation({**doc, field: ""}) == found:
+            return holes.items[0]
+    return None
+
+
+def _around(text: str, piece: Envelope, padding: Envelope) -> tuple[bytes, bytes, bytes] | None:
+    """The bytes of ``text`` before its piece (``piece``'s envelope), between
+    the piece and its padding's string (``padding``'s), and after that string,
+    quotes included; None when the padding does not come after the piece."""
+    piece_end = len(text) - len(piece.suffix)  # past the piece's closing quote
+    padding_at = len(padding.prefix)  # past the padding's opening quote
+    if padding_at <= piece_end:
+        return None
+    return (piece.prefix.encode("utf-8"), text[piece_end - 1 : padding_at].encode("utf-8"),
+            b'"' + padding.suffix.encode("utf-8"))
 
 
 def _unwrapped(

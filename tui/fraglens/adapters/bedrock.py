@@ -116,9 +116,9 @@ class BedrockConverseAdapter:
     @staticmethod
     def continuation(payload: Any) -> Continuation | None:
         """``(0, index, text)`` for a ``contentBlockDelta`` of tool input, read
-        from its payload alone (every converse event has a distinct shape);
-        None for anything else."""
-        if type(payload) is not dict or len(payload) != 2:
+        from its payload alone (every converse event has a distinct shape,
+        whether or not Bedrock padded it with ``"p"``); None for anything else."""
+        if type(payload) is not dict or len(payload) != (3 if "p" in payload else 2):
             return None
         index = payload.get("contentBlockIndex")
         delta = payload.get("delta")
@@ -130,6 +130,10 @@ class BedrockConverseAdapter:
 
     #: where ``continuation`` reads the piece (adapters/envelope.py)
     continuation_path = ("delta", "toolUse", "input")
+    #: top-level fields never read: Bedrock pads every payload with a string of
+    #: random length, so no two deltas are the same bytes around their pieces
+    #: (eventstream_runs.py reads them in runs all the same)
+    unread_fields = ("p",)
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
@@ -207,6 +211,8 @@ class BedrockInvokeAdapter:
     name = "bedrock-invoke"
     ends_with = "terminal"
     indexes_calls = False
+    #: top-level fields of a chunk never read: its padding, as in ConverseStream
+    unread_fields = ("p",)
     def __init__(self) -> None:
         self._inner: AnthropicAdapter | BedrockConverseAdapter | OpenAIChatAdapter | None = None
         #: the last chunk decoded and what its bytes held, so that feed does not
