@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import zlib
+from collections.abc import Iterator
+from itertools import cycle
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fraglens import eventstream_runs
+from fraglens.adapters.bedrock import BedrockConverseAdapter
 from fraglens.eventstream_runs import EventStreamReader
 from fraglens.framing.eventstream import PRELUDE, EventStreamDecoder, encode_message
 from fraglens.load import finish_stream, report_replaced_bytes, stream_from_bytes
@@ -40,20 +44,37 @@ def _frame(name: str, payload: dict, ascii_only: bool = False, **headers: str) -
                           text.encode("utf-8", "surrogatepass"))
 
 
-def _delta(piece: str, index: int = 0, ascii_only: bool = False) -> bytes:
-    return _frame("contentBlockDelta",
-                  {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}}, ascii_only)
+def _delta(piece: str, index: int = 0, ascii_only: bool = False, pad: str | None = None) -> bytes:
+    payload: dict = {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}}
+    if pad is not None:
+        payload["p"] = pad
+    return _frame("contentBlockDelta", payload, ascii_only)
 
 
-def _converse(pieces: list[str], ascii_only: bool = False) -> list[bytes]:
-    """A ConverseStream call, frame by frame."""
+#: what real Bedrock pads a payload with: a prefix of this, of varying length
+PAD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def _pads(seed: int = 14) -> Iterator[str]:
+    """Padding as Bedrock sends it, a prefix of PAD of a random length per message."""
+    lengths = random.Random(seed).randint
+    while True:
+        yield PAD[: lengths(1, len(PAD))]
+
+
+def _converse(pieces: list[str], ascii_only: bool = False,
+              pads: Iterator[str] | None = None) -> list[bytes]:
+    """A ConverseStream call, frame by frame (every payload padded, with ``pads``)."""
+    def padded(payload: dict) -> dict:
+        return payload if pads is None else {**payload, "p": next(pads)}
+
     return [
-        _frame("messageStart", {"role": "assistant"}),
-        _frame("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {
-            "toolUseId": "tooluse_1", "name": "f"}}}),
-        *(_delta(p, 0, ascii_only) for p in pieces),
-        _frame("contentBlockStop", {"contentBlockIndex": 0}),
-        _frame("messageStop", {"stopReason": "tool_use"}),
+        _frame("messageStart", padded({"role": "assistant"})),
+        _frame("contentBlockStart", padded({"contentBlockIndex": 0, "start": {"toolUse": {
+            "toolUseId": "tooluse_1", "name": "f"}}})),
+        *(_delta(p, 0, ascii_only, None if pads is None else next(pads)) for p in pieces),
+        _frame("contentBlockStop", padded({"contentBlockIndex": 0})),
+        _frame("messageStop", padded({"stopReason": "tool_use"})),
     ]
 
 
@@ -68,10 +89,14 @@ def _inner(payload: dict, ascii_only: bool = False) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _invoke(pieces: list[str], ascii_only: bool = False,
-            spacing: tuple[str, str] = (",", ":")) -> list[bytes]:
-    """An InvokeModelWithResponseStream call of Claude, chunk by chunk."""
-    return [_chunk(_inner(payload, ascii_only), spacing) for _, payload in _anthropic(pieces)]
+def _invoke(pieces: list[str], ascii_only: bool = False, spacing: tuple[str, str] = (",", ":"),
+            pads: Iterator[str] | None = None) -> list[bytes]:
+    """An InvokeModelWithResponseStream call of Claude, chunk by chunk (every
+    chunk padded, with ``pads``)."""
+    if pads is None:
+        return [_chunk(_inner(payload, ascii_only), spacing) for _, payload in _anthropic(pieces)]
+    return [_chunk(_inner(payload, ascii_only), spacing, p=next(pads))
+            for _, payload in _anthropic(pieces)]
 
 
 def _taken_in_runs(data: bytes) -> int:
@@ -106,8 +131,9 @@ def test_runs_longer_than_one_bulk_read(monkeypatch):
     assert _taken_in_runs(data) > 0.8 * len(_args_pieces(300))
 
 
-def test_the_size_limit_falls_inside_a_run():
-    data = b"".join(_converse(_args_pieces(500)))
+@pytest.mark.parametrize("padded", [False, True], ids=["bare", "padded"])
+def test_the_size_limit_falls_inside_a_run(padded):
+    data = b"".join(_converse(_args_pieces(500), pads=_pads() if padded else None))
     for limit in (4000, 4 * 1024, 9999):
         _agree(data, max_arg_bytes=limit)
         stream, _ = stream_from_bytes(data, max_arg_bytes=limit)
@@ -176,8 +202,9 @@ def test_interruptions_end_a_run_and_reading_goes_on(extra):
 
 
 @pytest.mark.parametrize("edit", [_damaged_message_crc, _damaged_prelude_crc, _wrong_total])
-def test_a_damaged_frame_inside_a_run_is_reported_as_one_by_one(edit):
-    frames = _converse(_args_pieces(200))
+@pytest.mark.parametrize("padded", [False, True], ids=["bare", "padded"])
+def test_a_damaged_frame_inside_a_run_is_reported_as_one_by_one(edit, padded):
+    frames = _converse(_args_pieces(200), pads=_pads() if padded else None)
     frames[60] = edit(frames[60])
     data = b"".join(frames)
     _agree(data)
@@ -188,8 +215,9 @@ def test_a_damaged_frame_inside_a_run_is_reported_as_one_by_one(edit):
     assert _taken_in_runs(data) > 0.8 * len(frames)
 
 
-def test_a_capture_cut_anywhere_in_a_run():
-    data = b"".join(_converse(_args_pieces(60)))
+@pytest.mark.parametrize("padded", [False, True], ids=["bare", "padded"])
+def test_a_capture_cut_anywhere_in_a_run(padded):
+    data = b"".join(_converse(_args_pieces(60), pads=_pads() if padded else None))
     for cut in range(PRELUDE, len(data), 37):
         _agree(data[:cut])
 
@@ -350,6 +378,13 @@ _EDITS = st.sampled_from(["none", "flip", "cut", "garbage", "message crc", "prel
 )
 def test_any_pieces_agree(pieces, invoke, ascii_only, limit, edit, where):
     frames = (_invoke if invoke else _converse)(pieces, ascii_only)
+    _agree_edited(frames, pieces, ascii_only, limit, edit, where)
+
+
+def _agree_edited(frames: list[bytes], pieces: list[str], ascii_only: bool, limit: int,
+                  edit: str, where: int) -> None:
+    """``frames`` with ``edit`` made at a place ``where`` picks: the bulk read
+    agrees with the frame-by-frame one, or both refuse the capture."""
     k = where % len(frames)
     if edit == "message crc":
         frames[k] = _damaged_message_crc(frames[k])
@@ -377,3 +412,170 @@ def test_any_pieces_agree(pieces, invoke, ascii_only, limit, edit, where):
             stream_from_bytes(data, "capture", max_arg_bytes=limit)
         return
     _agree(data, max_arg_bytes=limit)
+
+
+# -- padding: real Bedrock's "p" field ------------------------------------------
+
+
+def _padded_raw(piece: bytes = b"x", pad: bytes = b"abc") -> bytes:
+    """A padded delta written byte for byte (what json.dumps would not write)."""
+    payload = b'{"contentBlockIndex":0,"delta":{"toolUse":{"input":"%s"}},"p":"%s"}'
+    return encode_message(EVENT, payload % (piece, pad))
+
+
+def test_the_converse_shortcut_reads_a_padded_delta_as_a_bare_one():
+    bare = {"contentBlockIndex": 2, "delta": {"toolUse": {"input": "x"}}}
+    assert BedrockConverseAdapter.continuation({**bare, "p": "abc"}) == (0, 2, "x")
+    # another third field is something the full path may read: no shortcut
+    assert BedrockConverseAdapter.continuation({**bare, "q": "abc"}) is None
+    assert BedrockConverseAdapter.continuation({**bare, "p": "a", "q": "b"}) is None
+
+
+@pytest.mark.parametrize("invoke", [False, True], ids=["converse", "invoke"])
+def test_a_padded_long_call_is_read_in_runs_and_agrees(invoke):
+    pieces = _args_pieces(2000)
+    data = b"".join((_invoke if invoke else _converse)(pieces, pads=_pads()))
+    _agree(data)
+    # every frame padded to a length of its own, and nearly every delta in a run
+    assert len(set(map(len, _invoke(pieces[:200], pads=_pads())))) > 50
+    assert _taken_in_runs(data) > 0.9 * len(pieces)
+    stream, _ = stream_from_bytes(data)
+    assert stream.format == ("bedrock-invoke" if invoke else "bedrock-converse")
+    assert stream.reassembler.calls[0].text == "".join(pieces)
+
+
+def _pad_read_too(payload: dict) -> tuple[int, int, str] | None:
+    """The converse shortcut, were it to read the padding (as the piece's end)."""
+    found = _READ_PADDING(payload)
+    return None if found is None else (found[0], found[1], found[2] + payload.get("p", ""))
+
+
+_READ_PADDING = BedrockConverseAdapter.continuation
+
+
+def test_padding_the_shortcut_reads_is_no_hole(monkeypatch):
+    # with another string there the shortcut reads another continuation: the
+    # padding is not proved unread, so no frame after it is taken in a run
+    monkeypatch.setattr(BedrockConverseAdapter, "continuation", staticmethod(_pad_read_too))
+    data = b"".join(_converse(_args_pieces(300), pads=_pads()))
+    _agree(data)
+    assert _taken_in_runs(data) == 0
+
+
+class _ReadsPadding(BedrockConverseAdapter):
+    """A converse adapter whose shortcut would read the padding's length."""
+
+    @staticmethod
+    def continuation(payload: dict) -> tuple[int, int, str] | None:
+        found = _READ_PADDING(payload)
+        return None if found is None else (found[0], len(payload.get("p", "")), found[2])
+
+
+def test_padding_is_a_hole_only_where_the_shortcut_reads_the_same():
+    text = '{"contentBlockIndex":0,"delta":{"toolUse":{"input":"x"}},"p":"abc"}'
+    doc = json.loads(text)
+    hole = eventstream_runs._padding(text, doc, BedrockConverseAdapter(), (0, 0, "x"))
+    assert hole is not None
+    assert (hole.prefix, hole.suffix) == (text[: -len('abc"}')], "}")
+    # the same field, read: another string there would be another continuation
+    reads = _ReadsPadding()
+    assert eventstream_runs._padding(text, doc, reads, reads.continuation(doc)) is None
+
+
+def test_padding_the_adapter_does_not_name_unread_is_no_hole(monkeypatch):
+    monkeypatch.setattr(BedrockConverseAdapter, "unread_fields", ())
+    pieces = _args_pieces(300)
+    data = b"".join(_converse(pieces, pads=_pads()))
+    _agree(data)
+    # read frame by frame, but where two frames in a row happen to share their
+    # padding (and so one envelope), one chance in 62
+    assert _taken_in_runs(data) < 0.05 * len(pieces)
+
+
+PADDED_INTERRUPTIONS = {
+    "no padding": _delta("x"),
+    "empty padding": _delta("x", pad=""),
+    "padding with escapes": _delta("x", pad='a"b\\c\n'),
+    "padding with a control character": _delta("x", pad="a\x01b"),
+    "padding past ASCII": _delta("x", pad="d\u00e9j\u00e0 \U0001f600"),
+    "padding past ASCII escaped": _delta("x", ascii_only=True, pad="d\u00e9j\u00e0"),
+    "padding with DEL": _padded_raw(pad=b"a\x7fb"),
+    "padding not UTF-8": _padded_raw(pad=b"a\xffb"),
+    "padding an encoded surrogate": _padded_raw(pad=b"\xed\xa0\x80"),
+    "padding a lone surrogate escaped": _padded_raw(pad=b"\\ud83d"),
+    "padding a number": _frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {
+        "toolUse": {"input": "x"}}, "p": 5}),
+    "padding first": encode_message(
+        EVENT, b'{"p":"abc","contentBlockIndex":0,"delta":{"toolUse":{"input":"x"}}}'),
+    "padding inside the delta": _frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {
+        "toolUse": {"input": "x"}, "p": "abc"}}),
+    "padding twice": encode_message(
+        EVENT, b'{"contentBlockIndex":0,"delta":{"toolUse":{"input":"x"}},"p":"ab","p":"abc"}'),
+    "another field": _frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {
+        "toolUse": {"input": "x"}}, "q": "abc"}),
+    "other index": _delta("x", index=1, pad="abc"),
+    "text delta": _frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "hi"},
+                                               "p": "abcd"}),
+    "empty piece": _delta("", pad="abc"),
+    "piece not UTF-8": _padded_raw(piece=b"bad \xff byte"),
+    "spaced": encode_message(
+        EVENT, b'{"contentBlockIndex":0,"delta":{"toolUse":{"input":"x"}}, "p":"abc"}'),
+    "message crc": _damaged_message_crc(_delta("x", pad="abcdef")),
+    "prelude crc": _damaged_prelude_crc(_delta("x", pad="abcdef")),
+    "wrong total": _wrong_total(_delta("x", pad="abcdef")),
+}
+
+
+@pytest.mark.parametrize("extra", PADDED_INTERRUPTIONS.values(), ids=PADDED_INTERRUPTIONS.keys())
+def test_padded_interruptions_end_a_run_and_reading_goes_on(extra):
+    frames = _converse(_args_pieces(200), pads=_pads())
+    for at in (40, 41, len(frames) - 3):
+        _agree(b"".join(frames[:at] + [extra] + frames[at:]))
+    # the same frame first, where the run would be learned from it
+    _agree(b"".join(frames[:2] + [extra] * 3 + frames[2:]))
+
+
+PADDED_INVOKE_INTERRUPTIONS = {
+    "no padding": _chunk(_inner(_inner_delta("x"))),
+    "empty padding": _chunk(_inner(_inner_delta("x")), p=""),
+    "padding with escapes": _chunk(_inner(_inner_delta("x")), p='a"b\\c'),
+    "padding past ASCII": _chunk(_inner(_inner_delta("x")), p="d\u00e9j\u00e0"),
+    "padding first": encode_message(
+        {":event-type": "chunk", ":message-type": "event"},
+        json.dumps({"p": "abc", "bytes": base64.b64encode(_inner(_inner_delta("x"))).decode()},
+                   separators=(",", ":")).encode()),
+    "outer spacing": _chunk(_inner(_inner_delta("x")), (", ", ": "), p="abc"),
+    "other index": _chunk(_inner(_inner_delta("x", 1)), p="abc"),
+    "message crc": _damaged_message_crc(_chunk(_inner(_inner_delta("x")), p="abc")),
+}
+
+
+@pytest.mark.parametrize("extra", PADDED_INVOKE_INTERRUPTIONS.values(),
+                         ids=PADDED_INVOKE_INTERRUPTIONS.keys())
+def test_padded_invoke_interruptions_end_a_run_and_reading_goes_on(extra):
+    frames = _invoke(_args_pieces(150), pads=_pads())
+    for at in (40, len(frames) - 4):
+        _agree(b"".join(frames[:at] + [extra] + frames[at:]))
+
+
+#: padding: mostly Bedrock's, but any string, escapes and all
+_PADDING = st.one_of(
+    st.integers(min_value=0, max_value=len(PAD)).map(lambda n: PAD[:n]),
+    st.text(alphabet=st.sampled_from(list('aZ9 "\\/\x01\x7f\u00e9\u2028\U0001f600') + ["\ud83d"]),
+            max_size=6),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pieces=st.lists(_PIECE_CHARS, min_size=1, max_size=60),
+    pads=st.lists(_PADDING, min_size=1, max_size=8),
+    invoke=st.booleans(),
+    ascii_only=st.booleans(),
+    limit=st.sampled_from([64, 200, 10_000_000]),
+    edit=_EDITS,
+    where=st.integers(min_value=0),
+)
+def test_any_padding_agrees(pieces, pads, invoke, ascii_only, limit, edit, where):
+    frames = (_invoke if invoke else _converse)(pieces, ascii_only, pads=cycle(pads))
+    _agree_edited(frames, pieces, ascii_only, limit, edit, where)
