@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import base64
 import json
+import random
+import string
 import sys
 from pathlib import Path
 
@@ -138,6 +140,32 @@ def converse_crc_damaged() -> bytes:
     return b"".join(messages)
 
 
+#: what Bedrock pads every payload with, in a ``"p"`` field: a prefix of this,
+#: of a random length per message (so a message's size hides its content's)
+PAD = string.ascii_lowercase + string.ascii_uppercase + string.digits
+
+
+def converse_padded() -> bytes:
+    lengths = random.Random(14).randint  # seeded: the same bytes every time
+
+    def padded(name: str, payload: dict) -> bytes:
+        return event(name, {**payload, "p": PAD[: lengths(1, len(PAD))]})
+
+    pieces = ['{"path": "notes/', 'plan.md", "con', 'tent": "# Plan\\n\\n- ', 'ship the rea',
+              'der\\n- measure', ' it\\n"}']
+    return b"".join([
+        padded("messageStart", {"role": "assistant"}),
+        padded("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {
+            "toolUseId": "tooluse_Xq3vR8sLTe2N5bYw7cK1pA", "name": "write_file"}}}),
+        *(padded("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": p}}})
+          for p in pieces),
+        padded("contentBlockStop", {"contentBlockIndex": 0}),
+        padded("messageStop", {"stopReason": "tool_use"}),
+        padded("metadata", {"usage": {"inputTokens": 377, "outputTokens": 64,
+                                      "totalTokens": 441}, "metrics": {"latencyMs": 903}}),
+    ])
+
+
 def chunk(inner: dict) -> bytes:
     data = base64.b64encode(json.dumps(inner, separators=(",", ":")).encode()).decode()
     return event("chunk", {"bytes": data})
@@ -193,6 +221,7 @@ SAMPLES = {
     "bedrock_converse_truncated": converse_truncated,
     "bedrock_converse_exception": converse_exception,
     "bedrock_converse_crc_damaged": converse_crc_damaged,
+    "bedrock_converse_padded": converse_padded,
     "bedrock_invoke_claude_parallel": invoke_parallel,
     "bedrock_invoke_throttled": invoke_throttled,
 }
