@@ -42,9 +42,31 @@ base64 in ``{"bytes":"..."}``: there the frame's piece is the base64, the
 run's chunks are decoded in bulk, and each wrapped event must be the learned
 wrapped event's bytes around another piece (``_wrapped``, ``_unwrapped``).
 
-Not in a run: the messages real Bedrock sends with a ``"p"`` field of random
-padding, whose length varies from one message to the next: no two such
-payloads share an envelope, so they are read one by one.
+Padding. Real Bedrock ends every payload with a ``"p"`` field whose string
+is a prefix of ``a-zA-Z0-9...`` of a random length, so that a message's size
+does not give its content away (e.g. ``{"contentBlockIndex":0,"delta":
+{"toolUse":{"input":"..."}},"p":"abcdefghijklmnopqrstu"}``, and a chunk's
+``{"bytes":"...","p":"abcdefghijk"}``, as AI21's Python SDK tests and
+golem-llm's Bedrock client logs show them). No two padded payloads share an
+envelope, and every frame's length differs, so the stream's own envelopes
+(which hold the padding) do not start a run: the envelope is learned here,
+from the last event when the adapter's shortcut reads it as a continuation.
+That is the first reading the stream tries on every event (its envelopes read
+what it reads), so each frame of the run is read as that one was, with its
+own piece, and the engine takes each piece or not as it would one by one
+(``continue_run`` decides as ``continue_call``). Such a frame has a second hole:
+its bytes are the learned frame's but for the piece and the padding's string,
+found by the same expression (the piece, the bytes between, then the padding,
+the tail). The frame's length, prelude CRC and message CRC are built from its
+body (piece, bytes between, padding) as above, and the same one comparison
+proves the run. The padding is a hole only where that is proved unread
+(``_padding``): the adapter names the field among its ``unread_fields``, a
+probe in the string's place is read back at that top-level field (so another
+string there changes that value and nothing else), and the shortcut reads the
+same continuation with another string there. The hole takes printable ASCII
+but the quote and the backslash, maybe empty (valid UTF-8 as it is); padding
+with anything else, padding before the piece, twice or nested, ends the run,
+and those frames are read one by one.
 """
 
 from __future__ import annotations
