@@ -222,19 +222,26 @@ def test_a_capture_cut_anywhere_in_a_run(padded):
         _agree(data[:cut])
 
 
-def test_reading_in_slices_of_any_budget_agrees():
-    frames = _converse(_args_pieces(400))
+def _read_in_slices(data: bytes, budget: int, **kwargs) -> Stream:
+    """``data`` read by EventStreamReader ``budget`` bytes at a time (a budget
+    of 1: a run looked for after every frame, learned from each)."""
+    stream = Stream(source=data, framing="eventstream", **kwargs)
+    reader = EventStreamReader(stream, data)
+    while not reader.done:
+        reader.advance(budget)
+    finish_stream(stream, reader.problems, {})
+    report_replaced_bytes(stream, data, reader.runs)
+    return stream
+
+
+@pytest.mark.parametrize("padded", [False, True], ids=["bare", "padded"])
+def test_reading_in_slices_of_any_budget_agrees(padded):
+    frames = _converse(_args_pieces(400), pads=_pads() if padded else None)
     frames[150] = _damaged_message_crc(frames[150])
     data = b"".join(frames)
     expected = _state(_one_by_one(data))
     for budget in (1, 61, 4096, 1 << 20):
-        stream = Stream(source=data, framing="eventstream")
-        reader = EventStreamReader(stream, data)
-        while not reader.done:
-            reader.advance(budget)
-        finish_stream(stream, reader.problems, {})
-        report_replaced_bytes(stream, data, reader.runs)
-        assert _state(stream) == expected
+        assert _state(_read_in_slices(data, budget)) == expected
 
 
 def test_parallel_calls_read_as_one_by_one():
@@ -382,9 +389,10 @@ def test_any_pieces_agree(pieces, invoke, ascii_only, limit, edit, where):
 
 
 def _agree_edited(frames: list[bytes], pieces: list[str], ascii_only: bool, limit: int,
-                  edit: str, where: int) -> None:
+                  edit: str, where: int, sliced: bool = False) -> None:
     """``frames`` with ``edit`` made at a place ``where`` picks: the bulk read
-    agrees with the frame-by-frame one, or both refuse the capture."""
+    agrees with the frame-by-frame one (and, if ``sliced``, so does a bulk
+    read that looks for a run after every frame), or both refuse the capture."""
     k = where % len(frames)
     if edit == "message crc":
         frames[k] = _damaged_message_crc(frames[k])
@@ -412,6 +420,9 @@ def _agree_edited(frames: list[bytes], pieces: list[str], ascii_only: bool, limi
             stream_from_bytes(data, "capture", max_arg_bytes=limit)
         return
     _agree(data, max_arg_bytes=limit)
+    if sliced:
+        expected = _state(_one_by_one(data, max_arg_bytes=limit))
+        assert _state(_read_in_slices(data, 1, max_arg_bytes=limit)) == expected
 
 
 # -- padding: real Bedrock's "p" field ------------------------------------------
@@ -530,9 +541,10 @@ PADDED_INTERRUPTIONS = {
 def test_padded_interruptions_end_a_run_and_reading_goes_on(extra):
     frames = _converse(_args_pieces(200), pads=_pads())
     for at in (40, 41, len(frames) - 3):
-        _agree(b"".join(frames[:at] + [extra] + frames[at:]))
-    # the same frame first, where the run would be learned from it
-    _agree(b"".join(frames[:2] + [extra] * 3 + frames[2:]))
+        data = b"".join(frames[:at] + [extra] + frames[at:])
+        _agree(data)
+        # a run looked for after every frame: one is learned from this one too
+        assert _state(_read_in_slices(data, 1)) == _state(_one_by_one(data))
 
 
 PADDED_INVOKE_INTERRUPTIONS = {
@@ -555,7 +567,9 @@ PADDED_INVOKE_INTERRUPTIONS = {
 def test_padded_invoke_interruptions_end_a_run_and_reading_goes_on(extra):
     frames = _invoke(_args_pieces(150), pads=_pads())
     for at in (40, len(frames) - 4):
-        _agree(b"".join(frames[:at] + [extra] + frames[at:]))
+        data = b"".join(frames[:at] + [extra] + frames[at:])
+        _agree(data)
+        assert _state(_read_in_slices(data, 1)) == _state(_one_by_one(data))
 
 
 #: padding: mostly Bedrock's, but any string, escapes and all
@@ -578,4 +592,4 @@ _PADDING = st.one_of(
 )
 def test_any_padding_agrees(pieces, pads, invoke, ascii_only, limit, edit, where):
     frames = (_invoke if invoke else _converse)(pieces, ascii_only, pads=cycle(pads))
-    _agree_edited(frames, pieces, ascii_only, limit, edit, where)
+    _agree_edited(frames, pieces, ascii_only, limit, edit, where, sliced=True)
