@@ -184,3 +184,24 @@ def test_damage_outside_any_container_is_not_held_to_a_member() -> None:
     assert local("tru") is None
     assert local("'just a string'") is None
     assert local('{"a": 1} x') is None  # after the top-level value
+
+
+def test_json_repair_is_given_at_most_twice_the_text() -> None:
+    # a window json-repair cannot read as members is tried a level out, and
+    # again: eleven windows here, each longer, past twice the text in all;
+    # past that allowance the whole text is left to the caller
+    text = '{"a":' * 10 + "{x:1}" + "}" * 10
+    seen: list[str] = []
+
+    def unreadable(t: str) -> Any:
+        seen.append(t)
+        return "not a container"
+
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as e:
+        assert repair_locally(text, e.pos, unreadable) is None
+    assert seen[:2] == ["{x:1}", '{"a":{x:1}}']
+    # the eleven windows, wrapped: "{x:1}", then 6 characters more a level
+    every_window = sum(5 + 6 * k for k in range(11))
+    assert sum(map(len, seen)) <= 2 * len(text) < every_window

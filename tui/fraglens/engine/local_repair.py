@@ -55,6 +55,10 @@ scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once 
 #: windows repaired in one text at most: past these, many defects are less a
 #: slip than a text that is not JSON, and json-repair reads the whole of it
 MAX_WINDOWS = 8
+#: characters given to json-repair in windows, per character of the text, at
+#: most: windows it cannot read (not a container of their kind) are tried
+#: longer, and this keeps their cost to a small multiple of one whole repair
+_REPAIRED_PER_CHARACTER = 2
 #: ends tried for one window at most (each is one strict parse of the rest
 #: of the text)
 MAX_ENDS = 16
@@ -84,6 +88,26 @@ def repair_locally(text: str, stop: int, repair: Repairer) -> Any:
     """The value of ``text`` with each damaged member read by ``repair``
     (json-repair) and the rest strictly, or None when the damage cannot be
     held to members. ``stop`` is where the strict parser stopped."""
+    allowance = len(text) * _REPAIRED_PER_CHARACTER
+
+    def metered(window: str) -> Any:
+        nonlocal allowance
+        allowance -= len(window)
+        if allowance < 0:
+            raise _OverAllowance
+        return repair(window)
+
+    try:
+        return _windows(text, stop, metered)
+    except _OverAllowance:
+        return None
+
+
+class _OverAllowance(Exception):
+    """json-repair was given more than its allowance of windows."""
+
+
+def _windows(text: str, stop: int, repair: Repairer) -> Any:
     for _ in range(MAX_WINDOWS):
         path = _path(text, stop)
         if path is None:
