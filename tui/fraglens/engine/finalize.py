@@ -132,6 +132,13 @@ def _finalize(
     except json.JSONDecodeError as e:
         error = e
     else:
+        constant = _constant(text)
+        if constant is not None:
+            # Python's json reads NaN and Infinity; JSON has no such values,
+            # and JSON.parse (or any strict parser the tool may use) refuses them
+            findings.append(("args-invalid", constant))
+            status = "aborted" if aborted else "invalid"
+            return Result(status, None, False, tuple(repairs), tuple(findings))
         result = _checked_value(value, repairs, findings, aborted)
         if untouched and isinstance(value, (dict, list)):
             result = replace(result, whole_value=True)
@@ -160,7 +167,8 @@ def _finalize(
     scan = scan_state()
     # the comma defects have one exact reading, found by the strict parser; a
     # text it reads closes everything it opens, so it cannot end open
-    commas = read_commas(text, error) if not scan.valid and len(text) <= REPAIR_LIMIT else None
+    readable = not scan.valid and len(text) <= REPAIR_LIMIT and _constant(text) is None
+    commas = read_commas(text, error) if readable else None
     open_in = None if scan.valid or commas is not None else _open_in(text)
     ends_open = (scan.valid and not scan.complete) or open_in is not None
     if aborted or ends_open or (finish in (None, "length", "error") and not scan.valid):
@@ -240,6 +248,9 @@ def _guess_reason(text: str, value: Any, changes: Walk) -> str | None:
     changed = _type_changed(text, value)
     if changed is not None:
         return changed
+    constant = _constant(text)
+    if constant is not None:
+        return f"cannot stand: {constant}"
     if changes.lost:
         return "rewrites the text past where its changes can be followed"
     if changes.dropped_key:
@@ -355,6 +366,20 @@ def _split_values(text: str) -> list[Any] | None:
         except ValueError:
             return None
         values.append(value)
+
+
+#: a string (stepped over), or a constant Python's json reads and JSON lacks
+_CONSTANT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?Infinity|NaN)', re.S)
+
+
+def _constant(text: str) -> str | None:
+    """Where ``text`` holds NaN or Infinity outside a string, in words, or None."""
+    if "NaN" not in text and "Infinity" not in text:
+        return None
+    for m in _CONSTANT.finditer(text):
+        if m.group(1) is not None:
+            return f"{m.group(1)} at {m.start(1)} is not JSON (Python's json reads it as a float)"
+    return None
 
 
 _LONE = re.compile("[\ud800-\udfff]")
