@@ -16,6 +16,8 @@ argument fragments) and read in process as `fraglens check --json` reads them
                      single quotes in the middle row (json-repair reads the
                      damaged member, the strict parser the rest, and every
                      change is listed by walking both texts);
+  * 10x text       - the key without quotes in a call of 24 KB, then 240 KB:
+                     the repair's cost grows with the text, not its square;
   * 10x calls      - N calls of ~100 bytes each, then 10 N: finding a call by id
                      is a lookup, so the time grows with the calls; target: at
                      most 15x the time for 10x the calls;
@@ -153,6 +155,15 @@ def main() -> None:
         print(f"  ok        {ok:.4f}")
         print(f"  repaired  {repaired:.4f}   ratio {repaired / ok:.2f}x (target <= 3x), "
               f"{defect}")
+
+    small = size * 3 // 8  # 24 KB and 240 KB: ten times as much, under the repair limit
+    lo, hi, lo_doc, hi_doc = best_pair(one_call(small, "unquoted-key"),
+                                       one_call(10 * small, "unquoted-key"), rounds)
+    assert lo_doc["calls"][0]["status"] == hi_doc["calls"][0]["status"] == "repaired"
+    print(f"a key without quotes mid-call, ten times the text (CPU s, best of {rounds}):")
+    print(f"  {small // 1024:>4} KB  {lo:.4f}")
+    print(f"  {10 * small // 1024:>4} KB  {hi:.4f}   ratio {hi / lo:.2f}x (linear: about 10x)")
+    del lo_doc, hi_doc
 
     few, many, few_doc, many_doc = best_pair(many_calls(calls), many_calls(10 * calls), rounds)
     assert len(many_doc["calls"]) == 10 * len(few_doc["calls"]) == 10 * calls
