@@ -285,3 +285,19 @@ def test_bytes_that_are_not_utf8_are_reported_where_they_came(tmp_path, capsys):
         assert [d["code"] for d in found] == expected
     assert found[0]["event"] == 0 and "(fc at byte" in found[0]["message"]
     assert doc["calls"][0]["arguments"] == {"city": "Z\ufffdrich"}  # the text as read
+
+
+def test_batch_commands_collect_garbage_in_large_steps() -> None:
+    # a batch command builds one graph and exits: the collector must not
+    # traverse the whole input every few hundred allocations (bench/verdicts.py)
+    import gc
+
+    from fraglens.cli import main
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        assert main(["explain", "args-truncated"]) == 0
+        assert gc.get_threshold()[0] >= 100_000
+    finally:
+        gc.set_threshold(*before)

@@ -244,3 +244,28 @@ def test_the_lenient_nesting_reading():
     assert _open_in('{"a": 1}]] {') == "depth 1"
     assert _open_in("[1, 2]]") is None
     assert _open_in('{"a": [}') == "depth 1"  # a closer closes whatever is open
+
+
+def test_nan_and_infinity_are_not_json() -> None:
+    # Python's json reads them as floats; JSON.parse refuses them
+    for text, word, at in (('{"v": NaN}', "NaN", 6), ("[1, -Infinity]", "-Infinity", 4),
+                           ('{"v": Infinity}', "Infinity", 6)):
+        result = verdict(text)
+        assert result.status == "invalid" and not result.has_value, text
+        assert result.findings == (
+            ("args-invalid", f"{word} at {at} is not JSON (Python's json reads it as a float)"),)
+    # the same words in strings are text, and an escaped quote does not end one
+    assert verdict('{"v": "NaN", "w": "a \\" Infinity"}').status == "ok"
+
+
+def test_nan_beside_another_defect_is_no_repair() -> None:
+    # the comma would be read exactly, and json-repair would quote the NaN:
+    # either way the value would hold something the text does not say
+    for text, at in (('{"v": NaN "w": 1}', 6), ('{"v": NaN, w: 1}', 6), ('{"v": [NaN,]}', 7)):
+        result = verdict(text)
+        assert result.status == "invalid" and not result.has_value, text
+        assert f"NaN at {at} is not JSON" in result.findings[-1][1]
+
+
+def test_a_cut_text_with_nan_is_still_truncated() -> None:
+    assert verdict('{"v": NaN, "w": "cut').status == "truncated"

@@ -12,6 +12,7 @@ read / bad usage, always with a one-line reason on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ from .. import __version__
 from ..load import LoadError
 from .common import EXIT_CODES, CliError
 
-__all__ = ["COMMANDS", "CliError", "build_parser", "main"]
+__all__ = ["COMMANDS", "CliError", "batch_collector", "build_parser", "main"]
 
 #: name -> (module in this package, one-line help). The help is here so that
 #: ``fraglens --help`` lists every command without importing any of them.
@@ -108,8 +109,27 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return debugger.parser().parse_args(argv)
 
 
+#: the commands that read their input, report and exit (the others run servers or the app)
+BATCH = frozenset({"check", "history", "export", "import-har", "explain"})
+
+
+def batch_collector() -> None:
+    """Set the cyclic garbage collector for a command that builds one large
+    graph of objects from its input and exits. With CPython's thresholds (a
+    young collection every 700 allocations, a full one whenever survivors
+    have grown by a quarter) the collector traverses the whole input again
+    and again: on 50,000 calls it was a third of ``history check``'s time,
+    and the reason 10x the calls took 20x the time. Young objects are
+    collected every 100,000 allocations instead, and full collections are
+    rare, as mypy sets it for its builds. The app and the servers keep
+    the defaults: short pauses matter more there than throughput."""
+    gc.set_threshold(100_000, 50, 50)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in BATCH:
+        batch_collector()
     try:
         args = _parse(argv)
         return int(args.run(args))

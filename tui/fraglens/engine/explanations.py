@@ -376,7 +376,8 @@ EXPLANATIONS: dict[str, Explanation] = {
               "failed, or its result changes the top-level type, drops a key or more than a "
               "few characters, or puts an empty string where no value was written; or the "
               "text is too large to repair (256 KB), or nested too deeply for Python's JSON "
-              "parser.",
+              "parser. `NaN` and `Infinity` outside strings make it invalid too: Python's json "
+              "reads them as floats, but JSON has no such values and JSON.parse refuses them.",
         wire=_wire(
             _calls(_entry("get_weather(city='Oslo')", index=0, id="call_1",
                           name="get_weather")),

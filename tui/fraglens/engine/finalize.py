@@ -15,13 +15,15 @@ Order matters and every step taken is reported (docs/diagnostics.md says what ea
 6. trailing commas dropped and missing commas put in (engine/commas.py): the
    strict parser reads the mended text, so the value is exact and every edit
    is listed where it was made;
-7. json-repair, on texts up to ``REPAIR_LIMIT`` characters, whose result is
-   verified by walking the untouched text and the repaired value's
-   serialization side by side (engine/changes.py): every difference is listed as a change,
-   because json-repair's own log misses some and can alter good values. A
-   result that changes the top-level type, drops a key or more than a few
-   characters, or cannot be followed, is a guess: the call is ``invalid`` and
-   the guess is kept only for showing.
+7. json-repair, on texts up to ``REPAIR_LIMIT`` characters (on the damaged
+   members alone when the damage can be held to members, the rest read
+   strictly: engine/local_repair.py), whose result is verified by walking
+   the untouched text and the repaired value's serialization side by side
+   (engine/changes.py): every difference is listed as a change, because
+   json-repair's own log misses some and can alter good values. A result
+   that changes the top-level type, drops a key or more than a few
+   characters, or cannot be followed, is a guess: the call is ``invalid``
+   and the guess is kept only for showing.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 
 from .changes import Walk, dump, walk
 from .commas import read_commas
+from .local_repair import repair_locally
 from .scanner import ScanState
 
 OK_STATUSES = ("ok", "empty")
@@ -129,6 +132,13 @@ def _finalize(
     except json.JSONDecodeError as e:
         error = e
     else:
+        constant = _constant(text)
+        if constant is not None:
+            # Python's json reads NaN and Infinity; JSON has no such values,
+            # and JSON.parse (or any strict parser the tool may use) refuses them
+            findings.append(("args-invalid", constant))
+            status = "aborted" if aborted else "invalid"
+            return Result(status, None, False, tuple(repairs), tuple(findings))
         result = _checked_value(value, repairs, findings, aborted)
         if untouched and isinstance(value, (dict, list)):
             result = replace(result, whole_value=True)
@@ -157,7 +167,8 @@ def _finalize(
     scan = scan_state()
     # the comma defects have one exact reading, found by the strict parser; a
     # text it reads closes everything it opens, so it cannot end open
-    commas = read_commas(text, error) if not scan.valid and len(text) <= REPAIR_LIMIT else None
+    readable = not scan.valid and len(text) <= REPAIR_LIMIT and _constant(text) is None
+    commas = read_commas(text, error) if readable else None
     open_in = None if scan.valid or commas is not None else _open_in(text)
     ends_open = (scan.valid and not scan.complete) or open_in is not None
     if aborted or ends_open or (finish in (None, "length", "error") and not scan.valid):
@@ -201,7 +212,7 @@ def _finalize(
             f"are too large to repair (the limit is {REPAIR_LIMIT})",
         ))
         return Result("invalid", None, False, tuple(repairs), tuple(findings))
-    best = _best_effort(text)
+    best = _best_effort(text, error.pos)
     if best is None:
         findings.append(("args-invalid", f"not JSON (first bad character at {scan.bad_offset})"))
         return Result("invalid", None, False, tuple(repairs), tuple(findings))
@@ -237,6 +248,9 @@ def _guess_reason(text: str, value: Any, changes: Walk) -> str | None:
     changed = _type_changed(text, value)
     if changed is not None:
         return changed
+    constant = _constant(text)
+    if constant is not None:
+        return f"cannot stand: {constant}"
     if changes.lost:
         return "rewrites the text past where its changes can be followed"
     if changes.dropped_key:
@@ -354,6 +368,20 @@ def _split_values(text: str) -> list[Any] | None:
         values.append(value)
 
 
+#: a string (stepped over), or a constant Python's json reads and JSON lacks
+_CONSTANT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?Infinity|NaN)', re.S)
+
+
+def _constant(text: str) -> str | None:
+    """Where ``text`` holds NaN or Infinity outside a string, in words, or None."""
+    if "NaN" not in text and "Infinity" not in text:
+        return None
+    for m in _CONSTANT.finditer(text):
+        if m.group(1) is not None:
+            return f"{m.group(1)} at {m.start(1)} is not JSON (Python's json reads it as a float)"
+    return None
+
+
 _LONE = re.compile("[\ud800-\udfff]")
 
 
@@ -361,17 +389,28 @@ def _has_lone_surrogate(text: str) -> bool:
     return _LONE.search(text) is not None
 
 
-def _best_effort(text: str) -> Any:
+def _best_effort(text: str, stop: int | None = None) -> Any:
     """json-repair's reading of ``text``, or None; never tried past
-    ``REPAIR_LIMIT`` (a call cut at the 16 MiB size limit would take minutes)."""
+    ``REPAIR_LIMIT`` (a call cut at the 16 MiB size limit would take minutes).
+    With ``stop``, where the strict parser stopped in a text that ends where
+    it should, json-repair reads the damaged members alone when it can
+    (engine/local_repair.py), and the whole text when it cannot."""
     if len(text) > REPAIR_LIMIT:
         return None
+    if stop is not None:
+        value = repair_locally(text, stop, _json_repair)
+        if value is not None:
+            return value
+    value = _json_repair(text)
+    if value is None or (value == "" and text.strip() not in ('""', "''")):
+        return None
+    return value
+
+
+def _json_repair(text: str) -> Any:
     import json_repair  # loaded on the first repair: most runs never need it
 
     try:
-        value = json_repair.repair_json(text, return_objects=True, skip_json_loads=True)
+        return json_repair.repair_json(text, return_objects=True, skip_json_loads=True)
     except Exception:  # json-repair raises odd things on odd input; it is best effort
         return None
-    if value == "" and text.strip() not in ('""', "''"):
-        return None
-    return value
