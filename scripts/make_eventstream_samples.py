@@ -166,9 +166,9 @@ def converse_padded() -> bytes:
     ])
 
 
-def chunk(inner: dict) -> bytes:
+def chunk(inner: dict, pad: str | None = None) -> bytes:
     data = base64.b64encode(json.dumps(inner, separators=(",", ":")).encode()).decode()
-    return event("chunk", {"bytes": data})
+    return event("chunk", {"bytes": data} if pad is None else {"bytes": data, "p": pad})
 
 
 def anthropic_tool(index: int, tool_id: str, name: str, pieces: list[str]) -> list[bytes]:
@@ -202,6 +202,30 @@ def invoke_parallel() -> bytes:
     ])
 
 
+def invoke_padded() -> bytes:
+    lengths = random.Random(15).randint  # seeded: the same bytes every time
+    events = [
+        {"type": "message_start", "message": {
+            "id": "msg_bdrk_01Wq8Nn2Lk5Jh7Gf9Ds1Ap3Z", "type": "message", "role": "assistant",
+            "model": "claude-sonnet-4-5-20250929", "content": [], "stop_reason": None,
+            "stop_sequence": None, "usage": {"input_tokens": 415, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": "toolu_bdrk_01Mn4Bv6Cx8Za0Sd2Fg4Hj6K", "name": "run_query",
+            "input": {}}},
+        *({"type": "content_block_delta", "index": 0,
+           "delta": {"type": "input_json_delta", "partial_json": piece}}
+          for piece in ["", '{"sql": "SELECT', ' name, total FROM', ' orders WHERE total',
+                        ' > 100",', ' "limit": 20}']),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+         "usage": {"output_tokens": 57}},
+        {"type": "message_stop", "amazon-bedrock-invocationMetrics": {
+            "inputTokenCount": 415, "outputTokenCount": 57, "invocationLatency": 1322,
+            "firstByteLatency": 540}},
+    ]
+    return b"".join(chunk(e, PAD[: lengths(1, len(PAD))]) for e in events)
+
+
 def invoke_throttled() -> bytes:
     return b"".join([
         INVOKE_START,
@@ -223,6 +247,7 @@ SAMPLES = {
     "bedrock_converse_crc_damaged": converse_crc_damaged,
     "bedrock_converse_padded": converse_padded,
     "bedrock_invoke_claude_parallel": invoke_parallel,
+    "bedrock_invoke_padded": invoke_padded,
     "bedrock_invoke_throttled": invoke_throttled,
 }
 

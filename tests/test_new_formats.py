@@ -160,6 +160,7 @@ NO_HEADER_SPEC = {
     ),
     "bedrock_converse_padded.eventstream": ([("write_file", "ok")], set()),
     "bedrock_invoke_claude_parallel.eventstream": ([("get_weather", "ok")] * 2, set()),
+    "bedrock_invoke_padded.eventstream": ([("run_query", "ok")], set()),
     "bedrock_invoke_throttled.eventstream": (
         [("read_file", "ok"), ("read_file", "aborted")], {"error-event"},
     ),
