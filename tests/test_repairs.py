@@ -269,3 +269,9 @@ def test_nan_beside_another_defect_is_no_repair() -> None:
 
 def test_a_cut_text_with_nan_is_still_truncated() -> None:
     assert verdict('{"v": NaN, "w": "cut').status == "truncated"
+
+
+def test_nan_in_a_single_quoted_string_is_text() -> None:
+    result = verdict("{'a': 'NaN', 'b': 'Infinity'}")
+    assert result.status == "repaired"
+    assert result.arguments == {"a": "NaN", "b": "Infinity"}

@@ -368,8 +368,11 @@ def _split_values(text: str) -> list[Any] | None:
         values.append(value)
 
 
-#: a string (stepped over), or a constant Python's json reads and JSON lacks
-_CONSTANT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?Infinity|NaN)', re.S)
+#: a string in double or single quotes (stepped over), or a constant
+#: Python's json reads and JSON lacks
+_CONSTANT = re.compile(
+    r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\'|(-?Infinity|NaN)', re.S
+)
 
 
 def _constant(text: str) -> str | None:

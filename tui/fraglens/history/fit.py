@@ -66,13 +66,19 @@ def _reject(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+#: ``json.loads`` without NaN and Infinity, which Python's json reads and JSON
+#: lacks; one decoder for every call (``json.loads`` with a keyword builds one
+#: each time)
+strict_loads = json.JSONDecoder(parse_constant=_reject).decode
+
+
 def _parsed(arguments: Any) -> Any:
     """The value of an OpenAI arguments string; _UNPARSED when it is not JSON
     (``arguments-not-string`` / ``arguments-invalid-json`` already say so)."""
     if not isinstance(arguments, str) or not arguments.strip():
         return _UNPARSED
     try:
-        return json.loads(arguments, parse_constant=_reject)
+        return strict_loads(arguments)
     except (ValueError, RecursionError):
         return _UNPARSED
 

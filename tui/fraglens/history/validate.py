@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from .errors import HistoryError
-from .fit import conversation_calls, declared_checker
+from .fit import conversation_calls, declared_checker, strict_loads
 
 Severity = Literal["warning", "error"]
 
@@ -345,7 +345,7 @@ def _check_arguments(args: Any, path: str, i: int, problems: list[Problem]) -> N
         )
         return
     try:
-        json.loads(args, parse_constant=_no_constant)
+        strict_loads(args)
     except ValueError as exc:
         problems.append(
             _problem(
@@ -598,10 +598,6 @@ class _Pairing:
 
 
 _MISSING: Any = object()
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _kind(value: Any) -> str:
