@@ -182,6 +182,9 @@ INTERRUPTIONS = {
                                      ":error-message": "it broke"}, b""),
     "exception": _frame("throttlingException", {"message": "slow down"},
                         **{":message-type": "exception", ":exception-type": "throttlingException"}),
+    "exception shaped like a delta": _frame(
+        "throttlingException", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "x"}}},
+        **{":message-type": "exception", ":exception-type": "throttlingException"}),
     "bad byte": _raw_piece(b"bad \xff byte"),
     "encoded surrogate": _raw_piece(b"surrogate \xed\xa0\x80"),
     "control character": _raw_piece(b"ctl \x01 char"),
@@ -593,3 +596,13 @@ _PADDING = st.one_of(
 def test_any_padding_agrees(pieces, pads, invoke, ascii_only, limit, edit, where):
     frames = (_invoke if invoke else _converse)(pieces, ascii_only, pads=cycle(pads))
     _agree_edited(frames, pieces, ascii_only, limit, edit, where, sliced=True)
+
+
+def test_an_exception_is_never_read_as_argument_text():
+    # its name says what it is, whatever its payload looks like
+    frames = _converse(_args_pieces(200))
+    extra = INTERRUPTIONS["exception shaped like a delta"]
+    stream, _ = stream_from_bytes(b"".join(frames[:40] + [extra] + frames[40:]))
+    (call,) = stream.reassembler.calls
+    assert call.text == "".join(_args_pieces(200))
+    assert "error-event" in {d.code for d in stream.reassembler.diagnostics()}

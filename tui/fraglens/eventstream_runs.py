@@ -378,8 +378,10 @@ class EventStreamReader:
                 or not getattr(adapter, "unread_fields", ())):
             return None
         last = self._last_payload(named=False)
-        if last is None:
-            return None
+        log = stream.events
+        if last is None or getattr(adapter, "continuation_event", None) not in (
+                None, log.name(len(log) - 1)):
+            return None  # the stream reads no message under another name as a continuation
         text, doc = last
         found = shortcut(doc)
         if found is None:

@@ -76,6 +76,10 @@ class Stream:
         #: the tool deltas in arrival order, for the naive comparison
         self.naive_log: list[tuple[int, ToolDelta]] | None = [] if keep_naive else None
         self._continuation = self._shortcut()
+        #: the event name the shortcut's chunk comes under, where the name (not
+        #: the payload) says what a message is: Bedrock's exceptions may hold
+        #: anything in their payload
+        self._continues: str | None = getattr(self.adapter, "continuation_event", None)
         self._envelopes = self._envelopes_for()
         #: what the adapter keeps of a piece read from an envelope (AI SDK)
         self._continued: Callable[[int, str], None] | None = getattr(
@@ -111,6 +115,8 @@ class Stream:
         (the start of a run: runs.py reads the events that repeat it in bulk)."""
         envelopes, log = self._envelopes, self.events
         if envelopes is None or not envelopes.items or not log or log.kind(len(log) - 1) != "data":
+            return None
+        if self._continues is not None and log.name(len(log) - 1) != self._continues:
             return None
         # the envelopes are forgotten whenever an event takes the full path, so
         # a match here is an event read as a continuation of the envelope's call
@@ -156,7 +162,8 @@ class Stream:
         r = self.reassembler
         if kind == "data":
             envelopes = self._envelopes
-            if envelopes is not None and envelopes.items:
+            continues = self._continues is None or name == self._continues
+            if envelopes is not None and envelopes.items and continues:
                 hit = envelopes.read(data)
                 if hit is not None:
                     env, text = hit
@@ -185,7 +192,7 @@ class Stream:
                 self._detect(number, payload, name)
                 return
             shortcut = self._continuation
-            if shortcut is not None:
+            if shortcut is not None and continues:
                 found = shortcut(payload)
                 if found is not None and r.continue_call(number, *found):
                     if envelopes is not None:
@@ -286,6 +293,7 @@ class Stream:
         self.format = fmt
         self.adapter = make_adapter(fmt)
         self._continuation = self._shortcut()
+        self._continues = getattr(self.adapter, "continuation_event", None)
         self._envelopes = self._envelopes_for()
         self._continued = getattr(self.adapter, "continued", None)
         pending, self._pending = self._pending, []

@@ -130,6 +130,9 @@ class BedrockConverseAdapter:
 
     #: where ``continuation`` reads the piece (adapters/envelope.py)
     continuation_path = ("delta", "toolUse", "input")
+    #: the event name ``continuation``'s payloads come under: an exception
+    #: message's payload could have a delta's shape, and its name says it is none
+    continuation_event = "contentBlockDelta"
     #: top-level fields never read: Bedrock pads every payload with a string of
     #: random length, so no two deltas are the same bytes around their pieces
     #: (eventstream_runs.py reads them in runs all the same)
