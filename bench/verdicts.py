@@ -25,8 +25,9 @@ argument fragments) and read in process as `fraglens check --json` reads them
                      10 N, through `fraglens history check`'s validator: pairing
                      a result with its call is a lookup too; the same target.
 
-Times are CPU seconds of this process, the best of five rounds in which the two
-streams of a pair run one after the other, so both see the same machine. The
+Times are CPU seconds of the process, the best of five rounds in which the two
+streams of a pair run one after the other, so both see the same machine; each
+of the four sections runs in a fresh process of its own. The
 garbage collector runs with the thresholds the command line sets for its
 batch commands (``fraglens.cli.batch_collector``).
 """
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -134,15 +136,32 @@ def best_pair(a: bytes, b: bytes, rounds: int) -> tuple[float, float, dict, dict
     return best[0], best[1], docs[0], docs[1]
 
 
+SECTIONS = ("repaired", "text", "calls", "history")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller streams, fewer rounds")
+    ap.add_argument("--only", choices=SECTIONS, help="one section, in this process")
     opts = ap.parse_args()
+    if opts.only is None:
+        # each section in a fresh process: a section's heap (a 50,000-call
+        # report) would otherwise slow the next one down, the larger of its
+        # pair the more
+        for name in SECTIONS:
+            argv = [sys.executable, __file__, "--only", name] + (["--quick"] if opts.quick else [])
+            sys.stdout.flush()
+            subprocess.run(argv, check=True)
+        return
     batch_collector()  # the garbage collector's thresholds `fraglens check` and `history` run with
     rounds = 2 if opts.quick else 5
     size = 16 * 1024 if opts.quick else 64 * 1024
     calls = 500 if opts.quick else 5000
+    {"repaired": repaired_rows, "text": text_rows, "calls": calls_rows,
+     "history": history_rows}[opts.only](rounds, size, calls)
 
+
+def repaired_rows(rounds: int, size: int, calls: int) -> None:
     print(f"one call of {size // 1024} KB in 10-character fragments, check in process "
           f"(CPU s, best of {rounds}):")
     for defect in DEFECTS:
@@ -156,6 +175,8 @@ def main() -> None:
         print(f"  repaired  {repaired:.4f}   ratio {repaired / ok:.2f}x (target <= 3x), "
               f"{defect}")
 
+
+def text_rows(rounds: int, size: int, calls: int) -> None:
     small = size * 3 // 8  # 24 KB and 240 KB: ten times as much, under the repair limit
     lo, hi, lo_doc, hi_doc = best_pair(one_call(small, "unquoted-key"),
                                        one_call(10 * small, "unquoted-key"), rounds)
@@ -163,15 +184,17 @@ def main() -> None:
     print(f"a key without quotes mid-call, ten times the text (CPU s, best of {rounds}):")
     print(f"  {small // 1024:>4} KB  {lo:.4f}")
     print(f"  {10 * small // 1024:>4} KB  {hi:.4f}   ratio {hi / lo:.2f}x (linear: about 10x)")
-    del lo_doc, hi_doc
 
+
+def calls_rows(rounds: int, size: int, calls: int) -> None:
     few, many, few_doc, many_doc = best_pair(many_calls(calls), many_calls(10 * calls), rounds)
     assert len(many_doc["calls"]) == 10 * len(few_doc["calls"]) == 10 * calls
     print(f"calls with ids, each whole in one chunk, check in process (CPU s, best of {rounds}):")
     print(f"  {calls:>6} calls  {few:.4f}")
     print(f"  {10 * calls:>6} calls  {many:.4f}   ratio {many / few:.2f}x (target <= 15x)")
 
-    del ok_doc, rep_doc, few_doc, many_doc  # a smaller heap for the next pair to collect
+
+def history_rows(rounds: int, size: int, calls: int) -> None:
     few, many = best_history(conversation(calls), conversation(10 * calls), rounds)
     print(f"history check, one turn of calls answered in reverse (CPU s, best of {rounds}):")
     print(f"  {calls:>6} calls  {few:.4f}")
