@@ -23,7 +23,10 @@ argument fragments) and read in process as `fraglens check --json` reads them
                      most 15x the time for 10x the calls;
   * history check  - a conversation of N calls answered in reverse order, then
                      10 N, through `fraglens history check`'s validator: pairing
-                     a result with its call is a lookup too; the same target.
+                     a result with its call is a lookup too; the same target,
+                     and beside it the growth of a plain linear pass over the
+                     same messages (ten times the objects in memory cost more
+                     than ten times the time, whatever the code).
 
 Times are CPU seconds of the process, the best of five rounds in which the two
 streams of a pair run one after the other, so both see the same machine; each
@@ -195,10 +198,37 @@ def calls_rows(rounds: int, size: int, calls: int) -> None:
 
 
 def history_rows(rounds: int, size: int, calls: int) -> None:
-    few, many = best_history(conversation(calls), conversation(10 * calls), rounds)
+    small, large = conversation(calls), conversation(10 * calls)
+    few, many = best_history(small, large, rounds)
     print(f"history check, one turn of calls answered in reverse (CPU s, best of {rounds}):")
     print(f"  {calls:>6} calls  {few:.4f}")
     print(f"  {10 * calls:>6} calls  {many:.4f}   ratio {many / few:.2f}x (target <= 15x)")
+    few, many = best_floor(small, large, rounds)
+    print("  the floor: one plain pass that parses each call's arguments and keeps a tuple")
+    print("  per message; how a linear pass grows here, ten times the messages in memory:")
+    print(f"  {calls:>6} calls  {few:.4f}")
+    print(f"  {10 * calls:>6} calls  {many:.4f}   ratio {many / few:.2f}x")
+
+
+def history_floor(doc: dict) -> list:
+    out = []
+    for i, m in enumerate(doc["messages"]):
+        for j, call in enumerate(m.get("tool_calls") or ()):
+            json.loads(call["function"]["arguments"])
+            out.append((call.get("id"), f"messages[{i}].tool_calls[{j}]"))
+        out.append((m.get("role"), f"messages[{i}]", m.get("tool_call_id")))
+    return out
+
+
+def best_floor(a: dict, b: dict, rounds: int) -> tuple[float, float]:
+    best = [float("inf"), float("inf")]
+    for _ in range(rounds):
+        for k, doc in enumerate((a, b)):
+            gc.collect()
+            start = time.process_time()
+            history_floor(doc)
+            best[k] = min(best[k], time.process_time() - start)
+    return best[0], best[1]
 
 
 if __name__ == "__main__":
