@@ -33,12 +33,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import accumulate
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .changes import Walk, dump, walk
-from .commas import read_commas
-from .local_repair import repair_locally
 from .scanner import ScanState
+
+if TYPE_CHECKING:
+    from .changes import Walk
 
 OK_STATUSES = ("ok", "empty")
 
@@ -163,6 +163,11 @@ def _finalize(
             "aborted" if aborted else "invalid", None, False, tuple(repairs), tuple(findings),
             tuple(values),
         )
+
+    # the repairs' modules are loaded on the first text that is not JSON: a
+    # check of sound calls never compiles their expressions
+    from .changes import dump, walk
+    from .commas import read_commas
 
     scan = scan_state()
     # the comma defects have one exact reading, found by the strict parser; a
@@ -401,6 +406,8 @@ def _best_effort(text: str, stop: int | None = None) -> Any:
     if len(text) > REPAIR_LIMIT:
         return None
     if stop is not None:
+        from .local_repair import repair_locally
+
         value = repair_locally(text, stop, _json_repair)
         if value is not None:
             return value
