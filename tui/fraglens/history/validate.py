@@ -26,6 +26,7 @@ never renamed, never reused with another meaning.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -200,7 +201,13 @@ def _items(doc: Any) -> tuple[list[Any], str]:
     raise HistoryError("a request body needs 'messages' (chat, Anthropic) or 'input' (Responses)")
 
 
-@dataclass(eq=False)
+# slots, and no list for a message that holds no calls or results: a
+# conversation of 50,000 calls makes hundreds of thousands of these, and
+# their size is what makes ten times the calls cost more than ten times
+# the time (bench/verdicts.py)
+
+
+@dataclass(eq=False, slots=True)
 class _Call:
     id: Any
     name: str
@@ -223,21 +230,21 @@ class _Result:
     path: str
 
 
-@dataclass
+@dataclass(slots=True)
 class _Msg:
     kind: Literal["calls", "results", "turn", "neutral"]
     label: str
     #: Responses: pair by call_id wherever the output comes
     lenient: bool = False
-    calls: list[_Call] = field(default_factory=list)
-    results: list[_Result] = field(default_factory=list)
+    calls: Sequence[_Call] = ()
+    results: Sequence[_Result] = ()
     #: Anthropic: other blocks come before the first tool_result
     text_first: bool = False
     #: Anthropic: other blocks come after the first tool_result (a user turn too)
     text_after: bool = False
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Turn:
     position: int
     lenient: bool
