@@ -43,7 +43,9 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -109,18 +111,27 @@ def conversation(calls: int) -> dict:
     return {"messages": msgs}
 
 
+def best_of(fn: Callable[[Any], Any], a: Any, b: Any, rounds: int) -> tuple[float, float, Any, Any]:
+    """``fn`` on ``a`` and on ``b`` in turns, ``rounds`` times: the best CPU
+    time of each, and what each returned."""
+    best = [float("inf"), float("inf")]
+    out: list[Any] = [None, None]
+    for _ in range(rounds):
+        for k, arg in enumerate((a, b)):
+            gc.collect()
+            start = time.process_time()
+            out[k] = fn(arg)
+            best[k] = min(best[k], time.process_time() - start)
+    return best[0], best[1], out[0], out[1]
+
+
 def best_history(a: dict, b: dict, rounds: int) -> tuple[float, float]:
     from fraglens.history.validate import check_conversation
 
-    best = [float("inf"), float("inf")]
-    for _ in range(rounds):
-        for k, doc in enumerate((a, b)):
-            gc.collect()
-            start = time.process_time()
-            problems = check_conversation(doc)
-            best[k] = min(best[k], time.process_time() - start)
-            assert [p.code for p in problems] == ["tool-results-out-of-order"]
-    return best[0], best[1]
+    few, many, found, more = best_of(check_conversation, a, b, rounds)
+    for problems in (found, more):
+        assert [p.code for p in problems] == ["tool-results-out-of-order"]
+    return few, many
 
 
 def check(data: bytes) -> dict:
@@ -128,15 +139,7 @@ def check(data: bytes) -> dict:
 
 
 def best_pair(a: bytes, b: bytes, rounds: int) -> tuple[float, float, dict, dict]:
-    best = [float("inf"), float("inf")]
-    docs: list[dict] = [{}, {}]
-    for _ in range(rounds):
-        for k, data in enumerate((a, b)):
-            gc.collect()
-            start = time.process_time()
-            docs[k] = check(data)
-            best[k] = min(best[k], time.process_time() - start)
-    return best[0], best[1], docs[0], docs[1]
+    return best_of(check, a, b, rounds)
 
 
 SECTIONS = ("repaired", "text", "calls", "history")
@@ -221,14 +224,7 @@ def history_floor(doc: dict) -> list:
 
 
 def best_floor(a: dict, b: dict, rounds: int) -> tuple[float, float]:
-    best = [float("inf"), float("inf")]
-    for _ in range(rounds):
-        for k, doc in enumerate((a, b)):
-            gc.collect()
-            start = time.process_time()
-            history_floor(doc)
-            best[k] = min(best[k], time.process_time() - start)
-    return best[0], best[1]
+    return best_of(history_floor, a, b, rounds)[:2]
 
 
 if __name__ == "__main__":
