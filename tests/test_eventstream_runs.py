@@ -606,3 +606,18 @@ def test_an_exception_is_never_read_as_argument_text():
     (call,) = stream.reassembler.calls
     assert call.text == "".join(_args_pieces(200))
     assert "error-event" in {d.code for d in stream.reassembler.diagnostics()}
+
+
+def test_an_invoke_exception_is_never_read_as_a_chunk():
+    # InvokeModel: a message named as an exception holding a chunk's bytes
+    frames = _invoke(_args_pieces(200))
+    chunk = json.loads(frames[40][frames[40].index(b"{"):-4])
+    extra = _frame("modelStreamErrorException", chunk,
+                   **{":message-type": "exception",
+                      ":exception-type": "modelStreamErrorException"})
+    data = b"".join(frames[:40] + [extra] + frames[40:])
+    _agree(data)
+    stream, _ = stream_from_bytes(data)
+    (call,) = stream.reassembler.calls
+    assert call.text == "".join(_args_pieces(200))
+    assert "error-event" in {d.code for d in stream.reassembler.diagnostics()}

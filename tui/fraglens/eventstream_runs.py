@@ -379,8 +379,7 @@ class EventStreamReader:
             return None
         last = self._last_payload(named=False)
         log = stream.events
-        if last is None or getattr(adapter, "continuation_event", None) not in (
-                None, log.name(len(log) - 1)):
+        if last is None or not stream.continues_under(log.name(len(log) - 1)):
             return None  # the stream reads no message under another name as a continuation
         text, doc = last
         found = shortcut(doc)

@@ -110,13 +110,19 @@ class Stream:
         for number in range(start, len(log)):
             take(number, kind(number), data(number), name(number))
 
+    def continues_under(self, name: str | None) -> bool:
+        """An event named ``name`` may be read as a continuation: the adapter
+        names no event for its shortcut, the event has no name, or that one
+        (a Bedrock message named as an exception is one, whatever its payload)."""
+        return self._continues is None or name is None or name == self._continues
+
     def run_envelope(self) -> Envelope | None:
         """The envelope the last event was read as a continuation in, if it was
         (the start of a run: runs.py reads the events that repeat it in bulk)."""
         envelopes, log = self._envelopes, self.events
         if envelopes is None or not envelopes.items or not log or log.kind(len(log) - 1) != "data":
             return None
-        if self._continues is not None and log.name(len(log) - 1) != self._continues:
+        if not self.continues_under(log.name(len(log) - 1)):
             return None
         # the envelopes are forgotten whenever an event takes the full path, so
         # a match here is an event read as a continuation of the envelope's call
@@ -162,7 +168,7 @@ class Stream:
         r = self.reassembler
         if kind == "data":
             envelopes = self._envelopes
-            continues = self._continues is None or name == self._continues
+            continues = self.continues_under(name)
             if envelopes is not None and envelopes.items and continues:
                 hit = envelopes.read(data)
                 if hit is not None:

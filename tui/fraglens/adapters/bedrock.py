@@ -216,6 +216,9 @@ class BedrockInvokeAdapter:
     indexes_calls = False
     #: top-level fields of a chunk never read: its padding, as in ConverseStream
     unread_fields = ("p",)
+    #: the event name ``continuation``'s chunks come under (see the converse adapter's)
+    continuation_event = "chunk"
+
     def __init__(self) -> None:
         self._inner: AnthropicAdapter | BedrockConverseAdapter | OpenAIChatAdapter | None = None
         #: the last chunk decoded and what its bytes held, so that feed does not
@@ -260,6 +263,8 @@ class BedrockInvokeAdapter:
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
             return []
+        if (event or "").endswith("Exception"):
+            return [_exception(event, payload)]  # its name says so, whatever it holds
         try:
             inner = self._unwrap(payload)
         except ValueError as exc:
