@@ -186,6 +186,10 @@ def stream_from_bytes(data: bytes, name: str = "input", **kwargs) -> tuple[Strea
     with _bulk():
         if looks_like_eventstream(data):  # first, as framing/detect.py tells it
             return _read_eventstream(data, **kwargs)
+        if data[:1] == b"{" and (read := _read_recording(data, **kwargs)) is not None:
+            stream, framed, body = read
+            report_replaced_bytes(stream, body)
+            return stream, framed
         if incremental_sse(data):
             stream, framed = _read_sse(data, name, **kwargs)
         elif (ndjson := ndjson_start(data)) is not None:
@@ -215,6 +219,30 @@ def _read_sse(
         raise LoadError(f"{name}: {reader.problems[0].message}")
     finish_stream(stream, reader.problems, {})
     return stream, Framed("sse", stream.events, problems=reader.problems)
+
+
+def _read_recording(
+    data: bytes, format: str | None = None, **kwargs: Any
+) -> tuple[Stream, Framed, bytes] | None:
+    """A fraglens recording whose body is SSE, read in runs
+    (recording_runs.py), and its body; None for anything else (another
+    body, a damaged header, no recording at all), which is framed whole."""
+    from .framing.recording import is_recording, parse_recording
+
+    if not is_recording(data):
+        return None
+    try:
+        rec = parse_recording(data)
+    except FramingError:
+        return None  # framed whole, which says what is wrong in one line
+    from .recording_runs import read_recording
+
+    read = read_recording(rec, known_format(format or rec.format), **kwargs)
+    if read is None:
+        return None
+    stream, problems, meta = read
+    finish_stream(stream, problems, meta)
+    return stream, Framed("recording", stream.events, meta, problems), rec.body
 
 
 def _read_ndjson(
@@ -265,7 +293,7 @@ def report_replaced_bytes(stream: Stream, data: bytes, valid: Iterable[range] = 
     ``valid``: events (in order) whose payloads a reader found valid UTF-8, not
     looked at again. Of a binary frame only the payload is text: its prelude
     and CRCs are not read as UTF-8."""
-    if stream.framing == "recording":
+    if stream.framing == "recording" and stream.events.source is None:
         if not any("\ufffd" in ev.data for ev in stream.events):
             return
         # imported here: only a recording needs it (an SSE check never loads it)

@@ -139,6 +139,12 @@ class EventLog(Sequence[RawEvent]):
             self._times.extend(repeat(_NO_TIME, count))
         self._kind.extend(bytes(count))  # last, as in add: 0 is "data"
 
+    def stamp(self, times: Sequence[float | None]) -> None:
+        """Every event's time at once (None: no time), replacing what it had:
+        a recording's body read whole, each event then given the time of the
+        read it was completed in."""
+        self._times = array("d", (_NO_TIME if t is None else t for t in times))
+
     def kind(self, i: int) -> EventKind:
         return self._kinds[self._kind[i]]
 
