@@ -49,23 +49,8 @@ def read_recording(rec: Recording, format: str | None, **kwargs: Any) -> (
     reader = SSEReader(stream, body)
     while not reader.done:
         reader.advance(_BUDGET)
-    end = rec.end.get("t") if rec.end is not None else None
-    end_time = float(end) if isinstance(end, (int, float)) and not isinstance(end, bool) else (
-        rec.chunks[-1][0] if rec.chunks else None)
-    stream.events.stamp(_times(stream, body, rec.chunks, end_time))
-    meta: dict[str, Any] = {
-        "version": rec.version,
-        "created": rec.created,
-        "request": rec.request,
-        "response": rec.response,
-        "format": rec.format,
-        "end": rec.end,
-        "body_framing": "sse",
-        "chunks": len(rec.chunks),
-        "truncated": rec.truncated,
-        "skipped_lines": rec.skipped_lines,
-    }
-    return stream, reader.problems, meta
+    stream.events.stamp(_times(stream, body, rec.chunks, rec.end_time))
+    return stream, reader.problems, rec.meta("sse")
 
 
 def _times(stream: Stream, body: bytes, chunks: list[tuple[float | None, bytes]],

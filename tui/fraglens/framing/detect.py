@@ -312,25 +312,7 @@ def _read_har(har: dict[str, Any]) -> Framed:
 
 def _read_recording(rec: Recording) -> Framed:
     body_framing, events, problems = _frame_body(rec)
-    meta: dict[str, Any] = {
-        "version": rec.version,
-        "created": rec.created,
-        "request": rec.request,
-        "response": rec.response,
-        "format": rec.format,
-        "end": rec.end,
-        "body_framing": body_framing,
-        "chunks": len(rec.chunks),
-        "truncated": rec.truncated,
-        "skipped_lines": rec.skipped_lines,
-    }
-    return Framed("recording", events, meta, problems)
-
-
-def _end_time(rec: Recording) -> float | None:
-    if rec.end is not None and isinstance(rec.end.get("t"), (int, float)):
-        return float(rec.end["t"])
-    return rec.chunks[-1][0] if rec.chunks else None
+    return Framed("recording", events, rec.meta(body_framing), problems)
 
 
 def _frame_body(
@@ -349,7 +331,7 @@ def _frame_body(
         and not looks_like_eventstream(body)
         and _looks_like_sse(body)
     ):
-        events, problems = _decode_sse(rec.chunks, _end_time(rec), EventLog())
+        events, problems = _decode_sse(rec.chunks, rec.end_time, EventLog())
         return "sse", events, problems
     try:
         framed = _read(body, containers=False)

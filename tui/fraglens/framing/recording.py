@@ -204,6 +204,28 @@ class Recording:
     skipped_lines: int = 0
 
     @property
+    def end_time(self) -> float | None:
+        """When the stream ended: the end line's time, else the last read's."""
+        if self.end is not None and isinstance(self.end.get("t"), (int, float)):
+            return float(self.end["t"])
+        return self.chunks[-1][0] if self.chunks else None
+
+    def meta(self, body_framing: str | None) -> dict[str, Any]:
+        """What a reader tells of the recording beside its events (``Framed.meta``)."""
+        return {
+            "version": self.version,
+            "created": self.created,
+            "request": self.request,
+            "response": self.response,
+            "format": self.format,
+            "end": self.end,
+            "body_framing": body_framing,
+            "chunks": len(self.chunks),
+            "truncated": self.truncated,
+            "skipped_lines": self.skipped_lines,
+        }
+
+    @property
     def body(self) -> bytes:
         return b"".join(data for _, data in self.chunks)
 
