@@ -200,33 +200,41 @@ def _path(text: str, stop: int) -> list[tuple[str, int]] | None:
     i = _ws(text, 0)
     while i < len(text) and text[i] in "[{":
         kind = text[i]
-        i = _ws(text, i + 1)
-        while True:
-            i = _PLAIN[kind].match(text, i).end()  # type: ignore[union-attr]
-            start = i
-            v = _value_start(text, i, stop) if kind == "{" else i
-            if v is None or v >= stop:
-                path.append((kind, start))
-                return path
-            try:
-                end = scan_once(text, v)[1]
-            except (StopIteration, ValueError, RecursionError):
-                end = None
-            if end is None:  # the damage is inside this member's value
-                path.append((kind, start))
-                if text[v] not in "[{":
-                    return path
-                i = v
-                break
-            j = _ws(text, end)
-            if j < stop and text[j] == ",":
-                i = _ws(text, j + 1)
-                continue
-            if j < stop and text[j] == _CLOSER[kind]:
-                return None  # the container closed before the stop: so did the top one
-            path.append((kind, start))  # the damage is where a comma or closer must come
+        found, start, value = _member_at(text, _ws(text, i + 1), stop, kind)
+        if found == _CLOSED:
+            return None  # the container closed before the stop: so did the top one
+        path.append((kind, start))
+        if value is None or text[value] not in "[{":
             return path
+        i = value  # the damage is inside this member's container: one level down
     return path or None
+
+
+#: what ``_member_at`` found: the member that holds the stop, the container's
+#: closer before it, or another character where a comma or closer must come
+_HOLDS, _CLOSED, _DELIMITER = "holds", "closed", "delimiter"
+
+
+def _member_at(text: str, i: int, stop: int, kind: str) -> tuple[str, int, int | None]:
+    """Walk a ``kind`` container's members from ``i``, each read strictly to
+    its comma, to the one that holds ``stop``: (what was found, where that
+    member starts, where its value starts when the damage lies inside the
+    value, else None)."""
+    while True:
+        i = _PLAIN[kind].match(text, i).end()  # type: ignore[union-attr]
+        v = _value_start(text, i, stop) if kind == "{" else i
+        if v is None or v >= stop:
+            return _HOLDS, i, None
+        try:
+            end = scan_once(text, v)[1]
+        except (StopIteration, ValueError, RecursionError):
+            return _HOLDS, i, v
+        j = _ws(text, end)
+        if j >= stop:
+            return _HOLDS, i, None
+        if text[j] != ",":
+            return (_CLOSED if text[j] == _CLOSER[kind] else _DELIMITER), i, None
+        i = _ws(text, j + 1)
 
 
 def _value_start(text: str, i: int, stop: int) -> int | None:
@@ -266,27 +274,8 @@ def _sound_members(text: str, i: int, stop: int, kind: str) -> bool:
     each with its comma, and then the member that holds ``stop``: not a
     closer first (the rest's brackets would then have closed a container
     the damage lies in, and the window's end lies further on)."""
-    sound = False
-    while True:
-        skipped = _PLAIN[kind].match(text, i).end()  # type: ignore[union-attr]
-        sound = sound or skipped > i
-        i = skipped
-        if i > stop:
-            return False
-        v = _value_start(text, i, stop) if kind == "{" else i
-        if v is None or v >= stop:
-            return sound
-        try:
-            end = scan_once(text, v)[1]
-        except (StopIteration, ValueError, RecursionError):
-            return sound
-        j = _ws(text, end)
-        if j >= stop:
-            return sound
-        if text[j] != ",":
-            return False
-        sound = True
-        i = _ws(text, j + 1)
+    found, start, _ = _member_at(text, i, stop, kind)
+    return found == _HOLDS and i < start <= stop
 
 
 def _repaired(window: str, kind: str, repair: Repairer) -> str | None:
