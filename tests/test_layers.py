@@ -36,7 +36,7 @@ LAYERS: dict[str, int] = {
     "runs": 1,
     "eventstream_runs": 1,
     "ndjson_runs": 1,
-    "recording_runs": 1,
+    "recording_times": 1,
     "chunking": 1,
     "compare_text": 1,
     "timing": 1,

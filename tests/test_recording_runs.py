@@ -1,4 +1,4 @@
-"""A recording whose body is SSE, read in runs (recording_runs.py), against
+"""A recording whose body is SSE, read in runs (load.py, recording_times.py), against
 the read-by-read reading (framing/detect.py): the same events, each with the
 same time, the same labels, fragment records and report, the same metadata."""
 

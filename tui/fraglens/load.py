@@ -13,7 +13,7 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from .engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from .eventstream_runs import EventStreamReader
@@ -201,6 +201,16 @@ def stream_from_bytes(data: bytes, name: str = "input", **kwargs) -> tuple[Strea
         return stream, framed
 
 
+_Reader = TypeVar("_Reader", SSEReader, NDJSONReader, EventStreamReader)
+
+
+def _drained(reader: _Reader) -> _Reader:
+    """``reader`` once it has read its whole input, in slices of the budget."""
+    while not reader.done:
+        reader.advance(_SSE_BUDGET)
+    return reader
+
+
 def _read_sse(
     data: bytes,
     name: str,
@@ -212,9 +222,7 @@ def _read_sse(
     of identical events are read in bulk."""
     stream = Stream(format=format, max_arg_bytes=max_arg_bytes, keep_naive=keep_naive,
                     source=data)
-    reader = SSEReader(stream, data)
-    while not reader.done:
-        reader.advance(_SSE_BUDGET)
+    reader = _drained(SSEReader(stream, data))
     if not stream.events and reader.problems:  # nothing to show but why (as frame())
         raise LoadError(f"{name}: {reader.problems[0].message}")
     finish_stream(stream, reader.problems, {})
@@ -222,11 +230,16 @@ def _read_sse(
 
 
 def _read_recording(
-    data: bytes, format: str | None = None, **kwargs: Any
+    data: bytes,
+    format: str | None = None,
+    max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
+    keep_naive: bool = False,
 ) -> tuple[Stream, Framed, bytes] | None:
-    """A fraglens recording whose body is SSE, read in runs
-    (recording_runs.py), and its body; None for anything else (another
-    body, a damaged header, no recording at all), which is framed whole."""
+    """A fraglens recording whose body is SSE, its body read in one pass as an
+    SSE capture is (runs.py), each event given the time of the read that
+    completed it (recording_times.py); and the body. None for anything else
+    (another body, a damaged header, no recording at all), which is framed
+    whole."""
     from .framing.recording import is_recording, parse_recording
 
     if not is_recording(data):
@@ -235,14 +248,19 @@ def _read_recording(
         rec = parse_recording(data)
     except FramingError:
         return None  # framed whole, which says what is wrong in one line
-    from .recording_runs import read_recording
-
-    read = read_recording(rec, known_format(format or rec.format), **kwargs)
-    if read is None:
+    body = rec.body
+    if not incremental_sse(body) or looks_like_eventstream(body):
         return None
-    stream, problems, meta = read
-    finish_stream(stream, problems, meta)
-    return stream, Framed("recording", stream.events, meta, problems), rec.body
+    from .recording_times import event_times
+
+    stream = Stream(format=known_format(format or rec.format), framing="recording",
+                    max_arg_bytes=max_arg_bytes, keep_naive=keep_naive, sse_body=True,
+                    source=body)
+    reader = _drained(SSEReader(stream, body))
+    stream.events.stamp(event_times(stream.events, body, rec.chunks, rec.end_time))
+    meta = rec.meta("sse")
+    finish_stream(stream, reader.problems, meta)
+    return stream, Framed("recording", stream.events, meta, reader.problems), body
 
 
 def _read_ndjson(
@@ -257,9 +275,7 @@ def _read_ndjson(
     in bulk."""
     stream = Stream(format=known_format(format), framing="ndjson", max_arg_bytes=max_arg_bytes,
                     keep_naive=keep_naive, sse_body=False, source=data)
-    reader = NDJSONReader(stream, data, start)
-    while not reader.done:
-        reader.advance(_SSE_BUDGET)
+    _drained(NDJSONReader(stream, data, start))
     finish_stream(stream, [], {})
     return stream, Framed("ndjson", stream.events)
 
@@ -276,9 +292,7 @@ def _read_eventstream(
     stream = Stream(format=known_format(format), framing="eventstream",
                     max_arg_bytes=max_arg_bytes,
                     keep_naive=keep_naive, source=data)
-    reader = EventStreamReader(stream, data)
-    while not reader.done:
-        reader.advance(_SSE_BUDGET)
+    reader = _drained(EventStreamReader(stream, data))
     finish_stream(stream, reader.problems, {})
     report_replaced_bytes(stream, data, reader.runs)
     return stream, Framed("eventstream", stream.events, problems=reader.problems)

@@ -1,12 +1,12 @@
-"""A fraglens recording whose body is SSE, read as one capture: in runs.
+"""When each event of a recording's body was completed: its time.
 
 A recording keeps every network read with its time (framing/recording.py).
 Read one read at a time, each through the SSE decoder, a recording of a long
 call costs what an SSE capture did before runs: 100k events took 1.8 s where
-the same body as plain SSE takes 0.3 s. Here the reads' bytes are joined into
-the body and read by the SSE run reader (runs.py), as ``check`` reads a plain
-capture, and each event is then given the time the read-by-read decoder
-would have given it: the time of the read in which it was completed.
+the same body as plain SSE takes 0.3 s. So ``check`` joins the reads into the
+body and reads it with the SSE run reader (load.py, runs.py), then gives each
+event here the time the read-by-read decoder would have given it: the time
+of the read in which it was completed.
 
 When that is. The decoder completes an event (a blank line, a comment's or
 ``[DONE]``'s line) when it is fed the byte that ends it - the last byte of
@@ -23,43 +23,20 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from itertools import accumulate
-from typing import Any
 
-from .framing.detect import looks_like_eventstream
-from .framing.events import FramingProblem
-from .framing.recording import Recording
-from .runs import SSEReader, incremental_sse
-from .stream import Stream
+from .framing.events import EventLog
 
-#: bytes read at a time (as load.py reads a plain capture)
-_BUDGET = 1 << 20
 #: what ends a line, and so may end an event
 _EOL = frozenset(b"\r\n")
 
 
-def read_recording(rec: Recording, format: str | None, **kwargs: Any) -> (
-        tuple[Stream, list[FramingProblem], dict[str, Any]] | None):
-    """The stream of ``rec``'s body read in runs, the framing's problems and
-    the recording's metadata (as detect.py's ``Framed.meta`` has it); None
-    when its body is not SSE (the caller reads it whole, as before)."""
-    body = rec.body
-    if not incremental_sse(body) or looks_like_eventstream(body):
-        return None
-    stream = Stream(format=format, framing="recording", sse_body=True, source=body, **kwargs)
-    reader = SSEReader(stream, body)
-    while not reader.done:
-        reader.advance(_BUDGET)
-    stream.events.stamp(_times(stream, body, rec.chunks, rec.end_time))
-    return stream, reader.problems, rec.meta("sse")
-
-
-def _times(stream: Stream, body: bytes, chunks: list[tuple[float | None, bytes]],
-           end_time: float | None) -> list[float | None]:
-    """Each event's time: that of the read its last byte came in (see the
-    module's docstring for the held carriage return and the end)."""
+def event_times(log: EventLog, body: bytes, chunks: list[tuple[float | None, bytes]],
+                end_time: float | None) -> list[float | None]:
+    """Each event's time in ``log`` (read from ``body``, the ``chunks``
+    joined): that of the read its last byte came in (see the module's
+    docstring for the held carriage return and the end)."""
     ends = list(accumulate(len(chunk) for _, chunk in chunks))
     times = [t for t, _ in chunks]
-    log = stream.events
     out: list[float | None] = []
     size = len(body)
     for i in range(len(log)):
