@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 APP := $(VENV)/.installed-app
 TEST := $(VENV)/.installed-test
 
-.PHONY: demo test lint screenshots bench conformance diagnostics-doc clean
+.PHONY: demo test test-deep lint screenshots bench conformance diagnostics-doc clean
 
 # the app alone: what a user gets from `pip install .`
 $(APP): pyproject.toml
@@ -24,8 +24,14 @@ $(TEST): pyproject.toml
 demo: $(APP)
 	$(BIN)/fraglens
 
+# three workers on two cores: a third of the suite's time is spent waiting on
+# loopback servers, timers and subprocesses, not computing
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 3
+
+# the same suite with every property test at its full count of examples
+test-deep: lint
+	FRAGLENS_DEEP=1 $(BIN)/python -m pytest -q -n 3
 
 # plain mypy on the whole package, --strict on the sans-I/O core; ruff runs in the suite
 lint: $(TEST)

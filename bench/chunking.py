@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from chunks import chat_chunk  # noqa: E402
 
-from fraglens.chunking import chunking_profile  # noqa: E402
-from fraglens.load import stream_from_bytes  # noqa: E402
+from fraglens.reading.capture import stream_from_bytes  # noqa: E402
+from fraglens.report.chunking import chunking_profile  # noqa: E402
 
 CALLS = 4
 PIECE = 'ab\\"'  # 4 characters: a 3-character cut lands inside the escape now and then

@@ -52,8 +52,8 @@ sys.path.insert(0, str(ROOT))
 
 from bytecode import compile_package  # noqa: E402
 
-from fraglens.load import stream_from_bytes  # noqa: E402
-from fraglens.report import build_report  # noqa: E402
+from fraglens.reading.capture import stream_from_bytes  # noqa: E402
+from fraglens.report.document import build_report  # noqa: E402
 
 
 def make_stream(calls: int, arg_bytes: int, frag: int = 10) -> bytes:

@@ -29,12 +29,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tui"))
 
-from fraglens.fit import check_fit  # noqa: E402
+from fraglens.fit.tools import read_tools  # noqa: E402
+from fraglens.fit.verdicts import check_fit  # noqa: E402
 from fraglens.framing.recording import RecordingWriter  # noqa: E402
-from fraglens.load import stream_from_bytes  # noqa: E402
-from fraglens.report import build_report  # noqa: E402
-from fraglens.timing import stream_timing  # noqa: E402
-from fraglens.tools import read_tools  # noqa: E402
+from fraglens.reading.capture import stream_from_bytes  # noqa: E402
+from fraglens.report.document import build_report  # noqa: E402
+from fraglens.report.timing import stream_timing  # noqa: E402
 
 SCHEMA = {
     "type": "object",

@@ -107,8 +107,8 @@ def ms(timings: list[tuple[float, float]]) -> str:
 async def child(path: str) -> None:
     """One size, in its own process: what ``fraglens FILE`` does, timed."""
     from fraglens.app.app import FraglensApp
-    from fraglens.load import read_bytes
-    from fraglens.loading import Loading
+    from fraglens.reading.capture import read_bytes
+    from fraglens.reading.progressive import Loading
 
     baseline = rss_mb()
     start, cpu_start = time.perf_counter(), time.process_time()

@@ -53,8 +53,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from chunks import chat_chunk  # noqa: E402
 
 from fraglens.cli import batch_collector  # noqa: E402
-from fraglens.load import stream_from_bytes  # noqa: E402
-from fraglens.report import build_report  # noqa: E402
+from fraglens.reading.capture import stream_from_bytes  # noqa: E402
+from fraglens.report.document import build_report  # noqa: E402
 
 #: the defects of the repaired / ok pairs: the commas have an exact reading,
 #: an unquoted key and a single-quoted value only json-repair mends (and the

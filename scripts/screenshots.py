@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 
 from fraglens.app.app import FraglensApp
-from fraglens.load import load_stream
+from fraglens.reading.capture import load_stream
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SIZE = (120, 36)

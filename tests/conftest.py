@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,17 @@ SHARED = ROOT.parent / "shared"
 #: moment what they wait for happens; this only bounds a real hang, on a machine
 #: that may be very busy (a shared CI runner, test runs in parallel).
 PATIENCE = 60.0
+
+#: ``make test-deep`` sets it: every property test runs its full count of examples
+DEEP = os.environ.get("FRAGLENS_DEEP") == "1"
+#: the examples a property test runs at most in ``make test`` (and CI)
+CI_EXAMPLES = 100
+
+
+def examples(full: int) -> int:
+    """A property test's example count: ``full`` under ``make test-deep``, at
+    most ``CI_EXAMPLES`` in the suite a developer runs often."""
+    return full if DEEP else min(full, CI_EXAMPLES)
 
 
 @pytest.fixture

@@ -40,6 +40,8 @@ from fraglens.engine.fragments import (
     Usage,
 )
 
+from .conftest import examples
+
 SHARED = Path(__file__).parent.parent.parent / "shared"
 REAL = SHARED / "real_streams"
 
@@ -841,8 +843,8 @@ def test_vertex_out_of_order_value_replaces_the_text_streamed_before_it():
     # what the user gets: the value built path by path, not the abandoned prefix
     # flagged as a second value
     from fraglens.framing.events import RawEvent
-    from fraglens.report import build_report
-    from fraglens.stream import Stream
+    from fraglens.reading.stream import Stream
+    from fraglens.report.document import build_report
 
     chunks = [*OUT_OF_ORDER, gem(finish="STOP")]
     stream = Stream(format="gemini")
@@ -1365,7 +1367,7 @@ shaped = st.recursive(
 
 
 @pytest.mark.parametrize("name", sorted(ADAPTERS))
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 @given(
     values=st.lists(json_values | shaped, max_size=8),
     events=st.lists(st.sampled_from(TYPE_NAMES) | st.none(), max_size=8),
@@ -1430,7 +1432,7 @@ def mutate(value: Any, data: st.DataObject) -> Any:
 
 
 @pytest.mark.parametrize("name", sorted(ADAPTERS))
-@settings(max_examples=120, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutated_chunks_of_every_format_never_break_any_adapter(name, data):
     adapter = make_adapter(name)
@@ -1552,8 +1554,8 @@ def test_openai_chat_shortcut_gives_what_the_full_path_gives(chunk):
 # -- parts of a chunk that cannot be read are named, never dropped silently ------
 
 def _chat_report(*deltas: dict) -> dict:
-    from fraglens.load import stream_from_bytes
-    from fraglens.report import build_report
+    from fraglens.reading.capture import stream_from_bytes
+    from fraglens.report.document import build_report
 
     body = "".join(
         "data: " + json.dumps({"choices": [{"index": 0, "delta": d}]}) + "\n\n" for d in deltas
@@ -1594,8 +1596,8 @@ def test_well_formed_tool_calls_raise_no_unreadable_finding():
 
 
 def test_an_unknown_responses_event_carrying_tool_data_is_named():
-    from fraglens.load import stream_from_bytes
-    from fraglens.report import build_report
+    from fraglens.reading.capture import stream_from_bytes
+    from fraglens.report.document import build_report
 
     events = [
         {"type": "response.created", "response": {"id": "r", "output": []}},
@@ -1617,8 +1619,8 @@ def test_an_unknown_responses_event_carrying_tool_data_is_named():
 
 
 def test_an_unknown_anthropic_delta_carrying_tool_input_is_named():
-    from fraglens.load import stream_from_bytes
-    from fraglens.report import build_report
+    from fraglens.reading.capture import stream_from_bytes
+    from fraglens.report.document import build_report
 
     events = [
         {"type": "message_start", "message": {"id": "m", "content": []}},

@@ -24,8 +24,8 @@ from fraglens.app.widgets.parse import CallResult, DiagnosticsView, ParsePane
 from fraglens.app.widgets.stream_list import StreamList
 from fraglens.cli.debugger import run as run_app
 from fraglens.framing.events import RawEvent
-from fraglens.load import load_stream
-from fraglens.stream import Stream
+from fraglens.reading.capture import load_stream
+from fraglens.reading.stream import Stream
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SEED = SAMPLES / "seed_interleaved_two_calls.sse"

@@ -9,7 +9,7 @@ from fraglens.app.commands import FraglensCommands
 from fraglens.app.screens.explain import ExplainScreen
 from fraglens.app.widgets.parse import DiagnosticsView
 from fraglens.engine.explanations import EXPLANATIONS
-from fraglens.load import stream_from_bytes
+from fraglens.reading.capture import stream_from_bytes
 
 SIZE = (120, 36)
 

@@ -18,7 +18,7 @@ from fraglens.app.widgets.buffers import CallCard
 from fraglens.app.widgets.key_bar import KeyBar
 from fraglens.app.widgets.status import StatusBar
 from fraglens.app.widgets.stream_list import StreamList
-from fraglens.load import load_stream
+from fraglens.reading.capture import load_stream
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SEED = SAMPLES / "seed_interleaved_two_calls.sse"

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from textual.widgets import SelectionList
 
-from fraglens import loading as loading_module
 from fraglens.app import app as app_module
 from fraglens.app.app import FraglensApp
 from fraglens.app.rows import RowFilter, Rows
@@ -15,8 +14,9 @@ from fraglens.app.screens.filter import FilterScreen
 from fraglens.app.steps import StepIndex
 from fraglens.app.widgets.buffers import CallCard
 from fraglens.app.widgets.stream_list import StreamList
-from fraglens.load import load_stream
-from fraglens.loading import Loading
+from fraglens.reading import progressive as loading_module
+from fraglens.reading.capture import load_stream
+from fraglens.reading.progressive import Loading
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SIZE = (120, 36)

@@ -11,12 +11,12 @@ from rich.text import Text
 from fraglens.app.app import FraglensApp
 from fraglens.app.screens.tools import ToolsScreen
 from fraglens.app.widgets.cut import STRING_CHARS
-from fraglens.app.widgets.fit import marked_value
+from fraglens.app.widgets.fit_marks import marked_value
 from fraglens.app.widgets.parse import CallResult, DiagnosticsView
 from fraglens.cli.debugger import run as run_app
-from fraglens.fit import check_fit
-from fraglens.load import load_stream, stream_from_bytes
-from fraglens.tools import read_tools
+from fraglens.fit.tools import read_tools
+from fraglens.fit.verdicts import check_fit
+from fraglens.reading.capture import load_stream, stream_from_bytes
 
 from .conftest import SAMPLES
 from .test_app import SIZE, flat, pane_text, result_text, shown

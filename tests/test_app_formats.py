@@ -10,7 +10,7 @@ from rich.console import Console
 from fraglens.app.app import FraglensApp
 from fraglens.app.widgets.parse import CallResult
 from fraglens.app.widgets.stream_list import StreamList
-from fraglens.load import load_stream
+from fraglens.reading.capture import load_stream
 
 from .conftest import SAMPLES
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fraglens import loading as loading_module
 from fraglens.app import app as app_module
 from fraglens.app.app import FraglensApp
 from fraglens.app.widgets.status import StatusBar, loading_bar
 from fraglens.cli import main
-from fraglens.load import load_stream
-from fraglens.loading import Loading
+from fraglens.reading import progressive as loading_module
+from fraglens.reading.capture import load_stream
+from fraglens.reading.progressive import Loading
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SEED = SAMPLES / "seed_interleaved_two_calls.sse"

@@ -10,8 +10,8 @@ from fraglens.app import naive as naive_module
 from fraglens.app.app import FraglensApp
 from fraglens.app.naive import NaiveReplay
 from fraglens.app.screens.naive import NaiveScreen
-from fraglens.load import load_stream
-from fraglens.report import naive
+from fraglens.reading.capture import load_stream
+from fraglens.report.document import naive
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SIZE = (120, 36)

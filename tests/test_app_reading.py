@@ -17,8 +17,8 @@ from fraglens.app.widgets.cut import STRING_CHARS
 from fraglens.app.widgets.parse import CallResult, pretty
 from fraglens.app.widgets.stream_list import StreamList, short_label
 from fraglens.framing.events import RawEvent
-from fraglens.load import load_stream, stream_from_bytes
-from fraglens.stream import Stream
+from fraglens.reading.capture import load_stream, stream_from_bytes
+from fraglens.reading.stream import Stream
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SIZE = (120, 36)

@@ -9,7 +9,7 @@ from textual.widgets import OptionList
 from fraglens.app import recent
 from fraglens.app.app import FraglensApp
 from fraglens.app.screens.open import OpenScreen
-from fraglens.loading import Loading
+from fraglens.reading.progressive import Loading
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SIZE = (120, 36)

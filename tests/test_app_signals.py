@@ -26,8 +26,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from fraglens.load import load_stream
 from fraglens.net.serve import ServerHandle, bind
+from fraglens.reading.capture import load_stream
 
 from .conftest import PATIENCE, ROOT, SAMPLES
 from .test_proxy import KEY, MESSAGES

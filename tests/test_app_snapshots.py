@@ -7,7 +7,7 @@ the change is wanted, update with ``pytest --snapshot-update``.
 from __future__ import annotations
 
 from fraglens.app.app import FraglensApp
-from fraglens.load import load_stream
+from fraglens.reading.capture import load_stream
 
 WIDE = (120, 36)
 NARROW = (80, 24)

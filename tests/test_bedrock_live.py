@@ -31,7 +31,6 @@ from botocore.credentials import Credentials
 from fraglens.cli import main
 from fraglens.framing.eventstream import encode_message
 from fraglens.framing.recording import parse_recording
-from fraglens.load import load_stream
 from fraglens.net.bedrock import (
     ANTHROPIC_BEDROCK_VERSION,
     Signer,
@@ -39,6 +38,7 @@ from fraglens.net.bedrock import (
 )
 from fraglens.net.live import LiveCall, Phase
 from fraglens.net.serve import ServerHandle, bind
+from fraglens.reading.capture import load_stream
 from fraglens.redact import REDACTED
 
 from .conftest import PATIENCE, SAMPLES, asgi_request

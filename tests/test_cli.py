@@ -242,7 +242,7 @@ def test_json_that_is_no_model_response_is_exit_2(tmp_path, capsys, content, fra
 
 
 def test_check_dev_zero_stops_at_the_input_cap(monkeypatch, capsys):
-    monkeypatch.setattr("fraglens.load.MAX_INPUT_BYTES", 4 << 20)
+    monkeypatch.setattr("fraglens.reading.capture.MAX_INPUT_BYTES", 4 << 20)
     assert main(["check", "/dev/zero"]) == 2
     err = capsys.readouterr().err
     assert err == f"fraglens: error: /dev/zero: more than {4 << 20} bytes, the most one " \
@@ -265,7 +265,7 @@ class _Endless:
 
 
 def test_endless_stdin_stops_at_the_input_cap(monkeypatch, capsys):
-    monkeypatch.setattr("fraglens.load.MAX_INPUT_BYTES", 4 << 20)
+    monkeypatch.setattr("fraglens.reading.capture.MAX_INPUT_BYTES", 4 << 20)
     pipe = _Endless()
     monkeypatch.setattr("sys.stdin", type("Stdin", (), {"buffer": pipe})())
     assert main(["check", "-"]) == 2

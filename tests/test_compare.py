@@ -15,12 +15,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from fraglens.chunking import chunking_profile
 from fraglens.cli import main
-from fraglens.load import load_stream
 from fraglens.net.compare import agreement, recording_path
 from fraglens.net.replay import Chaos, Pace, load_source
 from fraglens.net.serve import start_server
+from fraglens.reading.capture import load_stream
+from fraglens.report.chunking import chunking_profile
 
 from .conftest import PATIENCE, ROOT
 

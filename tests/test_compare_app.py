@@ -15,12 +15,12 @@ from fraglens.app.app import FraglensApp
 from fraglens.app.commands import FraglensCommands
 from fraglens.app.screens.chunking import ChunkingScreen
 from fraglens.app.screens.compare import CompareApp, CompareScreen
-from fraglens.load import load_stream
 from fraglens.net.compare import make_backends
 from fraglens.net.live import Phase
 from fraglens.net.replay import Chaos, Pace
 from fraglens.net.request import build_spec
 from fraglens.net.serve import start_server
+from fraglens.reading.capture import load_stream
 
 from .conftest import PATIENCE
 from .test_compare import CAPTURES, DATA, MODELS

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from fraglens.load import load_stream
-from fraglens.report import build_report
+from fraglens.reading.capture import load_stream
+from fraglens.report.document import build_report
 
 from .conftest import SAMPLES
 

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from fraglens.adapters import envelope as envelope_module
 from fraglens.adapters.envelope import Envelopes
 from fraglens.framing.events import RawEvent
-from fraglens.load import stream_from_bytes
-from fraglens.report import build_report
-from fraglens.stream import Stream
+from fraglens.reading.capture import stream_from_bytes
+from fraglens.reading.stream import Stream
+from fraglens.report.document import build_report
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 REAL = Path(__file__).parent.parent.parent / "shared" / "real_streams"

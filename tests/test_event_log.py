@@ -24,8 +24,11 @@ from fraglens.framing.eventstream import (
     to_event,
 )
 from fraglens.framing.sse import SSEDecoder
-from fraglens.load import LoadError, report_replaced_bytes, stream_from_bytes, stream_from_framed
-from fraglens.report import build_report
+from fraglens.reading.capture import LoadError, stream_from_bytes, stream_from_framed
+from fraglens.reading.findings import report_replaced_bytes
+from fraglens.report.document import build_report
+
+from .conftest import examples
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 CAPTURES = sorted(p for p in SAMPLES.iterdir() if p.suffix != ".md" and p.is_file()
@@ -101,7 +104,7 @@ LONG = "data: " + "é" * 40  # 86 bytes: a payload the log keeps as a range
 @example([LONG, "", "event: e", LONG, "", LONG], "\n", [])
 @example([LONG, "", "event: e", LONG, "", LONG], "\r\n", [50, 100])
 @example([": hi", LONG, "", LONG, "data: 2", "", LONG, ""], "\n", [7])
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_a_decoder_writing_to_a_log_gives_the_events_it_returns(lines, ending, cuts):
     raw = ending.join(lines).encode()
     points = sorted({min(c, len(raw)) for c in cuts})

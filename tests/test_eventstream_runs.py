@@ -1,6 +1,6 @@
 """A long call's runs of event-stream frames, read in bulk, read exactly as one by one.
 
-``fraglens.eventstream_runs`` reads an AWS event-stream capture with runs of
+``fraglens.reading.eventstream_runs`` reads an AWS event-stream capture with runs of
 identical frames taken in bulk; ``frame`` + ``stream_from_framed`` reads the
 same bytes one frame at a time. For any capture both must give the same
 events (kind, text, name, id, span), the same type labels, the same
@@ -23,14 +23,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fraglens import eventstream_runs
 from fraglens.adapters.bedrock import BedrockConverseAdapter
-from fraglens.eventstream_runs import EventStreamReader
 from fraglens.framing.eventstream import PRELUDE, EventStreamDecoder, encode_message
-from fraglens.load import finish_stream, report_replaced_bytes, stream_from_bytes
-from fraglens.stream import Stream
+from fraglens.reading import eventstream_runs
+from fraglens.reading.capture import stream_from_bytes
+from fraglens.reading.eventstream_runs import EventStreamReader
+from fraglens.reading.findings import finish_stream, report_replaced_bytes
+from fraglens.reading.stream import Stream
 
-from .conftest import SAMPLES
+from .conftest import SAMPLES, examples
 from .test_runs import _agree, _anthropic, _args_pieces, _one_by_one, _state
 
 # -- captures -------------------------------------------------------------------
@@ -377,7 +378,7 @@ _EDITS = st.sampled_from(["none", "flip", "cut", "garbage", "message crc", "prel
                           "wrong total", "other headers"])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     pieces=st.lists(_PIECE_CHARS, min_size=1, max_size=80),
     invoke=st.booleans(),
@@ -583,7 +584,7 @@ _PADDING = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     pieces=st.lists(_PIECE_CHARS, min_size=1, max_size=60),
     pads=st.lists(_PADDING, min_size=1, max_size=8),

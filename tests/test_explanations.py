@@ -6,11 +6,11 @@ import pytest
 
 from fraglens.engine.diagnostics import CODES
 from fraglens.engine.explanations import EXPLANATIONS, explain
-from fraglens.fit import check_fit
+from fraglens.fit.tools import read_tools
+from fraglens.fit.verdicts import check_fit
 from fraglens.framing.eventstream import encode_message
 from fraglens.framing.sse import DEFAULT_MAX_LINE
-from fraglens.load import stream_from_bytes
-from fraglens.tools import read_tools
+from fraglens.reading.capture import stream_from_bytes
 
 
 def test_every_code_has_an_explanation_and_every_explanation_a_code():

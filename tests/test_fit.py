@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from fraglens.fit import check_fit
-from fraglens.load import stream_from_bytes
-from fraglens.report import build_report, exit_code
-from fraglens.schema import MAX_ERRORS, pointer
-from fraglens.tools import Tool, ToolsError, read_tools, request_tools
+from fraglens.fit.schema import MAX_ERRORS, pointer
+from fraglens.fit.tools import Tool, ToolsError, read_tools, request_tools
+from fraglens.fit.verdicts import check_fit
+from fraglens.reading.capture import stream_from_bytes
+from fraglens.report.document import build_report, exit_code
 
 from .conftest import SAMPLES
 from .test_live_streams import _chat, _tool

@@ -1,7 +1,7 @@
 """The package's layers point one way, and the core does no I/O.
 
-    core (engine, framing, adapters, redact)  <-  stream / report  <-  net, history
-        <-  app  <-  cli
+    core (engine, framing, adapters, redact)  <-  reading  <-  fit  <-  report
+        <-  net, history  <-  app  <-  cli
 
 Every import in every module is read from its syntax tree, relative ones
 resolved against the module's own package, ``if TYPE_CHECKING`` and imports
@@ -28,27 +28,14 @@ LAYERS: dict[str, int] = {
     "adapters": 0,
     "redact": 0,
     "demo": 0,  # data: the bundled capture
-    "stream": 1,
-    "report": 1,
-    "report_text": 1,
-    "load": 1,
-    "loading": 1,
-    "runs": 1,
-    "eventstream_runs": 1,
-    "ndjson_runs": 1,
-    "recording_times": 1,
-    "chunking": 1,
-    "compare_text": 1,
-    "timing": 1,
-    "tools": 1,
-    "schema": 1,
-    "fit": 1,
-    "usage": 1,
-    "net": 2,
-    "history": 2,
-    "app": 3,
-    "cli": 4,
-    "__main__": 5,
+    "reading": 1,  # a capture in, a Stream out
+    "fit": 2,  # a stream's calls against the declared tools
+    "report": 3,  # a finished stream in, a document out
+    "net": 4,
+    "history": 4,
+    "app": 5,
+    "cli": 6,
+    "__main__": 7,
 }
 SIBLINGS = {frozenset({"net", "history"})}
 CORE = {name for name, layer in LAYERS.items() if layer == 0}
@@ -141,10 +128,87 @@ def test_core_module_is_sans_io(path: Path):
 def test_relative_imports_are_resolved():
     """The resolver itself: a relative import that climbs is seen as what it names."""
     found = dict(imported(ROOT / "cli" / "check.py"))
-    assert "fraglens.report" in found and "fraglens.cli.common" in found
+    assert "fraglens.report.document" in found and "fraglens.cli.common" in found
 
 
 def test_an_upward_import_would_be_caught(tmp_path):
     """The rule is not vacuous: an engine module importing the app breaks it."""
     assert LAYERS[top("fraglens.app.app")] > LAYERS[top("fraglens.engine.calls")]
     assert any(top(t) == "app" for t, _ in imported(ROOT / "cli" / "debugger.py"))
+
+
+# -- no cycles ---------------------------------------------------------------------
+
+MODULE_NAMES = {".".join(module_name(p)).removesuffix(".__init__"): p for p in MODULES}
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    """The lines of imports under ``if TYPE_CHECKING:``, which never run."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in node.body:
+                lines.update(n.lineno for n in ast.walk(inner) if hasattr(n, "lineno"))
+    return lines
+
+
+def _module_of(dotted: str) -> str | None:
+    """The project module ``dotted`` names (a name imported from a module is the module)."""
+    while dotted:
+        if dotted in MODULE_NAMES:
+            return dotted
+        dotted = dotted.rpartition(".")[0]
+    return None
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports anywhere outside TYPE_CHECKING
+    (at the top or inside a function: a lazy import that calls back is still
+    a way round)."""
+    graph: dict[str, set[str]] = {}
+    for name, path in MODULE_NAMES.items():
+        skip = _type_checking_lines(ast.parse(path.read_text(encoding="utf-8")))
+        targets = {_module_of(t) for t, line in imported(path) if line not in skip}
+        graph[name] = {t for t in targets if t is not None and t != name}
+        # a package's __init__ imported on the way to one of its modules is not an edge
+        graph[name] = {t for t in graph[name] if not name.startswith(t + ".")}
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle in ``graph``, or None (an iterative depth-first search)."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    for root in sorted(graph):
+        if state.get(root):
+            continue
+        path, stack = [root], [iter(sorted(graph[root]))]
+        state[root] = 1
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            elif not state.get(nxt):
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(sorted(graph.get(nxt, ()))))
+    return None
+
+
+def test_no_module_imports_its_way_back_to_itself():
+    """No import cycle between modules: opening a capture picks a reader once
+    and nothing calls back into the module that called it."""
+    assert _cycle(import_graph()) is None, " -> ".join(_cycle(import_graph()) or [])
+
+
+def test_a_cycle_would_be_caught():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_package_root_holds_few_modules():
+    """The middle floor lives in rooms: at most four modules loose at the root."""
+    loose = [p.name for p in ROOT.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    assert len(loose) <= 4, loose

@@ -22,7 +22,7 @@ from fraglens.net.live import LiveCall, Phase, describe_error
 from fraglens.net.replay import NO_CHAOS, Chaos, Pace, load_source, plan
 from fraglens.net.request import LIVE_FORMATS, build_spec
 from fraglens.net.serve import ServerHandle, bind, start_server
-from fraglens.report import build_report
+from fraglens.report.document import build_report
 
 from .conftest import PATIENCE
 from .test_live_streams import (

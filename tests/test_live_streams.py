@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fraglens.load import load_stream
-from fraglens.report import build_report
+from fraglens.reading.capture import load_stream
+from fraglens.report.document import build_report
 
 FAKE_KEY = "sk-fraglens-TEST-KEY-0123456789abcdef"
 

@@ -1,6 +1,6 @@
 """A capture read a slice at a time gives the stream a whole read gives.
 
-The app shows a capture while it loads (``fraglens.loading``); what it ends up
+The app shows a capture while it loads (``fraglens.reading.progressive``); what it ends up
 showing must be exactly what ``check`` reports, whatever the slice size cuts
 through (an event, a line end, a UTF-8 character).
 """
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from fraglens import loading
-from fraglens.load import LoadError, stream_from_bytes
-from fraglens.loading import Loading, incremental_sse
-from fraglens.report import build_report
+from fraglens.reading import progressive as loading
+from fraglens.reading.capture import LoadError, stream_from_bytes
+from fraglens.reading.progressive import Loading
+from fraglens.reading.sse_runs import incremental_sse
+from fraglens.report.document import build_report
 
 from .conftest import SAMPLES, shared_or_skip
 
@@ -37,14 +38,20 @@ def _read_in_slices(data: bytes) -> tuple[Loading, list[int]]:
     return job, seen
 
 
+def whole_meta(data: bytes) -> dict:
+    return stream_from_bytes(data)[1].meta
+
+
 def _same_report(data: bytes, job: Loading) -> None:
     whole, _ = stream_from_bytes(data)
     assert json.dumps(build_report(job.stream), sort_keys=True) == json.dumps(
         build_report(whole), sort_keys=True
     )
-    assert [(e.kind, e.data, e.span) for e in job.stream.events] == [
-        (e.kind, e.data, e.span) for e in whole.events
+    # times too: a recording read in slices stamps each slice's events as they come
+    assert [(e.kind, e.data, e.span, e.time) for e in job.stream.events] == [
+        (e.kind, e.data, e.span, e.time) for e in whole.events
     ]
+    assert job.meta == whole_meta(data)
 
 
 @pytest.mark.parametrize("path", _captures(), ids=lambda p: p.name)
@@ -130,6 +137,6 @@ def test_an_overlong_line_read_in_slices_reports_as_read_whole(monkeypatch):
     ],
 )
 def test_utf8_is_checked_in_steps_without_decoding_the_whole_input(data, valid):
-    from fraglens.load import _is_utf8
+    from fraglens.reading.findings import _is_utf8
 
     assert _is_utf8(data) is valid

@@ -21,6 +21,8 @@ from fraglens.engine.fragments import Finish, ToolDelta
 from fraglens.engine.local_repair import MAX_WINDOWS, repair_locally
 from fraglens.engine.reassembler import Reassembler
 
+from .conftest import examples
+
 
 def whole(text: str) -> Any:
     return json_repair.repair_json(text, return_objects=True, skip_json_loads=True)
@@ -106,7 +108,7 @@ def damaged(draw: st.DrawFn) -> tuple[str, Any, str]:
     return text, meant, kind
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged())
 def test_the_damaged_member_alone_reads_what_the_text_meant(case: tuple[str, Any, str]) -> None:
     text, meant, kind = case

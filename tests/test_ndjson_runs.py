@@ -1,6 +1,6 @@
 """Ollama's runs of text lines, read in bulk, read exactly as line by line.
 
-``load.stream_from_bytes`` reads an NDJSON capture with ``fraglens.ndjson_runs``
+``stream_from_bytes`` reads an NDJSON capture with ``fraglens.reading.ndjson_runs``
 (runs of lines that only add text taken at once); ``frame`` +
 ``stream_from_framed`` reads the same bytes one line at a time. For any
 capture both must give the same events (kind, text, span, payload range), the
@@ -19,22 +19,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fraglens import load, ndjson_runs
 from fraglens.adapters.ollama import OllamaAdapter
 from fraglens.engine.reassembler import Reassembler
 from fraglens.framing.detect import ndjson_start, read_stream
 from fraglens.framing.events import FramingError
-from fraglens.load import (
-    LoadError,
-    frame,
-    report_replaced_bytes,
-    stream_from_bytes,
-    stream_from_framed,
-)
-from fraglens.report import build_report
-from fraglens.stream import Stream
+from fraglens.reading import ndjson_runs, readers
+from fraglens.reading.capture import LoadError, stream_from_bytes, stream_from_framed
+from fraglens.reading.findings import report_replaced_bytes
+from fraglens.reading.readers import frame
+from fraglens.reading.stream import Stream
+from fraglens.report.document import build_report
 
-from .conftest import SAMPLES
+from .conftest import SAMPLES, examples
 
 # -- captures -------------------------------------------------------------------
 
@@ -192,7 +188,7 @@ def test_any_budget_a_read_goes_by(monkeypatch, budget):
                          "message": {"role": "assistant", "content": "", "tool_calls": [call]},
                          "done": False}))
     lines += [_text_line(p, k) for k, p in enumerate(_pieces(30))]
-    monkeypatch.setattr(load, "_SSE_BUDGET", budget)
+    monkeypatch.setattr(readers, "DRAIN_BUDGET", budget)
     _agree(_capture(lines))
 
 
@@ -323,7 +319,7 @@ _LINE_BITS = st.sampled_from([
 ])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(lines=st.lists(st.lists(_LINE_BITS, max_size=3).map("".join), max_size=5),
        bom=st.booleans(), bad=st.booleans())
 def test_ndjson_start_is_read_streams_decision(lines, bom, bad):
@@ -365,7 +361,7 @@ _PAYLOADS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(payload=_PAYLOADS, stamp=st.text(max_size=5))
 def test_the_text_continuation_is_what_feed_reads(payload, stamp):
     found = OllamaAdapter.text_continuation(payload)
@@ -418,7 +414,7 @@ def _line(kind: str, piece: str, stamp: str, dumps=_DUMPS) -> str:
     return piece  # a blank line, or one that is not a text line
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     lines=st.lists(_LINE, min_size=2, max_size=60),
     runs=st.lists(st.tuples(st.integers(min_value=0, max_value=59),

@@ -15,8 +15,8 @@ from fraglens.adapters.ollama import OllamaAdapter
 from fraglens.cli import main
 from fraglens.engine.fragments import ArgsFinal, Finish, StreamError, ToolDelta, ToolOutput
 from fraglens.framing.recording import RecordingWriter
-from fraglens.load import stream_from_bytes
-from fraglens.report import build_report
+from fraglens.reading.capture import stream_from_bytes
+from fraglens.report.document import build_report
 
 from .conftest import SAMPLES
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import httpx
 
 from fraglens.framing.recording import parse_recording
-from fraglens.load import load_stream
 from fraglens.net.live import LiveCall, Phase
 from fraglens.net.replay import Pace
 from fraglens.net.request import build_spec
 from fraglens.net.serve import start_server
-from fraglens.report import build_report
+from fraglens.reading.capture import load_stream
+from fraglens.report.document import build_report
 
 from .conftest import PATIENCE, SAMPLES
 

@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 from fraglens.adapters import ADAPTERS
 from fraglens.framing.detect import FramingError, read_stream
 from fraglens.framing.events import RawEvent
-from fraglens.load import stream_from_framed
-from fraglens.report import build_report
-from fraglens.stream import Stream
+from fraglens.reading.capture import stream_from_framed
+from fraglens.reading.stream import Stream
+from fraglens.report.document import build_report
+
+from .conftest import examples
 
 text = st.text(
     alphabet=st.sampled_from(list('ab "\\/\n\t{}[]:,') + ["深", "圳", "é", "🚀", "\u2028"]),
@@ -82,7 +84,7 @@ def interleaved_streams(draw):
 
 
 @given(interleaved_streams())
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_any_interleaving_of_any_arguments_comes_back_exactly(case):
     data, expected = case
     doc = run_sse(data)
@@ -92,7 +94,7 @@ def test_any_interleaving_of_any_arguments_comes_back_exactly(case):
 
 
 @given(st.binary(max_size=400))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_arbitrary_bytes_never_raise(data):
     try:
         framed = read_stream(data)
@@ -119,7 +121,7 @@ json_chunks = st.recursive(
 @given(st.sampled_from(sorted(ADAPTERS)), st.lists(json_chunks, max_size=8),
        st.lists(st.sampled_from([None, "message_start", "content_block_delta", "error",
                                  "response.output_item.added", "tool-call-delta"]), max_size=8))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_arbitrary_json_chunks_never_raise_in_any_format(fmt, chunks, names):
     stream = Stream(format=fmt)
     for i, chunk in enumerate(chunks):
@@ -167,7 +169,7 @@ _BARE = {"index": 0, "function": {"arguments": '\\ude80 and some more text"}'}}
 @given(st.lists(wire_chunks, max_size=16), st.sampled_from([12, 40, 16 << 20]))
 @example([_delta(_HEAD), _delta(_BARE)], 16 << 20)  # a surrogate pair split (Q42)
 @example([_delta(_HEAD), _delta(_BARE)], 20)  # the continuation crosses the limit
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_the_continuation_shortcut_gives_the_report_the_full_path_gives(chunks, limit):
     # keep_naive logs every fragment as ops, so it turns the shortcut off
     reports = []
@@ -219,7 +221,7 @@ _ESCAPED_BACKSLASH = [  # looks like a split pair, but the backslash is escaped:
     ],
     16 << 20,
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_a_scanner_run_only_when_asked_gives_the_report_of_one_run_on_every_append(chunks, limit):
     assert _report(chunks, eager=False, limit=limit) == _report(chunks, eager=True, limit=limit)
 
@@ -285,7 +287,7 @@ containers = st.dictionaries(text, values, min_size=1, max_size=4) | st.lists(
 cuttable = containers | text.map(lambda t: t or "x")
 
 
-@settings(max_examples=200, deadline=None,
+@settings(max_examples=examples(200), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(cuttable, st.data())
 def test_a_cut_text_is_truncated_whatever_defect_came_before(value, data):
@@ -302,7 +304,7 @@ def test_a_cut_text_is_truncated_whatever_defect_came_before(value, data):
         assert isinstance(result.arguments, type(value)), (broken, result)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(containers, st.data())
 def test_trailing_commas_are_repaired_to_exactly_the_value_written(value, data):
     """A complete text with trailing commas has one exact reading: the call
@@ -315,7 +317,7 @@ def test_trailing_commas_are_repaired_to_exactly_the_value_written(value, data):
     assert (result.status, result.arguments) == ("repaired", value), (broken, result)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(containers, st.data())
 def test_any_defect_in_a_whole_text_gives_a_repair_of_its_type_or_no_value(value, data):
     """Doubled commas, raw newlines and tabs in strings, trailing commas in a
@@ -337,7 +339,7 @@ def test_any_defect_in_a_whole_text_gives_a_repair_of_its_type_or_no_value(value
 repairable = st.text(alphabet=st.sampled_from(list('{}[]",:ab1 \n\'')), max_size=24)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from("{["), repairable)
 @example("{", "[1, 2]}")
 def test_a_repair_never_changes_the_top_level_type(first, rest):

@@ -29,10 +29,10 @@ import pytest
 import uvicorn
 
 from fraglens.framing.detect import read_stream
-from fraglens.load import load_stream, stream_from_framed
 from fraglens.net.proxy.flows import Flow, FlowState, FlowStore
 from fraglens.net.proxy.server import ProxyApp, ProxyServer, bind
-from fraglens.report import build_report
+from fraglens.reading.capture import load_stream, stream_from_framed
+from fraglens.report.document import build_report
 
 from .conftest import PATIENCE, SAMPLES, asgi_request
 

@@ -26,7 +26,7 @@ from fraglens.net.proxy.flows import FlowState, FlowStore
 from fraglens.net.proxy.server import bind
 from fraglens.net.replay import Chaos
 from fraglens.net.serve import ServerHandle
-from fraglens.report import build_report
+from fraglens.report.document import build_report
 
 from .conftest import ROOT
 from .test_proxy import (

@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 from fraglens.framing.detect import read_stream
-from fraglens.load import load_stream, stream_from_framed
 from fraglens.net.decoded import DecodedCopy
 from fraglens.net.limits import DEFAULT_LIMITS, Limits
 from fraglens.net.proxy.flows import Flow, FlowState, FlowStore, decoded_format, worst_status
@@ -25,8 +24,9 @@ from fraglens.net.proxy.server import (
     join_upstream,
 )
 from fraglens.net.proxy.tee import BodyTee
+from fraglens.reading.capture import load_stream, stream_from_framed
 from fraglens.redact import Secrets
-from fraglens.report import build_report
+from fraglens.report.document import build_report
 
 from .test_proxy import COMPLETION, KEY, PARALLEL
 

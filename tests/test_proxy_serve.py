@@ -23,12 +23,12 @@ import openai
 import pytest
 
 from fraglens.cli.proxy import StopOnSigterm, Terminated
-from fraglens.load import load_stream
 from fraglens.net.proxy.flows import FlowState, FlowStore
 from fraglens.net.proxy.server import ProxyApp, ProxyServer
 from fraglens.net.replay import NO_CHAOS, Chaos, Pace
 from fraglens.net.serve import ServerHandle, bind, start_server
-from fraglens.report import build_report
+from fraglens.reading.capture import load_stream
+from fraglens.report.document import build_report
 
 from .conftest import ROOT, SAMPLES
 from .test_proxy import KEY, MESSAGES, PATIENCE, chunks_via, raw_via, wait_flows, wait_for

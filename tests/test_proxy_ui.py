@@ -14,13 +14,13 @@ import openai
 import pytest
 
 from fraglens.app.screens.flows import FlowsScreen, ProxyFlowsApp
-from fraglens.load import load_stream
 from fraglens.net.proxy.flows import Flow, FlowState, FlowStore
 from fraglens.net.proxy.server import ProxyApp, ProxyServer
 from fraglens.net.proxy.tee import BodyTee
 from fraglens.net.replay import load_source
 from fraglens.net.serve import ServerHandle, bind
-from fraglens.report import build_report
+from fraglens.reading.capture import load_stream
+from fraglens.report.document import build_report
 
 from .conftest import SAMPLES
 from .test_proxy import KEY, MESSAGES, PARALLEL, PATIENCE

@@ -24,6 +24,8 @@ from fraglens.framing.recording import (
     redact_url,
 )
 
+from .conftest import examples
+
 SECRET = "sk-proj-SECRET0123456789"
 REQUEST = {
     "method": "POST",
@@ -556,7 +558,7 @@ def json_values(keys: list[str]) -> st.SearchStrategy[Any]:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(lines=st.lists(json_values(KEYS), max_size=5), request=json_values(KEYS))
 def test_any_recording_lines_read_or_raise_framing_error(lines: list[Any], request: Any):
     header = {"fraglens": "recording", "version": 1, "request": request}
@@ -567,7 +569,7 @@ def test_any_recording_lines_read_or_raise_framing_error(lines: list[Any], reque
         pass
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(entries=json_values(HAR_KEYS))
 def test_any_har_structure_reads_or_raises_framing_error(entries: Any):
     document = {"log": {"entries": entries}}

@@ -1,4 +1,5 @@
-"""A recording whose body is SSE, read in runs (load.py, recording_times.py), against
+"""A recording whose body is SSE, read in runs (reading/readers.py,
+reading/recording_times.py), against
 the read-by-read reading (framing/detect.py): the same events, each with the
 same time, the same labels, fragment records and report, the same metadata."""
 
@@ -13,9 +14,9 @@ from hypothesis import strategies as st
 
 from fraglens.framing.detect import read_stream
 from fraglens.framing.recording import RecordingWriter
-from fraglens.load import LoadError, stream_from_bytes, stream_from_framed
+from fraglens.reading.capture import LoadError, stream_from_bytes, stream_from_framed
 
-from .conftest import SAMPLES
+from .conftest import SAMPLES, examples
 from .test_runs import _anthropic, _args_pieces, _sse, _state
 
 
@@ -80,7 +81,7 @@ def test_a_long_call_recorded_read_by_read_is_read_in_runs():
 EOLS = st.sampled_from([b"\n", b"\r\n", b"\r"])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     eol=EOLS,
     cuts=st.lists(st.integers(min_value=0), max_size=40),
@@ -109,7 +110,7 @@ def test_a_held_carriage_return_takes_the_next_reads_time():
     _agree(_recording(reads, end=3.0))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(lines=st.lists(st.one_of(
     st.sampled_from([b'{"t":0.5,"b":"data: x\\n\\n"}', b'{"t":1,"b64":"ZGF0YQ=="}', b"",
                      b" ", b"\x0c", b"\xef\xbb\xbf{}", b'{"t":1} {"t":2}', b"[1, 2]", b"{",

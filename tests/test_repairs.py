@@ -20,6 +20,7 @@ from fraglens.engine.finalize import _open_in
 from fraglens.engine.fragments import Finish, ToolDelta
 from fraglens.engine.reassembler import Reassembler
 
+from .conftest import examples
 from .test_properties import values
 
 
@@ -72,7 +73,7 @@ containers = (st.dictionaries(st.text(max_size=4), values, min_size=1, max_size=
 CHECKS = [HealthCheck.too_slow, HealthCheck.filter_too_much]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=CHECKS)
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=CHECKS)
 @given(containers, st.data())
 def test_missing_commas_are_put_back_exactly_where_they_were(value, data):
     """json.dumps writes ", " between members: with up to MAX_EDITS of
@@ -93,7 +94,7 @@ def test_missing_commas_are_put_back_exactly_where_they_were(value, data):
     assert result.findings == (("args-repaired", "; ".join(want[:3])),)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=CHECKS)
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=CHECKS)
 @given(containers, st.data())
 def test_a_missing_comma_in_a_cut_text_is_truncated(value, data):
     """The comma reading never closes what the text left open: cut anywhere
@@ -107,7 +108,7 @@ def test_a_missing_comma_in_a_cut_text_is_truncated(value, data):
     assert verdict(broken[:cut]).status == "truncated", broken[:cut]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=CHECKS)
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=CHECKS)
 @given(containers, st.data())
 def test_a_value_touching_the_one_before_gets_no_comma(value, data):
     """Compact JSON has no space after its commas: with one gone, a comma is

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from fraglens.load import stream_from_bytes
-from fraglens.report import build_report
+from fraglens.reading.capture import stream_from_bytes
+from fraglens.report.document import build_report
 
 OSLO = {"city": "Oslo", "days": 3}
 

@@ -1,6 +1,6 @@
 """A long call's runs of events, read in bulk, read exactly as one by one.
 
-``fraglens.runs`` reads an SSE capture with runs of identical events taken in
+``fraglens.reading.sse_runs`` reads an SSE capture with runs of identical events taken in
 bulk; ``frame`` + ``stream_from_framed`` reads the same bytes one event at a
 time. For any capture both must give the same events (kind, text, name, id,
 span), the same type labels, the same per-fragment records and the same
@@ -17,13 +17,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fraglens import loading, runs
-from fraglens.load import frame, report_replaced_bytes, stream_from_bytes, stream_from_framed
-from fraglens.loading import Loading
-from fraglens.report import build_report
-from fraglens.runs import incremental_sse
+from fraglens.reading import progressive as loading
+from fraglens.reading import sse_runs as runs
+from fraglens.reading.capture import stream_from_bytes, stream_from_framed
+from fraglens.reading.findings import report_replaced_bytes
+from fraglens.reading.progressive import Loading
+from fraglens.reading.readers import frame
+from fraglens.reading.sse_runs import incremental_sse
+from fraglens.report.document import build_report
 
-from .conftest import SAMPLES, shared_or_skip
+from .conftest import SAMPLES, examples, shared_or_skip
 
 # -- captures -------------------------------------------------------------------
 
@@ -226,7 +229,7 @@ _PIECE_CHARS = st.text(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     pieces=st.lists(_PIECE_CHARS, min_size=1, max_size=80),
     build=st.sampled_from([_anthropic, _chat]),
@@ -250,7 +253,7 @@ def test_any_pieces_agree(pieces, build, eol, limit, cut):
 _LONG = _sse(_anthropic(_args_pieces(120)))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     edits=st.lists(
         st.tuples(

@@ -20,12 +20,13 @@ import re
 
 import pytest
 
-from fraglens.fit import check_fit
+from fraglens.fit.tools import read_tools
+from fraglens.fit.verdicts import check_fit
 from fraglens.framing.detect import read_stream
-from fraglens.load import LoadError, finish_stream, load_stream, report_replaced_bytes
-from fraglens.report import build_report, dumps
-from fraglens.stream import Stream
-from fraglens.tools import read_tools
+from fraglens.reading.capture import LoadError, load_stream
+from fraglens.reading.findings import finish_stream, report_replaced_bytes
+from fraglens.reading.stream import Stream
+from fraglens.report.document import build_report, dumps
 
 from .conftest import SAMPLES
 

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from fraglens.engine.calls import Call
 from fraglens.engine.scanner import Scanner
 
+from .conftest import examples
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
@@ -28,7 +30,7 @@ def scan(*pieces: str):
 
 
 @given(json_values, st.booleans(), st.lists(st.integers(min_value=0), max_size=6))
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_any_json_split_anywhere_is_complete_and_valid(value, ascii_only, cuts):
     text = json.dumps({"v": value}, ensure_ascii=ascii_only)
     points = sorted({c % (len(text) + 1) for c in cuts})
@@ -65,7 +67,7 @@ def _structure(text: str) -> tuple[int, bool, bool]:
 
 
 @given(json_values, st.booleans())
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 def test_every_prefix_of_valid_json_is_a_valid_prefix(value, ascii_only):
     text = json.dumps({"v": value, "w": [1, "x\u00e9"]}, ensure_ascii=ascii_only)
     s = Scanner()
@@ -87,7 +89,7 @@ def _split(text: str, cuts: list[int]) -> list[str]:
 
 
 @given(st.one_of(near_json, json_values.map(json.dumps)), st.lists(st.integers(0), max_size=6))
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 def test_state_after_any_split_is_the_state_after_the_whole_text(text, cuts):
     whole = scan(text)
     split = scan(*_split(text, cuts))
@@ -95,7 +97,7 @@ def test_state_after_any_split_is_the_state_after_the_whole_text(text, cuts):
 
 
 @given(st.one_of(near_json, json_values.map(json.dumps)))
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 def test_complete_exactly_when_json_loads_accepts(text):
     try:
         json.loads(text)
@@ -107,7 +109,7 @@ def test_complete_exactly_when_json_loads_accepts(text):
 
 
 @given(near_json)
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 def test_bad_offset_is_the_first_impossible_character(text):
     state = scan(text).state()
     if state.valid:
@@ -169,7 +171,7 @@ def test_large_text_in_many_fragments_is_linear_enough():
 
 
 @given(st.one_of(near_json, json_values.map(json.dumps)), st.lists(st.integers(0), max_size=8))
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_a_calls_state_at_each_step_is_a_fresh_scan_of_that_prefix(text, cuts):
     # what the app shows at step k comes from the per-fragment records; it must
     # be what scanning the text up to there says (the bad offset only once reached)

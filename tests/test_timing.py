@@ -6,8 +6,8 @@ import io
 import json
 
 from fraglens.framing.recording import RecordingWriter
-from fraglens.load import stream_from_bytes
-from fraglens.timing import stream_timing
+from fraglens.reading.capture import stream_from_bytes
+from fraglens.report.timing import stream_timing
 
 from .test_live_streams import OPENAI_EVENTS, OPENAI_SSE
 from .test_recording import SSE_BODY, har, har_entry
@@ -98,8 +98,8 @@ def test_a_wait_after_the_last_event_until_the_end_is_a_stall_and_counts_in_the_
 
 
 def test_the_text_report_names_a_stall_before_the_end():
-    from fraglens.report import build_report
-    from fraglens.report_text import timing_lines
+    from fraglens.report.document import build_report
+    from fraglens.report.text import timing_lines
 
     pieces = events_of(OPENAI_SSE)[:5]
     stream, _ = stream_from_bytes(recording(list(zip(TIMES[:5], pieces, strict=True)), end=3.5))

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from fraglens.load import stream_from_bytes
-from fraglens.report import build_report
+from fraglens.reading.capture import stream_from_bytes
+from fraglens.report.document import build_report
 
 
 def _report(events: list[Any], fmt: str | None = None) -> tuple[dict, Any]:

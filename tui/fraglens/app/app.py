@@ -37,11 +37,11 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Header
 
-from ..fit import Fit
-from ..fit import fit_for_request as fit_request
-from ..load import LoadError, read_bytes
-from ..loading import Loading
-from ..stream import Stream
+from ..fit.verdicts import Fit
+from ..fit.verdicts import fit_for_request as fit_request
+from ..reading.capture import LoadError, read_bytes
+from ..reading.progressive import Loading
+from ..reading.stream import Stream
 from . import clipboard, recent
 from .commands import FraglensCommands
 from .keys import BINDINGS, KEY_BAR
@@ -211,7 +211,7 @@ class FraglensApp(App[int]):
         """Read the capture a slice at a time on the app's own loop, showing what
         came after each slice (steppable while the rest loads); then let the
         scanner catch up with every call, so that no key pays for it later.
-        The garbage collector is paused while loading, as ``load`` does for a
+        The garbage collector is paused while loading, as ``reading.capture`` does for a
         whole read: the new objects form no cycles."""
         collecting = gc.isenabled()
         gc.disable()

@@ -22,8 +22,8 @@ from typing import Any
 from textual.app import App
 
 from ..history.build import assistant_message, build_history
-from ..report import build_report
-from ..stream import Stream
+from ..reading.stream import Stream
+from ..report.document import build_report
 
 #: base64 bytes one OSC 52 sequence may carry through tmux and most terminals
 OSC52_LIMIT = 100_000

@@ -17,7 +17,7 @@ from typing import Any
 
 from textual.binding import Binding
 
-from ..fit import fit_for_request
+from ..fit.verdicts import fit_for_request
 from ..net.live import LiveCall, LiveStatus, Phase
 from .app import FraglensApp, StreamGrew
 

@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..report import naive
-from ..stream import Stream
+from ..reading.stream import Stream
+from ..report.document import naive
 
 #: events fed again per slice: tens of milliseconds, so keys stay answered
 #: (without the log, the pipeline reads its commonest chunk by a shortcut; with

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from ..engine.calls import Call
 from ..engine.diagnostics import SEVERITY_RANK, Diagnostic
-from ..fit import Fit
-from ..report import ordered_calls
-from ..stream import Stream
+from ..fit.verdicts import Fit
+from ..reading.stream import Stream
+from ..report.document import ordered_calls
 
 
 @dataclass(frozen=True, slots=True)

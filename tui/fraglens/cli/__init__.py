@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from .. import __version__
-from ..load import LoadError
+from ..reading.capture import LoadError
 from .common import EXIT_CODES, CliError
 
 __all__ = ["COMMANDS", "CliError", "batch_collector", "build_parser", "main"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from ..fit import fit_for_request
-from ..load import load_stream
-from ..report import build_report, exit_code
-from ..tools import Tool, ToolsError, read_tools
+from ..fit.tools import Tool, ToolsError, read_tools
+from ..fit.verdicts import fit_for_request
+from ..reading.capture import load_stream
+from ..report.document import build_report, exit_code
 from .common import CliError, add_stall_option, add_stream_options, read_json, write_json
 
 EXAMPLES = """\
@@ -62,13 +62,13 @@ def run(args: argparse.Namespace) -> int:
     fit = fit_for_request(stream, framed.meta.get("request"), tools)
     doc = build_report(stream, compare=args.compare, fit=fit, stall_ms=args.stall_ms)
     if args.chunking:
-        from ..chunking import chunking_profile
+        from ..report.chunking import chunking_profile
 
         doc["chunking"] = chunking_profile(stream)
     if args.json:
         write_json(doc)
     else:
-        from ..report_text import print_report
+        from ..report.text import print_report
 
         print_report(doc, "stdin" if args.path == "-" else args.path)
         if args.compare and "naive" in doc:
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
                 sizes = " / ".join(str(k["chars"]) for k in keys)
                 print(f"naive {how}: {len(keys)} key(s), {sizes} chars of arguments")
         if "chunking" in doc:
-            from ..chunking import chunking_line
+            from ..report.chunking import chunking_line
 
             print(f"chunking: {chunking_line(doc['chunking'])}")
     return exit_code(doc)

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
-from ..load import LoadError, read_bytes
-from ..report import dumps
-from ..stream import FORMATS
+from ..reading.capture import LoadError, read_bytes
+from ..reading.stream import FORMATS
+from ..report.document import dumps
 
 __all__ = [
     "CliError",
@@ -95,7 +95,7 @@ def add_stream_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_stall_option(p: argparse.ArgumentParser) -> None:
-    from ..timing import DEFAULT_STALL_MS
+    from ..report.timing import DEFAULT_STALL_MS
 
     p.add_argument(
         "--stall-ms",

@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(doc)
     else:
-        from ..compare_text import print_compare
+        from ..report.comparison import print_compare
 
         print_compare(doc)
     return compare_exit(doc)

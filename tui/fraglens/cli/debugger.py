@@ -6,11 +6,11 @@ import argparse
 import os
 import sys
 
-from ..fit import Fit, fit_for_request
-from ..load import LoadError, demo_bytes, read_bytes
-from ..loading import Loading
-from ..stream import Stream
-from ..tools import Tool
+from ..fit.tools import Tool
+from ..fit.verdicts import Fit, fit_for_request
+from ..reading.capture import LoadError, demo_bytes, read_bytes
+from ..reading.progressive import Loading
+from ..reading.stream import Stream
 from .check import load_tools
 from .common import EXIT_CODES, CliError, add_stream_options
 
@@ -85,8 +85,8 @@ def _print_report(loading: Loading, source: str, tools: list[Tool] | None) -> in
     )
     while not loading.done:
         loading.advance()
-    from ..report import build_report, exit_code
-    from ..report_text import print_report
+    from ..report.document import build_report, exit_code
+    from ..report.text import print_report
 
     fit = fit_for_request(loading.stream, loading.meta.get("request"), tools)
     doc = build_report(loading.stream, fit=fit)

@@ -14,7 +14,7 @@ from ..framing.detect import read_stream
 from ..framing.events import FramingError
 from ..framing.har import default_entry, har_entry_to_recording
 from ..framing.recording import parse_recording
-from ..load import read_bytes
+from ..reading.capture import read_bytes
 from .common import CliError
 
 __all__ = ["body_of", "build", "run", "write_output"]

@@ -15,8 +15,8 @@ from ..history import (
     load_conversation,
     problems_json,
 )
-from ..load import load_stream, read_bytes
-from ..report import build_report, dumps, printable
+from ..reading.capture import load_stream, read_bytes
+from ..report.document import build_report, dumps, printable
 from .common import CliError, add_stream_options
 
 EXAMPLES = """\

@@ -8,7 +8,7 @@ import sys
 
 from ..framing.events import FramingError
 from ..framing.har import default_entry, har_entry_to_recording, list_streams
-from ..load import read_bytes
+from ..reading.capture import read_bytes
 from .common import CliError
 from .export import write_output
 

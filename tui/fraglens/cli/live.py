@@ -306,8 +306,8 @@ def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
     """Make the call, print the report of what arrived, and say how it went."""
     import asyncio
 
-    from ..fit import fit_for_request
-    from ..report import build_report
+    from ..fit.verdicts import fit_for_request
+    from ..report.document import build_report
 
     try:
         status = asyncio.run(call.run())
@@ -322,7 +322,7 @@ def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
         if args.json:
             write_json(doc)  # exactly as check --json writes it
         else:
-            from ..report_text import print_report
+            from ..report.text import print_report
 
             print_report(doc, call.spec.for_record()["url"])
         sys.stdout.flush()
@@ -334,7 +334,7 @@ def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
 
 def finish_code(status: LiveStatus, doc: dict[str, Any] | None) -> int:
     from ..net.live import Phase
-    from ..report import exit_code
+    from ..report.document import exit_code
 
     if status.phase is Phase.DONE and doc is not None:
         return exit_code(doc)

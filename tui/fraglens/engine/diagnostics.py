@@ -64,7 +64,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "frame-damaged": ("error", "binary framing failed a checksum; bytes were skipped"),
     "frame-truncated": ("error", "the stream ended inside a binary message"),
     "tool-input-error": ("warning", "the client SDK rejected a call's input"),
-    # the calls against the declared tools (fraglens.fit), when the tools are known
+    # the calls against the declared tools (fraglens.fit.verdicts), when the tools are known
     "args-schema": ("error", "the arguments break the tool's JSON Schema"),
     "strict-broken": ("error", "a strict: true tool got arguments that break its schema"),
     "tool-undeclared": ("error", "the call names a tool the request did not declare"),

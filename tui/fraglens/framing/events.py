@@ -118,7 +118,7 @@ class EventLog(Sequence[RawEvent]):
         self, name: str | None, starts: Sequence[int], count: int, lead: int, trail: int
     ) -> None:
         """``count`` data events named ``name`` at once, with no time and no id
-        (a run of a long call's identical events, read in bulk: see runs.py):
+        (a run of a long call's identical events, read in bulk: see reading/sse_runs.py):
         event k spans ``starts[k]`` to ``starts[k + 1]``, and its payload lies
         ``lead`` bytes after its start to ``trail`` bytes before its end. The
         arrays are extended in C loops, without a list per field."""
@@ -144,6 +144,18 @@ class EventLog(Sequence[RawEvent]):
         a recording's body read whole, each event then given the time of the
         read it was completed in."""
         self._times = array("d", (_NO_TIME if t is None else t for t in times))
+
+    def stamp_from(self, start: int, times: Sequence[float | None]) -> None:
+        """The times of the events from ``start`` on, the earlier ones kept:
+        a recording's body read in slices, each slice's events stamped as
+        they come."""
+        if start == 0:
+            self.stamp(times)
+            return
+        if self._times is None:
+            self._times = array("d", [_NO_TIME]) * start
+        del self._times[start:]
+        self._times.extend(_NO_TIME if t is None else t for t in times)
 
     def kind(self, i: int) -> EventKind:
         return self._kinds[self._kind[i]]

@@ -142,7 +142,7 @@ class SSEDecoder:
 
     def skip(self, end: int, count: int) -> None:
         """``count`` whole events up to offset ``end`` were read by someone else
-        (see runs.py): go on from there, numbering on after them."""
+        (see reading/sse_runs.py): go on from there, numbering on after them."""
         if self.between_events is None or end < self._line_start:
             raise DecoderMisuse("SSEDecoder.skip() in the middle of an event")
         self._line_start = end

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from .conversation_fit import conversation_calls, declared_checker, strict_loads
 from .errors import HistoryError
-from .fit import conversation_calls, declared_checker, strict_loads
 
 Severity = Literal["warning", "error"]
 

@@ -42,8 +42,8 @@ from functools import partial
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from ..fit.tools import tool_parts
 from ..redact import redact_url
-from ..tools import tool_parts
 from .request import (
     DEFAULT_MAX_TOKENS,
     EVENTSTREAM_FORMATS,

@@ -24,11 +24,11 @@ from typing import Any
 import anyio
 import httpx
 
-from ..chunking import chunking_profile
 from ..engine.finalize import OK_STATUSES
-from ..report import build_report, exit_code, ordered_calls
-from ..stream import Stream
-from ..timing import stream_timing
+from ..reading.stream import Stream
+from ..report.chunking import chunking_profile
+from ..report.document import build_report, exit_code, ordered_calls
+from ..report.timing import stream_timing
 from .cost import Prices
 from .live import LiveCall, LiveStatus, Phase
 from .proxy.flows import worst_status

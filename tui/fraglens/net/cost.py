@@ -1,5 +1,5 @@
 """What a call cost at the user's prices, from the usage the stream reported
-(read by ``fraglens.usage``). Prices are per million tokens, as
+(read by ``fraglens.report.usage``). Prices are per million tokens, as
 every price list states them; ``markup`` multiplies the total, for aggregators
 that bill the official price times a factor. Cached-input discounts are not
 modelled: the cost is what uncached tokens at the given prices would cost.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..usage import Tokens, tokens
+from ..report.usage import Tokens, tokens
 
 __all__ = ["Prices", "Tokens", "cost", "tokens"]
 

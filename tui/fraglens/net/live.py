@@ -1,7 +1,7 @@
 """One live request: send it, read the stream as it arrives, record it, say how it went.
 
 :class:`LiveCall` is the async worker behind ``fraglens live`` and the app's
-live mode. It feeds every event into ``call.stream`` (a :class:`fraglens.stream.Stream`)
+live mode. It feeds every event into ``call.stream`` (a :class:`fraglens.reading.stream.Stream`)
 the moment the event is complete, writes each network read to the recording
 (flushed per line) before anything else looks at it, and reports progress
 as frozen :class:`LiveStatus` values. Whatever happens — a refused connection,
@@ -35,7 +35,7 @@ from httpx_sse import aconnect_sse
 
 from ..framing.events import RawEvent
 from ..framing.recording import RecordingWriter
-from ..stream import Stream
+from ..reading.stream import Stream
 from .body import LiveBody
 from .cost import Prices, Tokens, cost, tokens
 from .decoded import DecodedCopy

@@ -31,7 +31,7 @@ from ..framing.detect import read_stream
 from ..framing.events import Framed, FramingError, RawEvent
 from ..framing.har import default_entry, har_entry_to_recording
 from ..framing.recording import Recording, parse_recording
-from ..load import LoadError, demo_bytes, read_bytes, stream_from_framed
+from ..reading.capture import LoadError, demo_bytes, read_bytes, stream_from_framed
 from .request import NDJSON_FORMATS
 
 __all__ = ["Chaos", "Pace", "Plan", "Source", "Write", "load_source", "plan", "source_from_bytes"]

@@ -20,8 +20,8 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..fit.tools import tool_parts
 from ..redact import Secrets, redact_headers, redact_url
-from ..tools import tool_parts
 
 __all__ = [
     "ENDPOINTS",

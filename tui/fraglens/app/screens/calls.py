@@ -18,8 +18,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Sparkline, Static
 from textual.widgets.option_list import Option
 
-from ...timing import stream_timing
-from ...usage import tokens
+from ...report.timing import stream_timing
+from ...report.usage import tokens
 from ..steps import StepIndex
 from ..widgets.parse import STATUS_GLYPH
 

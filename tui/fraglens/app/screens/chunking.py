@@ -13,8 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ...chunking import chunking_profile
-from ...stream import Stream
+from ...reading.stream import Stream
+from ...report.chunking import chunking_profile
 
 __all__ = ["ChunkingScreen", "profile_table"]
 

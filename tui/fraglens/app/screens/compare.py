@@ -26,10 +26,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from ...chunking import chunking_line
-from ...compare_text import COLUMNS, agreement_lines, backend_cells
 from ...net.compare import Backend, compare_doc, compare_exit, run_backends
-from ...stream import Stream
+from ...reading.stream import Stream
+from ...report.chunking import chunking_line
+from ...report.comparison import COLUMNS, agreement_lines, backend_cells
 from ..app import FraglensApp
 from ..keys import BINDINGS as DEBUGGER_BINDINGS
 from ..widgets.stream_list import StreamList

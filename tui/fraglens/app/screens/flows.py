@@ -27,11 +27,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from ...fit import fit_for_request
+from ...fit.verdicts import fit_for_request
 from ...net.proxy.flows import Flow, FlowRow, FlowState, FlowStore
 from ...net.proxy.record import recording_name, save_flow
-from ...report_text import STATUS_STYLE
-from ...stream import Stream
+from ...reading.stream import Stream
+from ...report.text import STATUS_STYLE
 from ..app import FraglensApp
 from ..keys import BINDINGS as DEBUGGER_BINDINGS
 from ..widgets.stream_list import StreamList

@@ -14,8 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...history import SHAPES, build_history, check_conversation, default_shape
-from ...report import build_report
-from ...stream import Stream
+from ...reading.stream import Stream
+from ...report.document import build_report
 from .. import clipboard
 from ..widgets.parse import pretty
 

@@ -3,7 +3,7 @@
 The path box starts in the folder of the capture shown. Below it, first, the
 captures opened before (``recent.py``; ``enter`` on one opens it), then a tree
 of that folder: choosing a file in the tree fills the box, ``enter`` opens
-what the box says. The app reads it (``loading``) and says in one line why
+what the box says. The app reads it (``reading.progressive``) and says in one line why
 when it cannot.
 """
 

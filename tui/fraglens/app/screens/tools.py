@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ...tools import Tool
+from ...fit.tools import Tool
 from ..widgets.parse import pretty
 
 #: a schema is shown whole up to this many pretty-printed lines

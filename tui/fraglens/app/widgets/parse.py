@@ -31,7 +31,7 @@ from ..steps import StepIndex
 from .buffers import CallCard, call_title
 from .cells import cell_safe
 from .cut import MORE, cut_string
-from .fit import fit_details, fit_verdict, marked_value
+from .fit_marks import fit_details, fit_verdict, marked_value
 from .prerendered import Prerendered
 from .styled import ComponentStyles
 from .titled import Titled

@@ -26,7 +26,7 @@ from typing import Any
 from ...engine.diagnostics import SEVERITY_RANK
 from ...framing.events import RawEvent
 from ...framing.recording import RecordingWriter
-from ...stream import Stream
+from ...reading.stream import Stream
 
 __all__ = ["Flow", "FlowRow", "FlowState", "FlowStore", "decoded_format", "worst_status"]
 

@@ -16,10 +16,10 @@ from typing import IO, Any
 
 from rich.console import Console
 
-from ...fit import fit_for_request
-from ...report import build_report
-from ...report_text import print_report
-from ...timing import DEFAULT_STALL_MS
+from ...fit.verdicts import fit_for_request
+from ...report.document import build_report
+from ...report.text import print_report
+from ...report.timing import DEFAULT_STALL_MS
 from .flows import Flow, FlowRow, FlowStore
 
 __all__ = ["HeadlessPrinter", "flow_line"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .stream import Stream
+from ..reading.stream import Stream
 from .usage import tokens
 
 __all__ = ["DEFAULT_STALL_MS", "stream_timing"]

@@ -14,8 +14,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ..schema import Checker
-from ..tools import ToolsError, read_tools
+from ..fit.schema import Checker
+from ..fit.tools import ToolsError, read_tools
 
 __all__ = ["conversation_calls", "declared_checker"]
 

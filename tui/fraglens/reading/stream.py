@@ -12,12 +12,12 @@ from collections.abc import Callable
 from itertools import repeat
 from typing import Any
 
-from .adapters import ADAPTERS, detect, make_adapter, sniff
-from .adapters.base import Continuation
-from .adapters.envelope import Envelope, Envelopes
-from .engine.fragments import StreamError, ToolDelta
-from .engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
-from .framing.events import EventLog, RawEvent
+from ..adapters import ADAPTERS, detect, make_adapter, sniff
+from ..adapters.base import Continuation
+from ..adapters.envelope import Envelope, Envelopes
+from ..engine.fragments import StreamError, ToolDelta
+from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
+from ..framing.events import EventLog, RawEvent
 
 #: every wire format fraglens reads: one per adapter, in the adapters' order
 FORMATS = tuple(ADAPTERS)

@@ -17,10 +17,10 @@ import re
 from statistics import median
 from typing import Any
 
-from .engine.calls import Call
-from .engine.finalize import OK_STATUSES
-from .engine.scanner import IN_ESCAPE, IN_STRING
-from .stream import Stream
+from ..engine.calls import Call
+from ..engine.finalize import OK_STATUSES
+from ..engine.scanner import IN_ESCAPE, IN_STRING
+from ..reading.stream import Stream
 
 __all__ = ["chunking_line", "chunking_profile"]
 

@@ -10,7 +10,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from .report import printable
+from .document import printable
 
 STATUS_STYLE = {
     "ok": "bold green",

@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .engine.calls import Call
-from .engine.diagnostics import Diagnostic, make
+from ..engine.calls import Call
+from ..engine.diagnostics import Diagnostic, make
+from ..reading.stream import Stream
 from .schema import CallFit, Checker
-from .stream import Stream
 from .tools import Tool, request_tools
 
 __all__ = ["Fit", "check_fit", "fit_for_request"]

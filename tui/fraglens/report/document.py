@@ -9,11 +9,11 @@ import json
 import re
 from typing import Any
 
-from .engine.calls import Call
-from .engine.diagnostics import SEVERITY_RANK
-from .engine.finalize import OK_STATUSES
-from .fit import Fit
-from .stream import Stream
+from ..engine.calls import Call
+from ..engine.diagnostics import SEVERITY_RANK
+from ..engine.finalize import OK_STATUSES
+from ..fit.verdicts import Fit
+from ..reading.stream import Stream
 from .timing import DEFAULT_STALL_MS, stream_timing
 
 SCHEMA_VERSION = 1

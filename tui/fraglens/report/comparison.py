@@ -12,7 +12,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from .report_text import STATUS_STYLE
+from .text import STATUS_STYLE
 
 __all__ = ["COLUMNS", "agreement_lines", "backend_cells", "print_compare", "render_compare"]
 

@@ -39,9 +39,9 @@ from itertools import islice, repeat, takewhile
 from operator import attrgetter
 from typing import Any
 
-from .adapters.envelope import Envelope, Envelopes
-from .framing.detect import add_ndjson_lines
-from .runs import SliceReader
+from ..adapters.envelope import Envelope, Envelopes
+from ..framing.detect import add_ndjson_lines
+from .sse_runs import SliceReader
 from .stream import Stream, label_of
 
 #: lines taken in one run at most: a bound on the lists a run builds (a longer

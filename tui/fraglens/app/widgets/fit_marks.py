@@ -16,7 +16,7 @@ from rich.highlighter import JSONHighlighter
 from rich.style import Style
 from rich.text import Text
 
-from ...schema import CallFit
+from ...fit.schema import CallFit
 from .cut import MORE, cut_string
 
 __all__ = ["fit_details", "fit_verdict", "marked_value"]

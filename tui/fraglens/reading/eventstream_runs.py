@@ -83,10 +83,10 @@ from itertools import accumulate, chain, islice, repeat
 from operator import add, itemgetter
 from typing import Any
 
-from .adapters.base import Continuation
-from .adapters.envelope import Envelope, Envelopes
-from .framing.events import FramingProblem
-from .framing.eventstream import (
+from ..adapters.base import Continuation
+from ..adapters.envelope import Envelope, Envelopes
+from ..framing.events import FramingProblem
+from ..framing.eventstream import (
     PRELUDE,
     TRAILER,
     EventStreamDecoder,
@@ -94,7 +94,7 @@ from .framing.eventstream import (
     log_items,
     read_sound,
 )
-from .runs import PIECE
+from .sse_runs import PIECE
 from .stream import Stream, label_of
 
 #: frames taken in one run at most: a bound on the lists a run builds

@@ -35,9 +35,9 @@ import re
 from itertools import accumulate, repeat
 from operator import add
 
-from .adapters.envelope import Envelope
-from .framing.events import FrameTooLarge, FramingProblem
-from .framing.sse import SSEDecoder
+from ..adapters.envelope import Envelope
+from ..framing.events import FrameTooLarge, FramingProblem
+from ..framing.sse import SSEDecoder
 from .stream import Stream
 
 #: events taken in one run at most: a bound on the lists a run builds (a longer
