@@ -156,6 +156,8 @@ class LiveCall:
     ) -> None:
         self.spec = spec
         self.stream = stream if stream is not None else self.new_stream(spec)
+        # the report joins what the reads split: a key in two pieces is whole there
+        self.stream.secrets = spec.secrets
         self.on_event = on_event
         self.on_status = on_status
         self.on_chunk = on_chunk
@@ -235,11 +237,13 @@ class LiveCall:
             # signed as it starts: AWS refuses a signature minutes old, and a call
             # may wait that long for its turn (compare runs a few at a time)
             self.spec = self.spec.resign()
+            self.stream.secrets = self.spec.secrets
         self._t0 = time.monotonic()
         fp, owned = self._open_record()
         writer = RecordingWriter(fp) if fp is not None else None
         if writer is not None:
-            writer.start(self.spec.for_record(), format=self.spec.format)
+            secrets = self.spec.fingerprints if self.spec.secrets else None
+            writer.start(self.spec.for_record(), format=self.spec.format, secrets=secrets)
         self._writer = writer
         self._set(Phase.CONNECTING)
         try:

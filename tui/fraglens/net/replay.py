@@ -188,7 +188,7 @@ def _streamed_model(events: Sequence[RawEvent]) -> str | None:
 def _recording_of(data: bytes, framed: Framed) -> Recording:
     if framed.framing == "har":
         har = json.loads(data)
-        return parse_recording(har_entry_to_recording(har, default_entry(har)))
+        return parse_recording(har_entry_to_recording(har, default_entry(har), fingerprints=False))
     return parse_recording(data)
 
 

@@ -74,7 +74,8 @@ def build_report(
     fit: Fit | None = None,
     stall_ms: float = DEFAULT_STALL_MS,
 ) -> dict[str, Any]:
-    """``fit``: the calls checked against the declared tools, when they are known."""
+    """``fit``: the calls checked against the declared tools, when they are known.
+    Every credential the stream knows of (``Stream.secrets``) is scrubbed out."""
     r = stream.reassembler
     calls = ordered_calls(stream)
     position = {c.seq: i for i, c in enumerate(calls)}
@@ -133,6 +134,9 @@ def build_report(
         ]
     if compare and stream.naive_log is not None:
         doc["naive"] = naive(stream)
+    if stream.secrets:
+        # a key the response streamed in pieces is whole only here, where they are joined
+        doc = stream.secrets.scrub_value(doc)
     return doc
 
 
