@@ -159,8 +159,10 @@ def check_header(name: str, value: str, where: str) -> None:
     """A RequestError unless HTTP can carry ``value`` as it is: a line break would
     end the header (or smuggle another), and httpx sends header values in ASCII.
     The value is never quoted: it may be a key."""
-    if any(c in value for c in "\r\n\0"):
+    if any(c in "\r\n\0" for c in value):
         raise RequestError(f"{where} holds a line break or a NUL: a header cannot carry it")
+    if not value.isprintable() and any(c != "\t" and not c.isprintable() for c in value):
+        raise RequestError(f"{where} holds a control character: a header cannot carry it")
     if not value.isascii():
         at = next(i for i, c in enumerate(value) if not c.isascii())
         raise RequestError(
