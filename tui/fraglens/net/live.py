@@ -238,12 +238,15 @@ class LiveCall:
             # may wait that long for its turn (compare runs a few at a time)
             self.spec = self.spec.resign()
             self.stream.secrets = self.spec.secrets
+        prints = None
+        if self.record is not None and self.spec.secrets:
+            # a few scrypt hashes, before the clock starts: no part of the call's timing
+            prints = self.spec.fingerprints
         self._t0 = time.monotonic()
         fp, owned = self._open_record()
         writer = RecordingWriter(fp) if fp is not None else None
         if writer is not None:
-            secrets = self.spec.fingerprints if self.spec.secrets else None
-            writer.start(self.spec.for_record(), format=self.spec.format, secrets=secrets)
+            writer.start(self.spec.for_record(), format=self.spec.format, secrets=prints)
         self._writer = writer
         self._set(Phase.CONNECTING)
         try:
