@@ -496,7 +496,8 @@ class Fingerprints:
         except ValueError:
             return None
         prints = []
-        for item in doc.get("values") or ():
+        values = doc.get("values")
+        for item in values[:_MAX_PRINTS] if isinstance(values, list) else ():
             if not isinstance(item, Mapping):
                 continue
             n, head = item.get("n"), item.get("head")
@@ -545,8 +546,10 @@ class Fingerprints:
 
 
 #: the longest value a fingerprint is taken from a file for (a window is hashed at each
-#: place its head occurs)
+#: place its head occurs), and the most fingerprints taken (each head is searched for
+#: in the whole report): a request carries a few credentials, each spelled seven ways
 _MAX_PRINTED = 64 * 1024
+_MAX_PRINTS = 256
 
 
 def _decodings(text: str) -> list[str]:
