@@ -269,3 +269,17 @@ async def test_the_app_copies_arguments_with_a_key_joined_from_pieces_scrubbed(m
             await pilot.pause()
         await pilot.press("end", "c")
         assert json.loads(app.clipboard) == {"note": "[redacted]"}
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        (f"http://u:{SECRET}@[127.0.0.1/v1", "the upstream is not a valid URL (Invalid IPv6 URL)"),
+        ("http://127.0.0.1:99999/v1", "the upstream is not a valid URL (Port out of range"),
+        ("http://127.0.0.1:0/v1", "the upstream's port 0 is no port to connect to"),
+    ],
+)
+def test_proxy_an_upstream_no_request_could_reach_is_a_usage_error(capsys, url, said):
+    code, out, err = _run(["proxy", "--upstream", url, "--port", "0", "--headless"], capsys)
+    assert code == 2 and said in err and SECRET not in err
+    assert len(err.strip().splitlines()) == 1

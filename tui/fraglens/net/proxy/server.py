@@ -44,7 +44,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote_to_bytes
+from urllib.parse import unquote_to_bytes, urlsplit
 
 import httpx
 import uvicorn
@@ -207,7 +207,19 @@ async def _wait_disconnect(receive: Receive) -> None:
 
 
 def parse_upstream(upstream: str) -> httpx.URL:
-    """The upstream as a URL; ValueError with the reason when it is none."""
+    """The upstream as a URL; ValueError with the reason when it is none (its
+    credentials redacted)."""
+    try:
+        # httpx takes "[127.0.0.1" as a host and 99999 as a port: every request would fail
+        port = urlsplit(upstream.strip()).port
+    except ValueError as exc:
+        raise ValueError(
+            f"the upstream is not a valid URL ({exc}): {redact_url(upstream)!r}"
+        ) from None
+    if port == 0:
+        raise ValueError(
+            f"the upstream's port 0 is no port to connect to: {redact_url(upstream)!r}"
+        )
     try:
         url = httpx.URL(upstream)
     except Exception:
