@@ -148,7 +148,11 @@ class OpenAIChatAdapter:
 
         err = payload.get("error")
         if err not in (None, False, "", {}, []):
-            errors.append(StreamError(error_message(err, "error")))
+            generation = err.get("failed_generation") if isinstance(err, dict) else None
+            errors.append(StreamError(
+                error_message(err, "error"),
+                generation if isinstance(generation, str) and generation else None,
+            ))
         elif payload.get("object") == "error":
             errors.append(StreamError(error_message(payload, "error")))
 

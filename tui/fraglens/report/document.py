@@ -12,6 +12,7 @@ from typing import Any
 from ..engine.calls import Call
 from ..engine.diagnostics import SEVERITY_RANK
 from ..engine.finalize import OK_STATUSES
+from ..engine.leaks import Leaked
 from ..fit.verdicts import Fit
 from ..reading.stream import Stream
 from .timing import DEFAULT_STALL_MS, stream_timing
@@ -68,6 +69,26 @@ def call_json(call: Call, position: int) -> dict[str, Any]:
     return out
 
 
+def leaked_json(found: Leaked) -> dict[str, Any]:
+    """A call the model meant that never became one (engine/leaks.py)."""
+    piece, result = found.piece, found.result
+    out: dict[str, Any] = {
+        "family": piece.family,
+        "name": piece.name,
+        "arguments_raw": piece.raw,
+        "status": result.status,
+        "arguments": result.arguments,
+        "repairs": list(result.repairs),
+        "source": found.source,
+        "choice": found.choice,
+        "offset": piece.start,
+        "event": found.event,
+    }
+    if piece.built is not None:
+        out["arguments_built"] = piece.built  # what the XML pairs say, as JSON
+    return out
+
+
 def build_report(
     stream: Stream,
     compare: bool = False,
@@ -102,6 +123,9 @@ def build_report(
             str(n): "".join(p for _, p in ch.text) for n, ch in sorted(r.choices.items()) if ch.text
         },
         "calls": [call_json(c, i) for i, c in enumerate(calls)],
+        # always present, so scripts can read it without a guard: calls that
+        # leaked into the text or a rejected generation, never counted as calls
+        "leaked": [leaked_json(found) for found in r.leaked],
         "diagnostics": diagnostics,
     }
     reasoning = {
