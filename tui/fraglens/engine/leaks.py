@@ -127,11 +127,11 @@ def _json_call(family: str, text: str, start: int, end: int, closed: bool) -> Pi
     raw = ""
     if m_args is not None:
         at = _value_end(block, m_args.end(), len(block))
-        raw = block[m_args.end():at] if at is not None else block[m_args.end():]
-        if at is None and closed:
-            # the wrapper's own closing brace is not the arguments'
-            raw = raw.rstrip()
-            raw = raw[:-1] if raw.endswith("}") else raw
+        raw = block[m_args.end():at] if at is not None else block[m_args.end():].rstrip()
+        if at is None and raw.endswith("}"):
+            # the wrapper's own closing brace: the model finished the call (and
+            # arguments still open inside it are truncated all the same)
+            raw, closed = raw[:-1], True
     return Piece(family, name, raw.strip(), start + lead, closed)
 
 
