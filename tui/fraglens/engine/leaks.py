@@ -482,7 +482,7 @@ FAMILIES: tuple[Family, ...] = (
         "<|message|>{...}<|call|>` (or `to=functions.N` right after the role)",
         f"{_VLLM} openai`; SGLang `--tool-call-parser gpt-oss`; llama.cpp `--jinja`; "
         "Ollama 0.11 or later",
-        _read_harmony,
+        _read_harmony, follows=r"(?s)[^\s<>]{1,256}.{0,200}?<\|message\|>",
     ),
     Family(
         "llama3", "Llama 3.x `<|python_tag|>`", ("<|python_tag|>",),
