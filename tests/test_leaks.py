@@ -232,3 +232,18 @@ async def test_the_parse_pane_shows_a_leaked_call_from_its_event_on():
         assert widget.display
         text = str(widget.render())
         assert "search_flights ✔ ok" in text and '"from": "PEK"' in text and "not a call" in text
+
+
+def test_no_real_capture_is_taken_for_a_leaked_call():
+    # 59 captures from real providers, calls and text and reasoning: none of
+    # their text is markup, so none may raise the code or list a leaked call
+    from .conftest import shared_or_skip
+
+    captures = [p for p in sorted((shared_or_skip() / "real_streams").rglob("*"))
+                if p.is_file() and p.suffix not in (".md", ".json") and p.name != "NOTICE"]
+    assert len(captures) >= 50
+    for path in captures:
+        stream, _ = load_stream(str(path))
+        doc = build_report(stream)
+        codes = {d["code"] for d in doc["diagnostics"]}
+        assert doc["leaked"] == [] and "tool-markup-in-content" not in codes, path.name
