@@ -112,18 +112,26 @@ def _json_call(family: str, text: str, start: int, end: int, closed: bool) -> Pi
         whole, stop = None, None
     if isinstance(whole, dict) and stop is not None:
         name = whole.get("name")
+        value = whole.get("arguments", whole.get("parameters"))
         m = _ARGS_KEY.search(block, lead, stop)
         raw = ""
         if m is not None:
             at = _value_end(block, m.end(), stop)
             raw = block[m.end():at] if at is not None else ""
+            if json.loads(raw or "null") != value:
+                # the first such key was another's (nested, or in a string):
+                # the value the object holds, written out
+                raw = json.dumps(value, ensure_ascii=False)
         return Piece(family, name if isinstance(name, str) else None, raw.strip(),
                      start + lead, closed)
     m_name = _NAME_KEY.search(block)
     m_args = _ARGS_KEY.search(block)
     if m_name is None and m_args is None:
         return None
-    name = json.loads(f'"{m_name.group(1)}"') if m_name else None
+    try:
+        name = json.loads(f'"{m_name.group(1)}"') if m_name else None
+    except ValueError:
+        name = m_name.group(1) if m_name else None
     raw = ""
     if m_args is not None:
         at = _value_end(block, m_args.end(), len(block))
@@ -529,9 +537,11 @@ for _family in FAMILIES:
     for _opener in _family.opens:
         _OPENERS.setdefault(_opener, []).append(_family)
 _FOLLOWS = {f.key: re.compile(f.follows) for f in FAMILIES if f.follows}
-#: the openers found in running text ("{" only counts at the start)
-_SCAN = re.compile("|".join(re.escape(o) for o in sorted(_OPENERS, key=len, reverse=True)
-                            if o != "{"))
+#: the openers found in running text, longest first
+_SCAN = re.compile("|".join(re.escape(o) for o in sorted(
+    {o for f in FAMILIES if not f.at_start for o in f.opens}, key=len, reverse=True)))
+#: the families only a text's very start can hold
+_AT_START = [f for f in FAMILIES if f.at_start]
 
 
 def _family_at(text: str, at: int, opener: str) -> Family | None:
@@ -558,24 +568,26 @@ def scan(text: str) -> tuple[list[Markup], list[Piece]]:
     marks: list[Markup] = []
     pieces: list[Piece] = []
     start = len(text) - len(text.lstrip())
-    if text.startswith("{", start):
-        family = _family_at(text, start, "{")
-        if family is not None:
-            found, _ = family.read(text, start, start + 1)
-            if found:
-                marks.append(Markup(family.key, "{", start, start + 1))
-                pieces.extend(found)
-                return marks, pieces
+    for family in _AT_START:
+        opener = next((o for o in family.opens if text.startswith(o, start)), None)
+        follows = _FOLLOWS.get(family.key)
+        if opener is None or (follows and not follows.match(text, start + len(opener))):
+            continue
+        found, _ = family.read(text, start, start + len(opener))
+        if found:
+            marks.append(Markup(family.key, opener, start, start + len(opener)))
+            pieces.extend(found[:MAX_LEAKED])
+            return marks, pieces
     pos = 0
     for m in _SCAN.finditer(text):
         if m.start() < pos:
             continue  # inside a block already read
-        family = _family_at(text, m.start(), m.group(0))
-        if family is None:
+        opened = _family_at(text, m.start(), m.group(0))
+        if opened is None:
             continue
-        marks.append(Markup(family.key, m.group(0), m.start(), m.end()))
+        marks.append(Markup(opened.key, m.group(0), m.start(), m.end()))
         if len(pieces) < MAX_LEAKED:
-            found, pos = family.read(text, m.start(), m.end())
+            found, pos = opened.read(text, m.start(), m.end())
             pieces.extend(found[: MAX_LEAKED - len(pieces)])
         else:
             pos = m.end()
