@@ -247,3 +247,15 @@ def test_no_real_capture_is_taken_for_a_leaked_call():
         doc = build_report(stream)
         codes = {d["code"] for d in doc["diagnostics"]}
         assert doc["leaked"] == [] and "tool-markup-in-content" not in codes, path.name
+
+
+def test_the_family_table_reads_plainly_in_explain_and_as_markdown_in_the_docs():
+    from fraglens.app.screens.explain import ExplainScreen
+    from fraglens.engine.explanations import EXPLANATIONS, explain
+
+    # Markdown needs the bars inside cells escaped; people reading it need them plain
+    assert "<\\|tool_calls_section_begin\\|>" in EXPLANATIONS["tool-markup-in-content"].means
+    for shown in (explain("tool-markup-in-content"),
+                  ExplainScreen("tool-markup-in-content")._text().plain):
+        assert "\\|" not in shown and "<|tool_calls_section_begin|>" in shown
+        assert "--tool-call-parser deepseek_v31" in shown and "gpt-oss harmony" in shown

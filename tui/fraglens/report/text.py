@@ -96,8 +96,10 @@ def leaked_lines(doc: dict[str, Any]) -> list[Text]:
     leaked = doc.get("leaked") or []
     if not leaked:
         return []
+    codes = sorted({"tool-call-rejected" if f["source"] == "error" else "tool-markup-in-content"
+                    for f in leaked})
     out = [Text(f"{len(leaked)} leaked call(s), not made (fraglens explain "
-                "tool-markup-in-content)", style="bold yellow")]
+                f"{' / '.join(codes)})", style="bold yellow")]
     for k, found in enumerate(leaked):
         where = (f"error at event {found['event']}" if found["source"] == "error" else
                  f"choice {found['choice']} text at offset {found['offset']}, "
