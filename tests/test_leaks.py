@@ -113,7 +113,10 @@ def test_every_family_has_an_opener_a_shape_and_a_fix():
 def test_calls_read_from_one_text_are_capped():
     text = "".join(f'[TOOL_CALLS]f{k}[ARGS]{{"k": {k}}}' for k in range(MAX_LEAKED + 10))
     marks, pieces = scan(text)
-    assert len(pieces) == MAX_LEAKED and len(marks) == MAX_LEAKED + 10
+    assert len(pieces) == MAX_LEAKED and len(marks) == MAX_LEAKED
+    # openers that hold no call are capped too: what a scan keeps is bounded
+    marks, pieces = scan("<tool_call>{}</tool_call>" * (MAX_LEAKED * 100))
+    assert len(marks) == MAX_LEAKED and pieces == []
 
 
 def test_the_engine_lists_leaked_calls_and_makes_none():

@@ -28,7 +28,8 @@ from typing import Any
 from .finalize import Result, finalize
 from .scanner import Scanner, ScanState
 
-#: leaked calls read out of one text at most; the rest are counted, not read
+#: leaked calls (and markup openers) read out of one text at most: the scan
+#: stops there, so what it keeps is bounded whatever the text holds
 MAX_LEAKED = 64
 #: arguments read out of one call written as XML pairs
 MAX_PAIRS = 1024
@@ -112,6 +113,8 @@ def _json_call(family: str, text: str, start: int, end: int, closed: bool) -> Pi
         whole, stop = None, None
     if isinstance(whole, dict) and stop is not None:
         name = whole.get("name")
+        if not isinstance(name, str) and not ({"arguments", "parameters"} & whole.keys()):
+            return None  # an object, but no call
         value = whole.get("arguments", whole.get("parameters"))
         m = _ARGS_KEY.search(block, lead, stop)
         raw = ""
@@ -563,8 +566,8 @@ class Markup:
 
 
 def scan(text: str) -> tuple[list[Markup], list[Piece]]:
-    """Every opener of a known family in ``text`` (the first per block) and the
-    calls read out of them (at most ``MAX_LEAKED``)."""
+    """The openers of known families in ``text`` (the first per block) and the
+    calls read out of them, up to ``MAX_LEAKED`` of either."""
     marks: list[Markup] = []
     pieces: list[Piece] = []
     start = len(text) - len(text.lstrip())
@@ -586,11 +589,10 @@ def scan(text: str) -> tuple[list[Markup], list[Piece]]:
         if opened is None:
             continue
         marks.append(Markup(opened.key, m.group(0), m.start(), m.end()))
-        if len(pieces) < MAX_LEAKED:
-            found, pos = opened.read(text, m.start(), m.end())
-            pieces.extend(found[: MAX_LEAKED - len(pieces)])
-        else:
-            pos = m.end()
+        found, pos = opened.read(text, m.start(), m.end())
+        pieces.extend(found[: MAX_LEAKED - len(pieces)])
+        if len(pieces) >= MAX_LEAKED or len(marks) >= MAX_LEAKED:
+            break
     return marks, pieces
 
 
