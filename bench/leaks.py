@@ -7,13 +7,15 @@ The scan for tool calls leaked into the text reads every choice's whole text
 once the stream ends (engine/leaks.py). Generated Chat Completions SSE, one
 text piece of ~100 characters per event:
   * prose     - text with no markup: the scan's cost on every ordinary answer;
-  * leaked    - a DeepSeek V3.1 call every 1 KB of text (more than the 64
-                read out of one text are only counted);
+  * leaked    - a DeepSeek V3.1 call every 1 KB of text: the scan stops after
+                the 64th call (what it keeps is bounded), so this one costs
+                what the first 64 KB cost, at any size;
   * hostile   - every family's opener with its closers missing or far, over
-                and over: blocks that run to the end of the text.
+                and over: a block that runs to the end of the text, searched
+                once for its closer.
 Each is run as a whole `fraglens check --json` process (the best CPU time of
 three runs, the child's), and the scan alone in this process (`scan` on the
-text, the best of three): the figure that matters is the scan's 10x/1x ratio,
+text, the best of seven): the figure that matters is the scan's 10x/1x ratio,
 which stays near 10 when its cost is linear (the process's ratio is lower: it
 includes Python's start and the imports).
 """
@@ -34,7 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tui"))
 from fraglens.engine.leaks import scan  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-DS_CALL = '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜>'
+DS_CALL = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜>'
+           "<｜tool▁calls▁end｜>")
 HOSTILE = (
     '<tool_call>{"name": "f", "arguments": {"a": "xx</tool_call><｜tool▁calls▁begin｜>'
     '<｜tool▁call▁begin｜>g<｜tool▁sep｜>{<arg_key>k</arg_key><arg_value>v [TOOL_CALLS]h[ARGS]'
@@ -78,7 +81,7 @@ def cpu_of_check(path: Path) -> float:
 
 def cpu_of_scan(text: str) -> float:
     best = float("inf")
-    for _ in range(3):
+    for _ in range(7):
         start = time.process_time()
         scan(text)
         best = min(best, time.process_time() - start)
