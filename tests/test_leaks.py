@@ -157,7 +157,21 @@ def test_the_groq_sample_reads_failed_generation_from_the_error_event():
     assert doc["calls"] == []
     [leaked] = doc["leaked"]
     assert leaked["source"] == "error" and leaked["event"] == doc["errors"][0]["event"]
+    assert leaked["error"] == doc["errors"][0]["message"]
     assert leaked["arguments"] == {"city": "Paris", "unit": "celsius"}
+
+
+def test_only_a_refused_tool_call_is_read_from_a_groq_error():
+    from fraglens.adapters.openai_chat import OpenAIChatAdapter
+
+    def generation(code: str) -> str | None:
+        [op] = OpenAIChatAdapter().feed({"error": {
+            "message": "m", "code": code, "failed_generation": '{"answer": 1}'}})
+        return op.generation
+
+    assert generation("tool_use_failed") == '{"answer": 1}'
+    # a JSON answer that missed its response_format schema: no call in it
+    assert generation("json_validate_failed") is None
 
 
 def test_leaked_is_always_in_the_report_even_empty():

@@ -148,7 +148,10 @@ class OpenAIChatAdapter:
 
         err = payload.get("error")
         if err not in (None, False, "", {}, []):
-            generation = err.get("failed_generation") if isinstance(err, dict) else None
+            # Groq's refused tool call; its json_validate_failed (a JSON answer
+            # that missed its schema) carries a generation too, but no call
+            refused = isinstance(err, dict) and err.get("code") == "tool_use_failed"
+            generation = err.get("failed_generation") if refused else None
             errors.append(StreamError(
                 error_message(err, "error"),
                 generation if isinstance(generation, str) and generation else None,

@@ -69,8 +69,9 @@ def call_json(call: Call, position: int) -> dict[str, Any]:
     return out
 
 
-def leaked_json(found: Leaked) -> dict[str, Any]:
-    """A call the model meant that never became one (engine/leaks.py)."""
+def leaked_json(found: Leaked, errors: dict[int, str]) -> dict[str, Any]:
+    """A call the model meant that never became one (engine/leaks.py); one a
+    provider refused carries the error it came in."""
     piece, result = found.piece, found.result
     out: dict[str, Any] = {
         "family": piece.family,
@@ -86,6 +87,8 @@ def leaked_json(found: Leaked) -> dict[str, Any]:
     }
     if piece.built is not None:
         out["arguments_built"] = piece.built  # what the XML pairs say, as JSON
+    if found.source == "error":
+        out["error"] = errors.get(found.event)
     return out
 
 
@@ -125,7 +128,7 @@ def build_report(
         "calls": [call_json(c, i) for i, c in enumerate(calls)],
         # always present, so scripts can read it without a guard: calls that
         # leaked into the text or a rejected generation, never counted as calls
-        "leaked": [leaked_json(found) for found in r.leaked],
+        "leaked": [leaked_json(found, dict(r.errors)) for found in r.leaked],
         "diagnostics": diagnostics,
     }
     reasoning = {
