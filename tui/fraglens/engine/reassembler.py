@@ -86,7 +86,6 @@ def _utf8_len(text: str) -> int:
 _ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 
 
-
 @dataclass
 class ChoiceState:
     """What one choice said besides its calls. ``text``, ``reasoning`` and
@@ -570,6 +569,8 @@ class Reassembler:
                     max(first_text, min(c.first_event for c in calls)),
                 )
             self._leaked_in_text(number, ch, content)
+        # a refused call was read when its error came, the text's only now
+        self.leaked.sort(key=lambda found: found.event)
         self._choice_drift()
 
     def _leaked_in_text(self, number: int, ch: ChoiceState, content: str) -> None:
@@ -587,7 +588,7 @@ class Reassembler:
         found = [judge(p, "text", number, event_at(p.start)) for p in pieces]
         self.leaked.extend(found)
         first = marks[0]
-        family = BY_KEY[found[0].piece.family or first.family] if found else BY_KEY[first.family]
+        family = BY_KEY[(found[0].piece.family if found else None) or first.family]
         if found:
             names = ", ".join(str(f.piece.name) for f in found[:5])
             more = f" and {len(found) - 5} more" if len(found) > 5 else ""
