@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fraglens.cli import main
 from fraglens.engine import Reassembler, StreamError, TextDelta
@@ -16,7 +18,7 @@ from fraglens.reading.capture import load_stream
 from fraglens.report.document import build_report
 from fraglens.report.text import leaked_lines
 
-from .conftest import SAMPLES
+from .conftest import SAMPLES, examples
 
 DS = {"calls": "<｜tool▁calls▁begin｜>", "call": "<｜tool▁call▁begin｜>", "sep": "<｜tool▁sep｜>",
       "end": "<｜tool▁call▁end｜>", "calls_end": "<｜tool▁calls▁end｜>"}
@@ -276,3 +278,26 @@ def test_the_family_table_reads_plainly_in_explain_and_as_markdown_in_the_docs()
                   ExplainScreen("tool-markup-in-content")._text().plain):
         assert "\\|" not in shown and "<|tool_calls_section_begin|>" in shown
         assert "--tool-call-parser deepseek_v31" in shown and "gpt-oss harmony" in shown
+
+
+#: the pieces markup is made of, so that random texts are mostly near-markup
+_PARTS = [o for f in FAMILIES for o in f.opens] + [
+    "</tool_call>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>", "[ARGS]",
+    "<|tool_call_argument_begin|>", "<|tool_call_end|>", "<|message|>", "<|call|>",
+    "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<parameter=", "</parameter>",
+    "</function>", "\n```json\n", '{"name": "f", ', '"arguments": ', '{"a": ', "[1, ", "}", "]",
+    '"', "\\", "x", " ", "\n", "functions.f:0", "get", "✿ARGS✿: ", "\ud800",
+]
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.lists(st.sampled_from(_PARTS), max_size=40))
+def test_any_text_scans_without_error_into_calls_inside_it(parts):
+    text = "".join(parts)
+    marks, pieces = scan(text)
+    assert len(marks) <= MAX_LEAKED and len(pieces) <= MAX_LEAKED
+    for piece in pieces:
+        assert 0 <= piece.start < len(text)
+        assert piece.raw in text or piece.built is not None or piece.family == "mistral"
+        found = judge(piece, "text", 0, 0)
+        assert found.result.status in ("ok", "empty", "repaired", "truncated", "invalid")
