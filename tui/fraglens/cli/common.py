@@ -21,11 +21,13 @@ from ..report.document import dumps
 __all__ = [
     "CliError",
     "EXIT_CODES",
+    "add_otlp_options",
     "add_stall_option",
     "add_stream_options",
     "count",
     "non_negative",
     "positive",
+    "positive_count",
     "read_json",
     "size",
     "write_json",
@@ -81,6 +83,7 @@ def _number(kind: type, above_zero: bool) -> Callable[[str], Any]:
 positive = _number(float, above_zero=True)
 non_negative = _number(float, above_zero=False)
 count = _number(int, above_zero=False)
+positive_count = _number(int, above_zero=True)
 
 
 def add_stream_options(p: argparse.ArgumentParser) -> None:
@@ -145,3 +148,19 @@ def read_json(path: str, what: str) -> Any:
         return json.loads(data)
     except (ValueError, RecursionError) as exc:
         raise CliError(f"{what} {path}: not JSON ({exc})") from None
+
+
+def add_otlp_options(p: argparse.ArgumentParser, what: str = "exchange") -> None:
+    """``--otlp URL`` and ``--otlp-content``: one OpenTelemetry span per ``what``."""
+    p.add_argument(
+        "--otlp",
+        metavar="URL",
+        help=f"send one OpenTelemetry span per {what} over OTLP/HTTP to URL/v1/traces "
+        "(default: $OTEL_EXPORTER_OTLP_ENDPOINT when set; needs fraglens[otel])",
+    )
+    p.add_argument(
+        "--otlp-content",
+        action="store_true",
+        help="put the calls' text and arguments in the spans (gen_ai.output.messages); "
+        "off by default, as the conventions ask",
+    )
