@@ -14,6 +14,7 @@ from ..engine.diagnostics import SEVERITY_RANK
 from ..engine.finalize import OK_STATUSES
 from ..fit.verdicts import Fit
 from ..reading.stream import Stream
+from .identity import streamed_identity
 from .timing import DEFAULT_STALL_MS, stream_timing
 
 SCHEMA_VERSION = 1
@@ -90,6 +91,8 @@ def build_report(
     doc: dict[str, Any] = {
         "fraglens": SCHEMA_VERSION,
         "format": stream.format,
+        # the model the stream names (None for Bedrock's, which names none)
+        "model": streamed_identity(stream.events).model,
         "framing": stream.framing,
         "end": stream.end,
         "events": len(stream.events),
