@@ -14,33 +14,40 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import partial
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from ..report.checked import CheckOptions
 from .lines import Line, check_line
 
 __all__ = ["DaskUnavailable", "run_dask", "run_local"]
 
-#: captures in flight per worker: enough to keep each busy while the next
-#: line waits for an earlier one
+#: tasks in flight per worker: enough to keep each busy while the next line
+#: waits for an earlier one
 _PER_WORKER = 4
+#: captures per task at most: a task per capture would spend more on passing
+#: it between processes than on checking a small one
+_PER_TASK = 16
 
 
-class _Pending(Protocol):
-    """A line on its way: a local future or a Dask one."""
+T = TypeVar("T")
+R = TypeVar("R", covariant=True)
 
-    def result(self) -> Line: ...
+
+class _Pending(Protocol[R]):
+    """A result on its way: a local future or a Dask one."""
+
+    def result(self) -> R: ...
 
 
 class DaskUnavailable(RuntimeError):
     """``--dask`` without the extra installed, or no scheduler at the address."""
 
 
-def _in_order(submit: Callable[[str], _Pending], paths: Sequence[str],
-              window: int) -> Iterator[Line]:
-    """Submit ``paths`` a window at a time and yield their lines in order."""
-    pending: deque[_Pending] = deque()
-    todo = iter(paths)
+def _in_order(submit: Callable[[T], _Pending[R]], tasks: Sequence[T],
+              window: int) -> Iterator[R]:
+    """Submit ``tasks`` a window at a time and yield their results in order."""
+    pending: deque[_Pending[R]] = deque()
+    todo = iter(tasks)
     for path in todo:
         pending.append(submit(path))
         if len(pending) >= window:
@@ -53,19 +60,34 @@ def _in_order(submit: Callable[[str], _Pending], paths: Sequence[str],
         yield line
 
 
+def check_lines(paths: Sequence[str], opts: CheckOptions, span: bool = False,
+                content: bool = False) -> list[Line]:
+    """One task: the lines of a few captures, in order."""
+    return [check_line(path, opts, span, content) for path in paths]
+
+
+def _tasks(paths: Sequence[str], workers: int) -> list[tuple[str, ...]]:
+    """``paths`` cut into tasks: small enough that every worker gets several
+    (the last ones finish together), at most ``_PER_TASK`` captures each."""
+    size = max(1, min(_PER_TASK, len(paths) // (workers * _PER_WORKER * 2)))
+    return [tuple(paths[i : i + size]) for i in range(0, len(paths), size)]
+
+
 def run_local(paths: Sequence[str], opts: CheckOptions, jobs: int, span: bool = False,
               content: bool = False) -> Iterator[Line]:
     """The lines of ``paths`` checked on ``jobs`` processes (1: in this one)."""
-    one = partial(check_line, opts=opts, span=span, content=content)
     if jobs <= 1 or len(paths) <= 1:
         for path in paths:
-            yield one(path)
+            yield check_line(path, opts, span, content)
         return
+    task = partial(check_lines, opts=opts, span=span, content=content)
     # fork where there is one: the workers start with fraglens already imported
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        yield from _in_order(partial(pool.submit, one), paths, jobs * _PER_WORKER)
+        for lines in _in_order(partial(pool.submit, task), _tasks(paths, jobs),
+                               jobs * _PER_WORKER):
+            yield from lines
 
 
 def run_dask(paths: Sequence[str], opts: CheckOptions, address: str, span: bool = False,
@@ -84,11 +106,13 @@ def run_dask(paths: Sequence[str], opts: CheckOptions, address: str, span: bool 
     try:
         workers = max(1, sum(client.nthreads().values()))
 
-        def submit(path: str) -> _Pending:
+        def submit(task: tuple[str, ...]) -> _Pending[list[Line]]:
             # pure=False: the same path checked again is checked again (the file may change)
-            pending: _Pending = client.submit(check_line, path, opts, span, content, pure=False)
+            pending: _Pending[list[Line]] = client.submit(check_lines, task, opts, span,
+                                                          content, pure=False)
             return pending
 
-        yield from _in_order(submit, paths, workers * _PER_WORKER)
+        for lines in _in_order(submit, _tasks(paths, workers), workers * _PER_WORKER):
+            yield from lines
     finally:
         client.close()
