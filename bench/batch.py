@@ -84,9 +84,8 @@ def proxy(flows: int, rounds: int) -> None:
     import httpx
 
     sys.path.insert(0, str(ROOT))
-    from tests.otlp_receiver import Receiver
-
     from fraglens.net.serve import start_server
+    from tests.otlp_receiver import Receiver
 
     body = {"model": "gpt-4o", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 
