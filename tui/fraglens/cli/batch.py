@@ -12,7 +12,7 @@ from ..batch.lines import UNREADABLE, Line
 from ..batch.paths import BatchPathError, captures
 from ..batch.runners import DaskUnavailable, run_dask, run_local
 from ..report.checked import CheckOptions
-from .common import CliError
+from .common import CliError, otlp_wanted
 
 __all__ = ["run_batch"]
 
@@ -45,12 +45,14 @@ def run_batch(args: argparse.Namespace, opts: CheckOptions) -> int:
         paths = captures(args.path)
     except BatchPathError as exc:
         raise CliError(str(exc)) from None
-    from ..net.otlp import OtlpUnavailable, exporter_for
+    exporter = None
+    if otlp_wanted(args):
+        from ..net.otlp import OtlpUnavailable, exporter_for
 
-    try:
-        exporter = exporter_for(args.otlp, "fraglens check")
-    except OtlpUnavailable as exc:
-        raise CliError(str(exc)) from None
+        try:
+            exporter = exporter_for(args.otlp, "fraglens check")
+        except OtlpUnavailable as exc:
+            raise CliError(str(exc)) from None
     counts = [0, 0, 0]
     out = sys.stdout
     try:

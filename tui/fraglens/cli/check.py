@@ -14,6 +14,7 @@ from .common import (
     add_otlp_options,
     add_stall_option,
     add_stream_options,
+    otlp_wanted,
     positive_count,
     read_json,
     write_json,
@@ -129,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _export_span(args: argparse.Namespace, doc: dict[str, Any], stream: Stream) -> None:
     """One span for the capture, when ``--otlp`` or the environment asks."""
+    if not otlp_wanted(args):
+        return
     from ..net.otlp import OtlpUnavailable, exporter_for
 
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = [
     "CliError",
     "EXIT_CODES",
     "add_otlp_options",
+    "otlp_wanted",
     "add_stall_option",
     "add_stream_options",
     "count",
@@ -163,4 +165,14 @@ def add_otlp_options(p: argparse.ArgumentParser, what: str = "exchange") -> None
         action="store_true",
         help="put the calls' text and arguments in the spans (gen_ai.output.messages); "
         "off by default, as the conventions ask",
+    )
+
+
+def otlp_wanted(args: argparse.Namespace) -> bool:
+    """Spans are asked for: ``--otlp``, or an OTLP endpoint in the environment
+    (``net/otlp.py`` says which one is used). Checked before the exporter's
+    module is loaded, so that a plain ``check`` loads nothing of ``net``."""
+    return bool(args.otlp) or any(
+        value and name.startswith("OTEL_EXPORTER_OTLP_") and name.endswith("ENDPOINT")
+        for name, value in os.environ.items()
     )
