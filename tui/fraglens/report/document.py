@@ -15,6 +15,7 @@ from ..engine.finalize import OK_STATUSES
 from ..engine.leaks import Leaked
 from ..fit.verdicts import Fit
 from ..reading.stream import Stream
+from .identity import streamed_identity
 from .timing import DEFAULT_STALL_MS, stream_timing
 
 SCHEMA_VERSION = 1
@@ -114,6 +115,8 @@ def build_report(
     doc: dict[str, Any] = {
         "fraglens": SCHEMA_VERSION,
         "format": stream.format,
+        # the model the stream names (None for Bedrock's, which names none)
+        "model": streamed_identity(stream.events).model,
         "framing": stream.framing,
         "end": stream.end,
         "events": len(stream.events),
