@@ -12,6 +12,7 @@ import base64
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
 from secrets import token_bytes
 from typing import Any
 from urllib.parse import quote, unquote, unquote_plus, urlsplit, urlunsplit
@@ -243,6 +244,11 @@ class Secrets:
             self._pattern = re.compile("|".join(alternatives).encode("utf-8"))
             firsts = {v[0].encode("utf-8")[:1] for v in self.spelled} | {b"\\", b"%", b"+"}
             self._first = re.compile(b"[" + b"".join(re.escape(f) for f in firsts) + b"]")
+        #: the values whose spelling as they are starts with a byte: a tail that starts
+        #: there with no escape can begin only those (a digit, most often one hex form)
+        self._starting: dict[int, list[str]] = {}
+        for v in self.spelled:
+            self._starting.setdefault(v.encode("utf-8")[0], []).append(v)
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -315,9 +321,11 @@ class Secrets:
             return len(data)
         start = max(len(data) - self.longest + 1, 0)
         for m in self._first.finditer(data, start):
-            tail = data[m.start() :]
-            if any(_prefix_of_spelling(tail, value) for value in self.spelled):
-                return m.start()
+            at = m.start()
+            values = self.spelled if data[at] in _ESCAPES else self._starting.get(data[at], ())
+            tail = data[at:]
+            if any(_prefix_of_spelling(tail, value) for value in values):
+                return at
         return len(data)
 
 
@@ -376,9 +384,13 @@ def _prefix_of_spelling(tail: bytes, value: str) -> bool:
     return False  # a whole spelling: scrub() has replaced it already
 
 
-def _spelled(rest: bytes, char: str) -> int | None:
-    """How many bytes of ``rest`` spell ``char``; 0 when ``rest`` ends inside a spelling
-    of it; None when it does not spell it."""
+#: the first bytes of the spellings that are not the character itself
+_ESCAPES = b"\\%+"
+
+
+@lru_cache(maxsize=1024)
+def _forms(char: str) -> tuple[bytes, ...]:
+    """``char``'s spellings: as it is first, then the escapes (lower-case hex)."""
     utf8 = char.encode("utf-8")
     forms = [utf8, "".join(f"%{b:02x}" for b in utf8).encode()]
     if ord(char) < 0x10000:
@@ -387,10 +399,16 @@ def _spelled(rest: bytes, char: str) -> int | None:
         forms.append(b"\\/")
     if char == " ":
         forms.append(b"+")
-    for form in forms:
+    return tuple(forms)
+
+
+def _spelled(rest: bytes, char: str) -> int | None:
+    """How many bytes of ``rest`` spell ``char``; 0 when ``rest`` ends inside a spelling
+    of it; None when it does not spell it."""
+    forms = _forms(char)
+    for i, form in enumerate(forms):
         head = rest[: len(form)]
-        literal = form == forms[0]
-        same = head == form[: len(head)] if literal else head.lower() == form[: len(head)]
+        same = head == form[: len(head)] if i == 0 else head.lower() == form[: len(head)]
         if same:
             return len(form) if len(head) == len(form) else 0
     return None
