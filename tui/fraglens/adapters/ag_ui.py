@@ -182,10 +182,11 @@ class AGUIAdapter:
         if cid is None or not isinstance(delta, str):
             what = "has no toolCallId" if cid is None else "delta is not text"
             return [unread(f"TOOL_CALL_ARGS {what}: ignored", delta)]
-        return self._text_for(cid, delta)
-
-    def _text_for(self, cid: str, delta: str) -> list[Op]:
         ops: list[Op] = []
+        self._text_for(cid, delta, ops)
+        return ops
+
+    def _text_for(self, cid: str, delta: str, ops: list[Op]) -> None:
         later: list[str] = []
         if cid in self._ended:
             later = [c for c in self._open if c != cid]
@@ -203,9 +204,13 @@ class AGUIAdapter:
             seen[cid] = seen.get(cid, 0) + len(delta)
         index = self._open_call(cid, None, ops)
         self._args[cid] += len(delta)
-        if delta:
+        if not delta:
+            return
+        last = ops[-1] if ops else None
+        if isinstance(last, ToolDelta) and last.index == index and last.args is None:
+            last.args = delta  # the call opened by this very event: one fragment
+        else:
             ops.append(ToolDelta(0, index, args=delta, native_index=True))
-        return ops
 
     def _end(self, payload: dict[str, Any]) -> list[Op]:
         cid = as_str(payload.get("toolCallId"))
@@ -244,7 +249,7 @@ class AGUIAdapter:
             return [unread("TOOL_CALL_CHUNK with no toolCallId and no call to continue: "
                            "ignored", delta)]
         if isinstance(delta, str) and delta:
-            ops.extend(self._text_for(self._chunking, delta))
+            self._text_for(self._chunking, delta, ops)
         elif delta is not None and not isinstance(delta, str):
             ops.append(unread("TOOL_CALL_CHUNK delta is not text: ignored", delta))
         return ops
