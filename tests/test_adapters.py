@@ -1072,6 +1072,7 @@ def test_make_adapter_gives_fresh_state_and_knows_aliases():
         "ai-sdk",
         "ag-ui",
         "langgraph",
+        "mistral-conversations",
     }
     assert make_adapter("bedrock").name == "bedrock-converse"
     assert make_adapter("vercel").name == "ai-sdk"
@@ -1097,6 +1098,7 @@ def test_every_adapter_says_how_its_streams_end():
         "ai-sdk": "done",
         "ag-ui": "terminal",
         "langgraph": "finish",
+        "mistral-conversations": "terminal",
     }
 
 

@@ -6,7 +6,8 @@ AG-UI streams are built with ``ag-ui-protocol``'s event models and its
 ``model_dump()`` gives them (what LangGraph's server sends under
 ``event: messages`` as ``[chunk, metadata]``), and the value fraglens reads
 is held to LangChain's own merge of the chunks (``AIMessageChunk.__add__``,
-then its ``tool_calls``).
+then its ``tool_calls``); Mistral's Conversations events are built and parsed
+with the ``mistralai`` SDK's models.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from ag_ui.encoder import EventEncoder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessageChunk
+from mistralai.client import models as mistral
 from pydantic import TypeAdapter
 
 from fraglens.adapters import detect
@@ -378,3 +380,69 @@ def test_a_stream_that_merely_repeats_one_fragment_is_not_cumulative(fmt):
     doc = read(FORMATS[fmt](['{"q": "x"}', '{"q": "x"}']))
     assert "args-cumulative" not in codes(doc)
     assert "args-duplicated" in codes(doc)
+
+
+# -- Mistral's Conversations API -------------------------------------------------------
+
+
+
+def test_the_mistral_adapter_knows_every_event_type_of_the_sdk():
+    from typing import get_args
+
+    from fraglens.adapters.mistral_conversations import EVENT_TYPES as MISTRAL_TYPES
+
+    (literal, _unrecognized) = get_args(mistral.SSETypes)
+    assert set(get_args(literal)) == MISTRAL_TYPES
+
+
+def _mistral_event(event) -> str:
+    return f"event: {event.type}\ndata: {event.model_dump_json(by_alias=True)}\n\n"
+
+
+MISTRAL_EVENTS = TypeAdapter(mistral.ConversationEventsData)
+
+
+def test_the_mistral_sample_is_valid_to_the_sdks_models():
+    text = (SAMPLES / "native_mistral_conversations.sse").read_text(encoding="utf-8")
+    parsed = [MISTRAL_EVENTS.validate_json(line[6:]) for line in text.split("\n")
+              if line.startswith("data: ")]
+    assert parsed and not any(getattr(e, "is_unknown", False) for e in parsed)
+
+
+@st.composite
+def mistral_responses(draw):
+    """Function calls one after another, each in random pieces, a built-in tool
+    run by Mistral before them, and the response's end."""
+    events = [mistral.ResponseStartedEvent(conversation_id="conv_1")]
+    calls = []
+    if draw(st.booleans()):
+        events.append(mistral.ToolExecutionStartedEvent(id="te_1", name="web_search",
+                                                        arguments='{"query": "q"}'))
+        events.append(mistral.ToolExecutionDoneEvent(id="te_1", name="web_search", info={}))
+        calls.append(("te_1", "web_search", {"query": "q"}))
+    for n in range(draw(st.integers(1, 3))):
+        name, value = draw(st.sampled_from(["get_weather", "search"])), draw(_ARGS)
+        for piece in _cuts(draw, json.dumps(value, ensure_ascii=False)):
+            events.append(mistral.FunctionCallEvent(id=f"fc_{n}", name=name,
+                                                    tool_call_id=f"call_{n}",
+                                                    arguments=piece, output_index=n))
+        calls.append((f"call_{n}", name, value))
+    events.append(mistral.ResponseDoneEvent(usage=mistral.ConversationUsageInfo(
+        prompt_tokens=5, completion_tokens=3, total_tokens=8)))
+    return calls, events
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(mistral_responses())
+def test_mistral_calls_built_with_the_sdks_models_are_read_exactly(response):
+    calls, events = response
+    wire = "".join(_mistral_event(e) for e in events)
+    parsed = [MISTRAL_EVENTS.validate_json(line[6:]) for line in wire.split("\n")
+              if line.startswith("data: ")]
+    assert [p.type for p in parsed] == [e.type for e in events]
+    doc = read(wire)
+    assert doc["_format"] == "mistral-conversations"
+    assert [(c["id"], c["name"], c["arguments"]) for c in doc["calls"]] == calls
+    assert codes(doc) == set()
+    assert doc["finish_reasons"] == {"0": "conversation.response.done"}
+    assert doc["usage"] == {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}

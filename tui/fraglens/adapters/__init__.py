@@ -31,6 +31,8 @@ from .dashscope import DashScopeAdapter
 from .gemini import GeminiAdapter
 from .langgraph import LangGraphAdapter
 from .langgraph import is_message as _is_langchain_message
+from .mistral_conversations import EVENT_TYPES as _MISTRAL_TYPES
+from .mistral_conversations import MistralConversationsAdapter
 from .ollama import OllamaAdapter
 from .openai_chat import OpenAIChatAdapter
 from .responses import ResponsesAdapter
@@ -60,6 +62,7 @@ ADAPTERS: dict[str, type[Adapter]] = {
         AISDKAdapter,
         AGUIAdapter,
         LangGraphAdapter,
+        MistralConversationsAdapter,
     )
 }
 
@@ -80,6 +83,8 @@ ALIASES = {
     "agui": "ag-ui",
     "copilotkit": "ag-ui",
     "langgraph-messages": "langgraph",
+    "mistral-agents": "mistral-conversations",
+    "conversations": "mistral-conversations",
 }
 
 
@@ -122,6 +127,8 @@ _CHAT_OBJECTS = frozenset({"chat.completion.chunk", "chat.completion", "text_com
 def _by_type(kind: str, payload: dict[str, Any]) -> Detection | None:
     if kind in _AG_UI_TYPES or kind in _AG_UI_OLDER:
         return Detection("ag-ui", "certain", f"AG-UI event {kind!r}")
+    if kind in _MISTRAL_TYPES:
+        return Detection("mistral-conversations", "certain", f"Conversations event {kind!r}")
     if kind in _AI_SDK_TYPES or kind.startswith("data-"):
         return Detection("ai-sdk", "certain", f"UI message part {kind!r}")
     if kind.startswith("response."):
