@@ -109,10 +109,11 @@ class AGUIAdapter:
         self._index: dict[str, int] = {}  # toolCallId -> index, in order of appearance
         self._names: dict[str, str] = {}
         self._args: dict[str, int] = {}  # characters of argument text per call
-        self._open: list[str] = []  # calls started and not ended, in start order
+        self._open: dict[str, None] = {}  # calls started and not ended, in start order
         self._ended: set[str] = set()
-        #: per open call, the earlier calls whose ids carried text since it started
-        self._foreign: dict[str, dict[str, int]] = {}
+        #: the open calls with no text of their own yet, in start order, each with
+        #: the text other calls' ids carried while it was the latest of them
+        self._empty: dict[str, dict[str, int]] = {}
         self._chunking: str | None = None  # the call TOOL_CALL_CHUNK events continue
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
@@ -171,8 +172,9 @@ class AGUIAdapter:
         ops: list[Op] = []
         self._open_call(cid, name, ops)
         if cid not in self._open:
-            self._open.append(cid)
-            self._foreign[cid] = {}
+            self._open[cid] = None
+            if self._args[cid] == 0:
+                self._empty[cid] = {}
         self._ended.discard(cid)
         return ops
 
@@ -187,21 +189,26 @@ class AGUIAdapter:
         return ops
 
     def _text_for(self, cid: str, delta: str, ops: list[Op]) -> None:
-        later: list[str] = []
+        # the call most likely to own text sent under another id: the latest
+        # started that is still open and empty (one look, whatever the number
+        # of calls); text for an earlier call while it is open is legitimate
+        # interleaving unless it ends with nothing (said then)
+        empty = next(reversed(self._empty), None) if self._empty else None
         if cid in self._ended:
-            later = [c for c in self._open if c != cid]
-            where = (f"while call {self._label(later[-1])} was open"
-                     if later else "with no call open")
+            latest = next(reversed(self._open), None) if self._open else None
+            where = f"while call {self._label(latest)} was open" if latest else "with no call open"
             ops.append(Notice("args-misrouted",
                               f"arguments came under the id of call {self._label(cid)} after "
                               f"it ended, {where}; kept on {cid}, where the client glues them"))
-        elif cid in self._open:
-            # text for an earlier call while later ones are open: legitimate
-            # interleaving unless a later one ends with nothing (said then)
-            later = self._open[self._open.index(cid) + 1:]
-        for other in later:
-            seen = self._foreign[other]
+        elif cid not in self._open or (empty is not None and empty == cid):
+            empty = None
+        elif empty is not None and self._index[empty] < self._index[cid]:
+            empty = None  # the empty call started before this one: not its text
+        if empty is not None and empty != cid and delta:
+            seen = self._empty[empty]
             seen[cid] = seen.get(cid, 0) + len(delta)
+        if delta:
+            self._empty.pop(cid, None)  # it has text of its own now
         index = self._open_call(cid, None, ops)
         self._args[cid] += len(delta)
         if not delta:
@@ -218,9 +225,8 @@ class AGUIAdapter:
             return [unread("TOOL_CALL_END for a call that never started: ignored",
                            payload.get("toolCallId"))]
         ops: list[Op] = []
-        foreign = self._foreign.pop(cid, {})
-        if cid in self._open:
-            self._open.remove(cid)
+        foreign = self._empty.pop(cid, {})
+        self._open.pop(cid, None)
         self._ended.add(cid)
         if self._args.get(cid, 0) == 0:
             if foreign:

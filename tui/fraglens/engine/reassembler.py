@@ -502,9 +502,17 @@ class Reassembler:
         the call is finalized, since more pieces may have come."""
         if call.cumulative:
             call.restated, call.cumulative = None, False
-        if call.restated is not None or call.obj_seen or call.over_limit or call.fragments < 2:
+        if call.restated is not None or call.obj_seen or call.fragments < 2:
             return False
-        found = last_restatement(call.text, call.frag_end)
+        text, ends = call.text, call.frag_end
+        if call.over_limit:
+            # restatements fill the limit quadratically sooner: the pieces kept
+            # whole still tell, the one cut at the limit is left out
+            ends = ends[:-1]
+            if len(ends) < 2:
+                return False
+            text = text[: ends[-1]]
+        found = last_restatement(text, ends)
         if found is None:
             return False
         last, pieces = found
