@@ -446,3 +446,31 @@ def test_mistral_calls_built_with_the_sdks_models_are_read_exactly(response):
     assert codes(doc) == set()
     assert doc["finish_reasons"] == {"0": "conversation.response.done"}
     assert doc["usage"] == {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
+
+
+def test_the_agui_args_shortcut_and_its_runs_give_what_feed_gives():
+    """Long runs of TOOL_CALL_ARGS take the continuation shortcut, envelopes and
+    bulk runs; with a call started and left empty in between, and text under an
+    ended call's id after, the report is the one every event read by feed gives."""
+    piece = ToolCallArgsEvent(tool_call_id="a", delta="xy")
+    events = [
+        ToolCallStartEvent(tool_call_id="a", tool_call_name="f"),
+        ToolCallArgsEvent(tool_call_id="a", delta='{"s": "'),
+        *[piece] * 200,
+        ToolCallStartEvent(tool_call_id="b", tool_call_name="g"),
+        *[piece] * 60,
+        ToolCallEndEvent(tool_call_id="b"),
+        *[piece] * 60,
+        ToolCallArgsEvent(tool_call_id="a", delta='"}'),
+        ToolCallEndEvent(tool_call_id="a"),
+        *[ToolCallArgsEvent(tool_call_id="a", delta="z")] * 40,
+        RunFinishedEvent(thread_id="t", run_id="r"),
+    ]
+    data = "".join(ENCODER.encode(e) for e in events).encode()
+    fast, _ = stream_from_bytes(data, "fast")
+    slow, _ = stream_from_bytes(data, "slow", keep_naive=True)  # no shortcut: every event fed
+    fast_doc, slow_doc = build_report(fast), build_report(slow)
+    slow_doc.pop("naive", None)
+    assert fast_doc == slow_doc
+    messages = [d["message"] for d in fast_doc["diagnostics"] if d["code"] == "args-misrouted"]
+    assert len(messages) == 2 and "call b (g) ended with no arguments" in messages[0]

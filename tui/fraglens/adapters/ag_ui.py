@@ -44,7 +44,7 @@ from ..engine.fragments import (
     ToolDelta,
     ToolOutput,
 )
-from .base import as_dict, as_list, as_str, error_message, unread
+from .base import Continuation, as_dict, as_list, as_str, error_message, unread
 
 #: every event type of the protocol (``ag_ui.core.EventType``; a test holds the two equal)
 EVENT_TYPES = frozenset(
@@ -103,7 +103,6 @@ class AGUIAdapter:
     name = "ag-ui"
     ends_with = "terminal"
     indexes_calls = True  # the adapter numbers the calls 0, 1, ... itself
-    continuation = None  # every event goes through feed: it keeps the misrouting watch
 
     def __init__(self) -> None:
         self._index: dict[str, int] = {}  # toolCallId -> index, in order of appearance
@@ -115,6 +114,25 @@ class AGUIAdapter:
         #: the text other calls' ids carried while it was the latest of them
         self._empty: dict[str, dict[str, int]] = {}
         self._chunking: str | None = None  # the call TOOL_CALL_CHUNK events continue
+
+    def continuation(self, payload: Any) -> Continuation | None:
+        """``(0, index, text)`` for a ``TOOL_CALL_ARGS`` that continues an open
+        call already holding text, while no open call is empty (the misrouting
+        watch has nothing to note); None for anything else. A call's count of
+        text only matters while it is zero, so it is not kept here: the
+        pieces an envelope reads (adapters/envelope.py) need no hook either."""
+        if type(payload) is not dict or payload.get("type") != "TOOL_CALL_ARGS":
+            return None
+        cid = payload.get("toolCallId")
+        delta = payload.get("delta")
+        if type(cid) is not str or type(delta) is not str or not delta or self._empty:
+            return None
+        if cid not in self._open or not self._args.get(cid):
+            return None
+        return 0, self._index[cid], delta
+
+    #: where ``continuation`` reads the piece (adapters/envelope.py)
+    continuation_path = ("delta",)
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
