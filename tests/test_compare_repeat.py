@@ -141,3 +141,14 @@ def test_a_call_shape_names_each_calls_keys_and_status():
              {"name": "g", "arguments": None, "status": "invalid"}]
     assert call_shape(calls) == "f(a,b) ok; g(…) invalid"
     assert call_shape([]) == "(no calls)"
+
+
+def test_the_non_streamed_answer_carries_the_usage_as_the_capture_spelled_it():
+    capture = SAMPLES / "native_anthropic_cumulative.sse"
+    with start_server([str(capture)], answer_nonstream=True) as server:
+        answer = httpx.post(server.url + "/v1/messages", json={"stream": False},
+                            trust_env=False, timeout=PATIENCE).json()
+    assert answer["usage"] == {"input_tokens": 310, "output_tokens": 40}
+    # the last cumulative piece is the input, as check reads it
+    assert answer["content"] == [{"type": "tool_use", "id": "toolu_01Cu", "name": "open_file",
+                                  "input": {"path": "src/app.py", "line": 42}}]

@@ -48,7 +48,8 @@ def answer_body(source: Source, fmt: str) -> dict[str, Any] | None:
     calls = doc["calls"]
     text = doc["text"].get("0")
     model = source.model or "fraglens-replay"
-    usage = doc.get("usage")
+    # the usage as the capture spelled it (the report's own is normalized)
+    usage = (doc.get("usage") or {}).get("reported")
     if fmt == "anthropic":
         content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
         for call in calls:
