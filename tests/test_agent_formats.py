@@ -476,3 +476,10 @@ def test_the_agui_args_shortcut_and_its_runs_give_what_feed_gives():
     assert fast_doc == slow_doc
     messages = [d["message"] for d in fast_doc["diagnostics"] if d["code"] == "args-misrouted"]
     assert len(messages) == 2 and "call b (g) ended with no arguments" in messages[0]
+
+
+def test_a_langgraph_stream_names_its_model_from_the_messages_metadata():
+    chunk = AIMessageChunk(content="hi", id="r")
+    meta = {**_META, "ls_model_name": "claude-sonnet-4-5", "ls_provider": "anthropic"}
+    wire = f"event: messages\ndata: {json.dumps([chunk.model_dump(), meta])}\n\n"
+    assert read(wire)["model"] == "claude-sonnet-4-5"
