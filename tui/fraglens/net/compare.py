@@ -29,7 +29,7 @@ from ..engine.finalize import OK_STATUSES
 from ..reading.capture import LoadError, stream_from_bytes
 from ..reading.stream import Stream
 from ..report.chunking import chunking_profile
-from ..report.cost import PriceOptions
+from ..report.cost import PriceOptions, warm
 from ..report.diff import diff_doc
 from ..report.document import build_report, exit_code, ordered_calls
 from ..report.timing import stream_timing
@@ -117,6 +117,9 @@ async def run_backends(
     # backend then (a fifth of a second on a busy machine, the event loop blocked):
     # loaded here, it counts in no backend's timing instead of in every one running
     anyio.Event()
+    # and the price table: loaded when the first usage came, it stalled every stream
+    for backend in backends:
+        warm(backend.model, backend.call.spec.format, backend.call.prices or PriceOptions())
 
     async def one(backend: Backend) -> None:
         async with gate:
