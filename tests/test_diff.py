@@ -212,3 +212,24 @@ async def test_the_app_shows_both_captures_with_the_difference_marked(tmp_path):
         await pilot.press("d")
         await pilot.pause()
         assert isinstance(app.screen, DiffScreen)
+
+
+def test_long_arguments_are_named_by_key_path_not_printed_whole(tmp_path, capsys):
+    def capture(city: str) -> str:
+        events = [
+            RunStartedEvent(thread_id="t", run_id="r"),
+            ToolCallStartEvent(tool_call_id="c1", tool_call_name="write_file"),
+            ToolCallArgsEvent(tool_call_id="c1",
+                              delta=json.dumps({"city": city, "body": "x" * 10_000})),
+            ToolCallEndEvent(tool_call_id="c1"),
+            RunFinishedEvent(thread_id="t", run_id="r"),
+        ]
+        return "".join(EventEncoder().encode(e) for e in events)
+
+    a, b = tmp_path / "a.sse", tmp_path / "b.sse"
+    a.write_text(capture("Oslo"), encoding="utf-8")
+    b.write_text(capture("Bergen"), encoding="utf-8")
+    code, out, _ = _run(capsys, str(a), str(b))
+    assert code == 1
+    assert '/city: "Oslo" -> "Bergen"' in out
+    assert "x" * 100 not in out and "(both in --json)" in out

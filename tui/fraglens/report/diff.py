@@ -264,10 +264,14 @@ def render_diff(doc: dict[str, Any]) -> Group:
         if call.get("more_changes"):
             parts.append(Text(f"    … and {call['more_changes']} more change(s)", style="dim"))
         if "arguments" in differs:
-            left, right = marked_pair(call["arguments_raw"]["a"], call["arguments_raw"]["b"],
-                                      REMOVED, ADDED)
-            parts.append(Text.assemble("    A: ", left))
-            parts.append(Text.assemble("    B: ", right))
+            raw_a, raw_b = call["arguments_raw"]["a"], call["arguments_raw"]["b"]
+            if max(len(raw_a), len(raw_b)) <= MARK_LIMIT:
+                left, right = marked_pair(raw_a, raw_b, REMOVED, ADDED)
+                parts.append(Text.assemble("    A: ", left))
+                parts.append(Text.assemble("    B: ", right))
+            else:  # too long to read here: the key paths say it, --json has both texts
+                parts.append(Text(f"    A: {len(raw_a):,} chars, B: {len(raw_b):,} chars "
+                                  "(both in --json)", style="dim"))
         if "verdict" in differs:
             sa, sb = call["status"]["a"], call["status"]["b"]
             parts.append(Text.assemble("    verdict: ", (sa, STATUS_STYLE.get(sa, "")),
