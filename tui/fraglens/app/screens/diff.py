@@ -22,7 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from ...reading.stream import Stream
-from ...report.diff import ADDED, REMOVED, change_line, diff_exit, marked_pair
+from ...report.diff import ADDED, MARK_LIMIT, REMOVED, change_line, diff_exit, marked_pair
 from ...report.text import STATUS_STYLE
 from ..app import FraglensApp
 from ..keys import BINDINGS as DEBUGGER_BINDINGS
@@ -42,6 +42,14 @@ def _head(mark: str, call: dict[str, Any], style: str) -> Text:
     )
 
 
+def _shown(call: dict[str, Any]) -> str:
+    """The argument text, up to ``MARK_LIMIT`` characters (the rest is one key away)."""
+    raw: str = call["arguments_raw"]
+    if len(raw) <= MARK_LIMIT:
+        return raw
+    return f"{raw[:MARK_LIMIT]}… ({len(raw) - MARK_LIMIT:,} more chars: a / b opens the capture)"
+
+
 def columns(doc: dict[str, Any], a: dict[str, Any], b: dict[str, Any]) -> tuple[Group, Group]:
     """A's and B's sides: the calls of each, a pair on the same row, the
     differences marked. ``a`` and ``b`` are the two ``check`` reports."""
@@ -56,10 +64,9 @@ def columns(doc: dict[str, Any], a: dict[str, Any], b: dict[str, Any]) -> tuple[
         left.append(_head(mark, ca, style))
         right.append(_head(mark, cb, style))
         if "arguments" in differs:
-            ta, tb = marked_pair(ca["arguments_raw"], cb["arguments_raw"], REMOVED, ADDED)
+            ta, tb = marked_pair(_shown(ca), _shown(cb), REMOVED, ADDED)
         else:
-            ta, tb = Text(ca["arguments_raw"], overflow="fold"), Text(cb["arguments_raw"],
-                                                                      overflow="fold")
+            ta, tb = Text(_shown(ca), overflow="fold"), Text(_shown(cb), overflow="fold")
         changes = [Text(f"  {change_line(c)}", "yellow") for c in pair.get("changes", [])]
         # both sides as tall as the taller, so the next pair starts on one row
         left.extend([ta, *changes])
@@ -73,12 +80,12 @@ def columns(doc: dict[str, Any], a: dict[str, Any], b: dict[str, Any]) -> tuple[
         right.append(Text(""))
     for call in doc["missing_in_b"]:
         left.append(_head("≠", a_calls[call["position"]], _DIFFERS))
-        left.append(Text(call["arguments_raw"], overflow="fold"))
+        left.append(Text(_shown(call), overflow="fold"))
         right.append(Text("(no such call)", _DIFFERS))
         right.append(Text(""))
     for call in doc["extra_in_b"]:
         right.append(_head("≠", b_calls[call["position"]], _DIFFERS))
-        right.append(Text(call["arguments_raw"], overflow="fold"))
+        right.append(Text(_shown(call), overflow="fold"))
         left.append(Text("(no such call)", _DIFFERS))
         left.append(Text(""))
     return Group(*left), Group(*right)
