@@ -24,7 +24,7 @@ from typing import Any
 from ..engine.calls import Call
 from ..engine.diagnostics import Diagnostic, make
 from ..reading.stream import Stream
-from .schema import CallFit, Checker
+from .schema import DEFAULT_BUDGET, CallFit, Checker
 from .tools import Tool, request_tools
 
 __all__ = ["Fit", "check_fit", "fit_for_request"]
@@ -42,9 +42,10 @@ class Fit:
     diagnostics: list[Diagnostic]
 
 
-def check_fit(stream: Stream, tools: list[Tool]) -> Fit:
-    """Every call of a closed ``stream`` against ``tools``."""
-    checker = Checker(tools)
+def check_fit(stream: Stream, tools: list[Tool], budget: float | None = DEFAULT_BUDGET) -> Fit:
+    """Every call of a closed ``stream`` against ``tools``, each validated
+    within ``budget`` seconds (None: no limit)."""
+    checker = Checker(tools, budget)
     verdicts: dict[int, CallFit] = {}
     found: list[Diagnostic] = []
     for call in stream.reassembler.calls:
@@ -56,13 +57,18 @@ def check_fit(stream: Stream, tools: list[Tool]) -> Fit:
     return Fit(tools, verdicts, found)
 
 
-def fit_for_request(stream: Stream, request: Any, tools: list[Tool] | None = None) -> Fit | None:
+def fit_for_request(
+    stream: Stream,
+    request: Any,
+    tools: list[Tool] | None = None,
+    budget: float | None = DEFAULT_BUDGET,
+) -> Fit | None:
     """The calls against ``tools`` when given (``--tools``), else against the tools
     a recorded or sent request declared; None when there are none (a tool-less
     capture: nothing checked, nothing raised)."""
     if tools is None:
         tools = request_tools(request)
-    return None if tools is None else check_fit(stream, tools)
+    return None if tools is None else check_fit(stream, tools, budget)
 
 
 def _fit_call(call: Call, checker: Checker) -> CallFit:
@@ -108,6 +114,6 @@ def _diagnostics(call: Call, verdict: CallFit) -> list[Diagnostic]:
                 call.seq,
             )
         )
-    if verdict.schema_invalid:
-        out.append(make("tool-schema-invalid", f"{name}: {verdict.reason}", event, call.seq))
+    if verdict.code is not None:  # not checked, and a code says why
+        out.append(make(verdict.code, f"{name}: {verdict.reason}", event, call.seq))
     return out
