@@ -8,7 +8,15 @@ from ..fit.tools import Tool, ToolsError, read_tools
 from ..fit.verdicts import fit_for_request
 from ..reading.capture import load_stream
 from ..report.document import build_report, exit_code
-from .common import CliError, add_stall_option, add_stream_options, read_json, write_json
+from .common import (
+    CliError,
+    add_schema_timeout_option,
+    add_stall_option,
+    add_stream_options,
+    read_json,
+    schema_budget,
+    write_json,
+)
 
 EXAMPLES = """\
 examples:
@@ -37,6 +45,7 @@ def build(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="add how the tool calls were cut into fragments (sizes, cuts mid-string...)",
     )
+    add_schema_timeout_option(p)
     add_stall_option(p)
     add_stream_options(p)
 
@@ -59,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if not stream.model_response:
         raise CliError(f"{args.path}: no model response found ({stream.framing} of "
                        f"{len(stream.events)} event(s), none of them a model API's)")
-    fit = fit_for_request(stream, framed.meta.get("request"), tools)
+    fit = fit_for_request(stream, framed.meta.get("request"), tools, schema_budget(args))
     doc = build_report(stream, compare=args.compare, fit=fit, stall_ms=args.stall_ms)
     if args.chunking:
         from ..report.chunking import chunking_profile

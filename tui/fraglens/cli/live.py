@@ -26,10 +26,12 @@ from ..net.request import (
 from .common import (
     CliError,
     add_read_caps,
+    add_schema_timeout_option,
     add_stall_option,
     non_negative,
     positive,
     read_json,
+    schema_budget,
     write_json,
 )
 
@@ -149,6 +151,7 @@ def build(p: argparse.ArgumentParser) -> None:
         decoded="the most a compressed body may inflate to",
     )
     add_stall_option(p)
+    add_schema_timeout_option(p)
     add_price_options(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument(
@@ -316,7 +319,7 @@ def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
     stream = call.stream
     doc = None
     if stream.events:
-        fit = fit_for_request(stream, {"body": call.spec.body})
+        fit = fit_for_request(stream, {"body": call.spec.body}, budget=schema_budget(args))
         doc = build_report(stream, fit=fit, stall_ms=args.stall_ms)
     if doc is not None:
         if args.json:
@@ -349,12 +352,12 @@ def run_app(args: argparse.Namespace, call: LiveCall) -> int:
     from ..app.live import AGAIN, make_live_app
     from ..net.live import Phase
 
-    app = make_live_app(call)
+    app = make_live_app(call, schema_budget(args))
     attempt = 1
     while app.run() == AGAIN:
         attempt += 1
         call = call.again(record=_numbered(args.record, attempt))
-        app = make_live_app(call)
+        app = make_live_app(call, schema_budget(args))
     status = call.status
     code = 0
     if status.phase is Phase.FAILED:

@@ -14,7 +14,14 @@ from types import FrameType
 from typing import Any
 
 from ..net.limits import DEFAULT_LIMITS, Limits
-from .common import CliError, add_read_caps, add_stall_option, size
+from .common import (
+    CliError,
+    add_read_caps,
+    add_schema_timeout_option,
+    add_stall_option,
+    schema_budget,
+    size,
+)
 
 DEFAULT_PORT = 8788
 EXAMPLES = """\
@@ -71,6 +78,7 @@ def build(p: argparse.ArgumentParser) -> None:
         help="headless, one JSON object per flow (with its check --json document)",
     )
     add_stall_option(p)
+    add_schema_timeout_option(p)
 
 
 def exposure_warning(host: str) -> str | None:
@@ -171,10 +179,14 @@ def run(args: argparse.Namespace) -> int:
             print("fraglens proxy: the app is not available; running headless", file=sys.stderr)
             headless = True
         else:
-            return run_flows_app(proxy, store, base_url=base, log_lines=lines)
+            return run_flows_app(
+                proxy, store, base_url=base, log_lines=lines, schema_budget=schema_budget(args)
+            )
     from ..net.proxy.headless import HeadlessPrinter
 
-    HeadlessPrinter(store, as_json=args.json, stall_ms=args.stall_ms)
+    HeadlessPrinter(
+        store, as_json=args.json, stall_ms=args.stall_ms, schema_budget=schema_budget(args)
+    )
     with StopOnSigterm() as sigterm:
         try:
             # Ctrl-C or SIGTERM from the moment the child is started, not only once
