@@ -76,6 +76,9 @@ class _Worker:
             answer = _read(proc.stdout.fileno(), None if budget is None else budget + _GRACE)
         except BrokenPipeError:
             answer = None
+        except TimeoutError:  # past even the grace: this process ends it
+            self.stop()
+            return ("too-slow", None)
         except BaseException:  # Ctrl-C while it works: end the worker with this process
             self.stop()
             raise
@@ -85,13 +88,12 @@ class _Worker:
         return self._ended()
 
     def _ended(self) -> Outcome:
-        """What became of a worker that gave no answer: it ran out of budget, or stopped."""
+        """What became of a worker that closed its answer's pipe: it ran out of
+        budget, or stopped."""
         proc = self.proc
         assert proc is not None and proc.stderr is not None
-        if proc.poll() is None:  # past even the grace: this process ends it
-            self.stop()
-            return ("too-slow", None)
-        stack = proc.stderr.read().decode("utf-8", "replace")
+        stack = proc.stderr.read().decode("utf-8", "replace")  # to its end: the worker's exit
+        proc.wait()
         code = proc.returncode
         self.stop()
         if not stack.startswith("Timeout ("):
@@ -134,7 +136,8 @@ class _Worker:
 
 
 def _read(fd: int, timeout: float | None) -> bytes | None:
-    """One message from ``fd``; None when the worker ended or ``timeout`` passed."""
+    """One message from ``fd``; None when the worker ended, TimeoutError when
+    ``timeout`` passed first."""
     import time
 
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -145,7 +148,7 @@ def _read(fd: int, timeout: float | None) -> bytes | None:
         while len(buffer) < need:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
-                return None
+                raise TimeoutError
             if not selector.select(left):
                 continue
             chunk = os.read(fd, max(65536, need - len(buffer)))
