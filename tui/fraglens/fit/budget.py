@@ -19,13 +19,14 @@ import selectors
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from .validation import Outcome, keyword_of
 from .worker import HEADER
 
-__all__ = ["DEFAULT_BUDGET", "run"]
+__all__ = ["DEFAULT_BUDGET", "Item", "run"]
 
 #: seconds one call's validation may take (``--schema-timeout``)
 DEFAULT_BUDGET = 1.0
@@ -43,49 +44,83 @@ class _Frame:
         self.name = name
 
 
+#: calls sent to the worker in one message: a round trip per call was most of the cost
+#: of a capture of many small calls, a whole capture's arguments at once too much memory
+_BATCH = 256
+_TOO_DEEP: Outcome = ("too-deep", "the arguments or the schema are nested too deeply to check")
+
+#: one call to check: (the key the worker knows its tool's validator by, the schema, the value)
+Item = tuple[int, Any, Any]
+
+
 class _Worker:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.proc: subprocess.Popen[bytes] | None = None
+        self.answers: _Answers | None = None
         #: the keys whose schema the running worker was sent
         self.sent: set[int] = set()
         self.registered = False
 
-    def run(self, key: int, schema: Any, value: Any, budget: float | None) -> Outcome:
+    def run(self, items: list[Item], budget: float | None) -> list[Outcome]:
         with self.lock:
-            outcome = self._send(key, None if key in self.sent else schema, value, budget)
-            if outcome == ("unknown",):  # the worker let this validator go: send the schema
-                outcome = self._send(key, schema, value, budget)
-            if outcome[0] not in ("too-slow", "stopped", "too-deep"):
-                self.sent.add(key)
-            return outcome
+            outcomes: list[Outcome | None] = [None] * len(items)
+            pending = list(range(len(items)))
+            #: the items the worker answered "unknown": it let their validator go
+            #: (it keeps the latest few), so they go again with their schema
+            forced: set[int] = set()
+            while pending:
+                batch = pending[:_BATCH]
+                answered = self._batch([(items[i], i in forced) for i in batch], budget)
+                for i, outcome in zip(batch, answered, strict=False):
+                    outcomes[i] = outcome
+                pending = pending[len(answered) :]
+                again = [i for i in batch[: len(answered)] if outcomes[i] == ("unknown",)]
+                forced.update(again)
+                pending += again
+            return [o if o is not None else _TOO_DEEP for o in outcomes]
 
-    def _send(self, key: int, schema: Any, value: Any, budget: float | None) -> Outcome:
-        try:
-            request = pickle.dumps((key, schema, value, budget), pickle.HIGHEST_PROTOCOL)
-        except RecursionError:
-            return ("too-deep", "the arguments or the schema are nested too deeply to check")
-        return self._round_trip(request, budget)
-
-    def _round_trip(self, request: bytes, budget: float | None) -> Outcome:
+    def _batch(self, items: list[tuple[Item, bool]], budget: float | None) -> list[Outcome]:
+        """Outcomes for ``items`` (each with whether its schema must go with
+        it) in order, up to and including the first the worker did not live
+        through (it ran out of budget, or stopped)."""
         proc = self._started()
-        assert proc.stdin is not None and proc.stdout is not None
+        answers = self.answers
+        assert proc.stdin is not None and answers is not None
+        blobs: list[bytes | None] = []
+        sending = set(self.sent)
+        for (key, schema, value), force in items:
+            known = key in sending and not force
+            try:
+                blobs.append(pickle.dumps((key, None if known else schema, value)))
+                sending.add(key)
+            except RecursionError:
+                blobs.append(None)
+        request = pickle.dumps((budget, [b for b in blobs if b is not None]))
+        timeout = None if budget is None else budget + _GRACE
+        outcomes: list[Outcome] = []
         try:
             proc.stdin.write(HEADER.pack(len(request)) + request)
             proc.stdin.flush()
-            answer = _read(proc.stdout.fileno(), None if budget is None else budget + _GRACE)
+            for ((key, _, _), _), blob in zip(items, blobs, strict=True):
+                if blob is None:
+                    outcomes.append(_TOO_DEEP)
+                    continue
+                answer = answers.next(timeout)
+                if answer is None:
+                    outcomes.append(self._ended())
+                    return outcomes
+                outcomes.append(pickle.loads(answer))
+                self.sent.add(key)
         except BrokenPipeError:
-            answer = None
+            outcomes.append(self._ended())
         except TimeoutError:  # past even the grace: this process ends it
             self.stop()
-            return ("too-slow", None)
+            outcomes.append(("too-slow", None))
         except BaseException:  # Ctrl-C while it works: end the worker with this process
             self.stop()
             raise
-        if answer is not None:
-            outcome: Outcome = pickle.loads(answer)
-            return outcome
-        return self._ended()
+        return outcomes
 
     def _ended(self) -> Outcome:
         """What became of a worker that closed its answer's pipe: it ran out of
@@ -104,7 +139,6 @@ class _Worker:
 
     def _started(self) -> subprocess.Popen[bytes]:
         if self.proc is None:
-            self.sent = set()
             here = str(Path(__file__).resolve().parent.parent.parent)  # the dir holding fraglens
             env = dict(os.environ)
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
@@ -115,6 +149,8 @@ class _Worker:
                 stderr=subprocess.PIPE,
                 env=env,
             )
+            assert self.proc.stdout is not None
+            self.answers = _Answers(self.proc.stdout.fileno())
             if not self.registered:
                 atexit.register(self.stop)
                 self.registered = True
@@ -122,6 +158,10 @@ class _Worker:
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
+        self.sent = set()
+        if self.answers is not None:
+            self.answers.close()
+            self.answers = None
         if proc is None:
             return
         if proc.poll() is None:
@@ -135,35 +175,47 @@ class _Worker:
                     pass
 
 
-def _read(fd: int, timeout: float | None) -> bytes | None:
-    """One message from ``fd``; None when the worker ended, TimeoutError when
-    ``timeout`` passed first."""
-    import time
+class _Answers:
+    """The worker's answers, one message at a time, from the pipe of its
+    stdout: a read may hold the start of the next answer, kept for it."""
 
-    deadline = None if timeout is None else time.monotonic() + timeout
-    buffer = bytearray()
-    need = HEADER.size
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while len(buffer) < need:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(fd, selectors.EVENT_READ)
+
+    def next(self, timeout: float | None) -> bytes | None:
+        """The next answer; None when the worker ended, TimeoutError when
+        ``timeout`` passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            need = HEADER.size
+            if len(self.buffer) >= HEADER.size:
+                need += HEADER.unpack_from(self.buffer)[0]
+                if len(self.buffer) >= need:
+                    answer = bytes(self.buffer[HEADER.size : need])
+                    del self.buffer[:need]
+                    return answer
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 raise TimeoutError
-            if not selector.select(left):
+            if not self.selector.select(left):
                 continue
-            chunk = os.read(fd, max(65536, need - len(buffer)))
+            chunk = os.read(self.fd, max(65536, need - len(self.buffer)))
             if not chunk:
                 return None
-            buffer += chunk
-            if need == HEADER.size and len(buffer) >= HEADER.size:
-                need += HEADER.unpack_from(buffer)[0]
-    return bytes(buffer[HEADER.size :])
+            self.buffer += chunk
+
+    def close(self) -> None:
+        self.selector.close()
 
 
 _WORKER = _Worker()
 
 
-def run(key: int, schema: Any, value: Any, budget: float | None) -> Outcome:
-    """``value`` against ``schema`` (known to the worker as ``key``) in the
-    worker, within ``budget`` seconds (None: as long as it takes)."""
-    return _WORKER.run(key, schema, value, budget)
+def run(items: list[Item], budget: float | None) -> list[Outcome]:
+    """Each item's value against its schema (known to the worker by the
+    item's key), in the worker, each within ``budget`` seconds (None: as long
+    as it takes)."""
+    return _WORKER.run(items, budget)

@@ -119,24 +119,41 @@ class Checker:
 
     def check(self, name: str | None, value: Any) -> CallFit:
         """The verdict for a call of ``name`` whose parsed arguments are ``value``."""
-        if not name:
-            return CallFit(False, reason="the call has no name")
-        tool = self._declared.get(name)
-        if tool is None:
-            return CallFit(False, reason=UNDECLARED)
-        verdict = CallFit(False, tool.name, tool.strict)
-        if tool.schema is None:
-            verdict.reason = "the tool declares no JSON Schema (free-form input)"
-            return verdict
-        key = self._keys.setdefault(tool.name, next(_KEYS))
-        outcome = budgets.run(key, tool.schema, value, self.budget)
+        return self.check_many([(name, value)])[0]
+
+    def check_many(self, calls: list[tuple[str | None, Any]]) -> list[CallFit]:
+        """The verdict for each (name, parsed arguments), in order: the calls
+        with a schema go to the validation worker together."""
+        verdicts: list[CallFit] = []
+        items: list[budgets.Item] = []
+        waiting: list[CallFit] = []
+        for name, value in calls:
+            tool = self._declared.get(name) if name else None
+            if not name:
+                verdicts.append(CallFit(False, reason="the call has no name"))
+            elif tool is None:
+                verdicts.append(CallFit(False, reason=UNDECLARED))
+            elif tool.schema is None:
+                reason = "the tool declares no JSON Schema (free-form input)"
+                verdicts.append(CallFit(False, tool.name, tool.strict, reason=reason))
+            else:
+                verdict = CallFit(False, tool.name, tool.strict)
+                verdicts.append(verdict)
+                waiting.append(verdict)
+                key = self._keys.setdefault(tool.name, next(_KEYS))
+                items.append((key, tool.schema, value))
+        if items:
+            for verdict, outcome in zip(waiting, budgets.run(items, self.budget), strict=True):
+                self._read(verdict, outcome)
+        return verdicts
+
+    def _read(self, verdict: CallFit, outcome: Outcome) -> None:
         if outcome[0] == "ok":
             verdict.checked = True
             verdict.errors = [SchemaError(*error) for error in outcome[1]]
             verdict.more_errors = outcome[2]
         else:
             verdict.code, verdict.reason = self._unchecked(outcome)
-        return verdict
 
     def _unchecked(self, outcome: Outcome) -> tuple[str, str]:
         """The diagnostic code and the reason for an outcome that is no verdict."""

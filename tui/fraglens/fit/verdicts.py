@@ -46,14 +46,15 @@ def check_fit(stream: Stream, tools: list[Tool], budget: float | None = DEFAULT_
     """Every call of a closed ``stream`` against ``tools``, each validated
     within ``budget`` seconds (None: no limit)."""
     checker = Checker(tools, budget)
-    verdicts: dict[int, CallFit] = {}
+    calls = [call for call in stream.reassembler.calls if not call.hosted]
+    known = {call.seq: _unparsed(call, checker) for call in calls}
+    asked = [call for call in calls if known[call.seq] is None]
+    values = [(c.name, c.result.arguments if c.result else None) for c in asked]
+    checked = dict(zip([c.seq for c in asked], checker.check_many(values), strict=True))
+    verdicts = {call.seq: known[call.seq] or checked[call.seq] for call in calls}
     found: list[Diagnostic] = []
-    for call in stream.reassembler.calls:
-        if call.hosted:
-            continue
-        verdict = _fit_call(call, checker)
-        verdicts[call.seq] = verdict
-        found.extend(_diagnostics(call, verdict))
+    for call in calls:
+        found.extend(_diagnostics(call, verdicts[call.seq]))
     return Fit(tools, verdicts, found)
 
 
@@ -71,13 +72,15 @@ def fit_for_request(
     return None if tools is None else check_fit(stream, tools, budget)
 
 
-def _fit_call(call: Call, checker: Checker) -> CallFit:
+def _unparsed(call: Call, checker: Checker) -> CallFit | None:
+    """The verdict on a call of a declared tool whose arguments were not
+    parsed; None for a call the checker is to read."""
     result = call.result
     tool = checker.tool(call.name)
     if tool is not None and (result is None or result.status not in _PARSED):
         status = result.status if result else "open"
         return CallFit(False, tool.name, tool.strict, reason=f"arguments not parsed ({status})")
-    return checker.check(call.name, result.arguments if result else None)
+    return None
 
 
 def _diagnostics(call: Call, verdict: CallFit) -> list[Diagnostic]:

@@ -134,10 +134,10 @@ def _fit_problems(
     if checker is None:
         return []
     problems = []
-    for i, path, name, value in conversation_calls(items, array):
-        if name is None:
-            continue  # no name: nothing to match, and the provider says so itself
-        verdict = checker.check(name, value)
+    # no name: nothing to match, and the provider says so itself
+    named = [call for call in conversation_calls(items, array) if call[2] is not None]
+    verdicts = checker.check_many([(name, value) for _, _, name, value in named])
+    for (i, path, name, _), verdict in zip(named, verdicts, strict=True):
         if verdict.undeclared:
             problems.append(
                 _problem("undeclared-tool", i, f"{path} calls {name!r}, which no tool declares")
