@@ -219,6 +219,20 @@ def test_past_the_budget_the_keyword_at_work_is_named_and_the_next_call_is_check
     assert error.rule == "type"
 
 
+def test_once_a_tools_call_ran_out_of_budget_its_later_calls_are_not_tried():
+    tools = [
+        Tool("slow", {"properties": {"code": {"pattern": "^(a+)+$"}}}),
+        Tool("fine", {"properties": {"n": {"type": "integer"}}}),
+    ]
+    near = {"code": "a" * 40 + "!"}
+    calls = [("slow", near), ("fine", {"n": "1"}), ("slow", near), ("slow", {"code": "aa"})]
+    first, fine, second, third = Checker(tools, budget=0.3).check_many(calls)
+    assert first.code == "schema-too-slow" and "'pattern'" in first.reason
+    assert [e.rule for e in fine.errors] == ["type"]
+    for later in (second, third):  # each would have cost a budget, hours without one
+        assert later.code == "schema-too-slow" and "earlier call" in later.reason
+
+
 def test_no_budget_waits_for_a_slow_check_and_a_tiny_one_stops_it():
     # 2**20 backtracking steps: a fraction of a second, not hours
     schema = {"properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}}

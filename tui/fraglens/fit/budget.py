@@ -69,11 +69,22 @@ class _Worker:
             #: the items the worker answered "unknown": it let their validator go
             #: (it keeps the latest few), so they go again with their schema
             forced: set[int] = set()
+            #: the keys of a call that ran out of budget: the other calls of
+            #: that tool would most likely hang the same way, a budget each
+            slow: set[int] = set()
             while pending:
+                for i in pending:
+                    if items[i][0] in slow:
+                        outcomes[i] = ("skipped",)
+                pending = [i for i in pending if items[i][0] not in slow]
+                if not pending:
+                    break
                 batch = pending[:_BATCH]
                 answered = self._batch([(items[i], i in forced) for i in batch], budget)
                 for i, outcome in zip(batch, answered, strict=False):
                     outcomes[i] = outcome
+                    if outcome[0] == "too-slow":
+                        slow.add(items[i][0])
                 pending = pending[len(answered) :]
                 again = [i for i in batch[: len(answered)] if outcomes[i] == ("unknown",)]
                 forced.update(again)

@@ -171,6 +171,11 @@ class Checker:
             return "schema-too-slow", " ".join(
                 filter(None, ["validation ran past", limit, where, "(--schema-timeout)"])
             )
+        if kind == "skipped":
+            return "schema-too-slow", (
+                "an earlier call of this tool ran past the time budget, so this one "
+                "was not tried (--schema-timeout)"
+            )
         if kind == "failed":
             return "schema-uncheckable", (
                 f"the validator failed in {outcome[1]!r} on these arguments ({outcome[2]})"

@@ -42,6 +42,10 @@ MAX_ERRORS = 50
 #: ("unresolved", reference)    a $ref fraglens does not follow
 #: ("too-deep", reason)         a reference cycle, or nesting past Python's stack
 #: ("failed", keyword, reason)  the validator could not do a keyword's sums
+#: and, from the parent (``fit.budget``), never the worker:
+#: ("too-slow", keyword or None) the call ran past its budget
+#: ("skipped",)                 not sent: an earlier call of its tool ran past its budget
+#: ("stopped", reason)          the worker ended otherwise
 Outcome = tuple[Any, ...]
 
 #: where jsonschema keeps its keyword functions: a frame in one of these is a keyword at work
