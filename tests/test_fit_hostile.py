@@ -274,6 +274,19 @@ def test_check_tools_with_multipleof_and_1e999_is_a_warning_not_a_traceback(tmp_
     assert "schema-uncheckable" in out and "multipleOf" in out
 
 
+@pytest.mark.parametrize("seconds", ["0", "1e300"])
+def test_a_schema_timeout_of_0_or_beyond_any_clock_is_no_limit(seconds, tmp_path, capsys):
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "pay", "input_schema": {
+        "type": "object", "properties": {"amount": {"type": "integer"}}}}]))
+    sse = tmp_path / "c.sse"
+    sse.write_text(capture(["pay"], '{"amount": "12"}'))
+    assert main(["check", "--json", "--schema-timeout", seconds, str(sse),
+                 "--tools", str(tools)]) == 1
+    (call,) = json.loads(capsys.readouterr().out)["calls"]
+    assert [e["rule"] for e in call["fit"]["errors"]] == ["type"]
+
+
 def test_fraglens_path_without_a_terminal_gives_the_same_verdicts(
     hostile, listener, tmp_path, capsys
 ):

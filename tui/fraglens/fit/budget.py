@@ -30,6 +30,8 @@ __all__ = ["DEFAULT_BUDGET", "Item", "run"]
 
 #: seconds one call's validation may take (``--schema-timeout``)
 DEFAULT_BUDGET = 1.0
+#: a budget this long is no limit: the clocks that keep one stop at about 10**12 s
+_UNBOUNDED = 1e6
 #: how much longer than the budget this process waits for the worker's own
 #: watchdog before ending the worker itself (moving a large value through the pipe)
 _GRACE = 10.0
@@ -229,4 +231,4 @@ def run(items: list[Item], budget: float | None) -> list[Outcome]:
     """Each item's value against its schema (known to the worker by the
     item's key), in the worker, each within ``budget`` seconds (None: as long
     as it takes)."""
-    return _WORKER.run(items, budget)
+    return _WORKER.run(items, None if budget is None or budget >= _UNBOUNDED else budget)
