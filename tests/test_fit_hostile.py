@@ -367,6 +367,29 @@ def test_the_proxy_holds_a_clients_hostile_tools_and_fetches_nothing(
     assert_untouched(listener, tmp_path)
 
 
+async def test_the_app_gets_its_verdicts_once_the_capture_is_read(hostile, listener, tmp_path):
+    from fraglens.app.app import FraglensApp
+    from fraglens.fit.verdicts import fit_for_request
+    from fraglens.reading.progressive import Loading
+
+    tools = read_tools(tools_of(hostile))
+    loading = Loading(capture(list(hostile)).encode(), "hostile.sse")
+    app = FraglensApp(
+        loading=loading,
+        source="hostile.sse",
+        fit_when_loaded=lambda stream: fit_for_request(stream, None, tools, budget=0.5),
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        deadline = time.monotonic() + PATIENCE
+        while app.loading is not None and time.monotonic() < deadline:
+            await pilot.pause()
+        fit = app.index.fit
+    assert fit is not None
+    verdicts = [fit.calls[call.seq] for call in app.stream.reassembler.calls]
+    assert [v.code for v in verdicts] == [code for _, code, _ in hostile.values()]
+    assert_untouched(listener, tmp_path)
+
+
 # -- Ctrl-C ---------------------------------------------------------------------------------
 
 
