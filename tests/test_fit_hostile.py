@@ -262,6 +262,25 @@ def test_check_tools_ends_with_a_verdict_and_fetches_nothing(
     assert_untouched(listener, tmp_path)
 
 
+def test_a_recordings_own_tools_are_held_the_same_way(hostile, listener, tmp_path, capsys):
+    from fraglens.framing.recording import RecordingWriter
+
+    path = tmp_path / "hostile.jsonl"
+    with path.open("wb") as out:
+        writer = RecordingWriter(out)
+        body = {"model": "m", "messages": [], "tools": tools_of(hostile)}
+        writer.start({"method": "POST", "url": "http://127.0.0.1:1/v1/chat/completions",
+                      "body": body})  # fmt: skip
+        writer.response(200, {"content-type": "text/event-stream"}, t=0.1)
+        writer.chunk(0.2, capture(list(hostile)).encode())
+        writer.end("done", t=0.3)
+    assert main(["check", "--json", "--schema-timeout", "0.5", str(path)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert_verdicts(doc["calls"], hostile)
+    assert_codes(doc["diagnostics"], hostile)
+    assert_untouched(listener, tmp_path)
+
+
 def test_check_tools_with_multipleof_and_1e999_is_a_warning_not_a_traceback(tmp_path, capsys):
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps([{"name": "pay", "input_schema": {
