@@ -262,6 +262,24 @@ def test_check_tools_ends_with_a_verdict_and_fetches_nothing(
     assert_untouched(listener, tmp_path)
 
 
+def test_a_batch_on_two_processes_gives_every_capture_its_verdicts(hostile, listener, tmp_path):
+    tools, sse = files(tmp_path, hostile)
+    second = tmp_path / "again.sse"
+    second.write_bytes(sse.read_bytes())
+    run = subprocess.run(
+        [sys.executable, "-m", "fraglens", "check", "--jsonl", "--jobs", "2", "--tools",
+         str(tools), "--schema-timeout", "0.5", str(sse), str(second)],
+        capture_output=True, text=True, timeout=PATIENCE * 3,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tui")},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    docs = [json.loads(line) for line in run.stdout.splitlines()]
+    assert len(docs) == 2
+    for doc in docs:
+        assert_verdicts(doc["calls"], hostile)
+    assert_untouched(listener, tmp_path)
+
+
 def test_a_recordings_own_tools_are_held_the_same_way(hostile, listener, tmp_path, capsys):
     from fraglens.framing.recording import RecordingWriter
 
