@@ -233,6 +233,20 @@ def test_once_a_tools_call_ran_out_of_budget_its_later_calls_are_not_tried():
         assert later.code == "schema-too-slow" and "earlier call" in later.reason
 
 
+def test_a_worker_that_cannot_start_is_a_reason_once_per_tool(tmp_path, monkeypatch):
+    from fraglens.fit import budget
+
+    budget._WORKER.stop()  # the next check starts one
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
+    tools = [Tool("a", {"type": "object"}), Tool("b", {"type": "object"})]
+    first, again, other = Checker(tools).check_many([("a", {}), ("a", {}), ("b", {})])
+    assert first.code == other.code == "schema-uncheckable"
+    assert "could not start" in first.reason and "could not start" in other.reason
+    assert again.code == "schema-uncheckable" and "stopped the validator" in again.reason
+    monkeypatch.undo()
+    assert Checker(tools).check("a", {}).fits  # a python again: a worker again
+
+
 def test_no_budget_waits_for_a_slow_check_and_a_tiny_one_stops_it():
     # 2**20 backtracking steps: a fraction of a second, not hours
     schema = {"properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}}
@@ -278,6 +292,26 @@ def test_a_batch_on_two_processes_gives_every_capture_its_verdicts(hostile, list
     for doc in docs:
         assert_verdicts(doc["calls"], hostile)
     assert_untouched(listener, tmp_path)
+
+
+def test_the_worker_imports_nothing_from_the_folder_check_runs_in(tmp_path):
+    # a cloned repository may hold a jsonschema.py: the validator must not be it
+    trap = tmp_path / "jsonschema.py"
+    trap.write_text("import pathlib; pathlib.Path(__file__).with_name('ran').write_text('')\n")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "pay", "input_schema": {
+        "type": "object", "properties": {"amount": {"type": "integer"}}}}]))
+    (tmp_path / "c.sse").write_text(capture(["pay"], '{"amount": "12"}'))
+    run = subprocess.run(
+        [sys.executable, "-c", "import sys; from fraglens.cli import main; sys.exit(main())",
+         "check", "--json", "--tools", "tools.json", "c.sse"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=PATIENCE,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tui")},
+    )  # fmt: skip
+    assert run.returncode == 1, run.stderr
+    (call,) = json.loads(run.stdout)["calls"]
+    assert [e["rule"] for e in call["fit"]["errors"]] == ["type"]
+    assert not (tmp_path / "ran").exists()
 
 
 def test_a_recordings_own_tools_are_held_the_same_way(hostile, listener, tmp_path, capsys):

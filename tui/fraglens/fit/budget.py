@@ -36,6 +36,12 @@ _UNBOUNDED = 1e6
 #: watchdog before ending the worker itself (moving a large value through the pipe)
 _GRACE = 10.0
 
+#: the worker's program. ``-c`` (as ``-m``) puts the current directory first on
+#: the import path, where a ``jsonschema.py`` of whatever folder fraglens was
+#: run in would be imported and run: it is replaced, before any import, by the
+#: folder that holds this fraglens
+_BOOT = "import sys; sys.path[0] = {here!r}; from fraglens.fit.worker import main; main()"
+
 #: a frame of the watchdog's stack: ``  File "PATH", line N in NAME``
 _FRAME = re.compile(r'^\s*File "(?P<filename>.*)", line \d+ in (?P<name>\S+)', re.M)
 
@@ -71,22 +77,23 @@ class _Worker:
             #: the items the worker answered "unknown": it let their validator go
             #: (it keeps the latest few), so they go again with their schema
             forced: set[int] = set()
-            #: the keys of a call that ran out of budget: the other calls of
-            #: that tool would most likely hang the same way, a budget each
-            slow: set[int] = set()
+            #: the keys of a call that ran out of budget or stopped the worker,
+            #: with which: the other calls of that tool would most likely do
+            #: the same, a budget or a new worker each
+            failed: dict[int, str] = {}
             while pending:
                 for i in pending:
-                    if items[i][0] in slow:
-                        outcomes[i] = ("skipped",)
-                pending = [i for i in pending if items[i][0] not in slow]
+                    if items[i][0] in failed:
+                        outcomes[i] = ("skipped", failed[items[i][0]])
+                pending = [i for i in pending if items[i][0] not in failed]
                 if not pending:
                     break
                 batch = pending[:_BATCH]
                 answered = self._batch([(items[i], i in forced) for i in batch], budget)
                 for i, outcome in zip(batch, answered, strict=False):
                     outcomes[i] = outcome
-                    if outcome[0] == "too-slow":
-                        slow.add(items[i][0])
+                    if outcome[0] in ("too-slow", "stopped"):
+                        failed[items[i][0]] = outcome[0]
                 pending = pending[len(answered) :]
                 again = [i for i in batch[: len(answered)] if outcomes[i] == ("unknown",)]
                 forced.update(again)
@@ -97,7 +104,10 @@ class _Worker:
         """Outcomes for ``items`` (each with whether its schema must go with
         it) in order, up to and including the first the worker did not live
         through (it ran out of budget, or stopped)."""
-        proc = self._started()
+        try:
+            proc = self._started()
+        except OSError as exc:
+            return [("stopped", f"the validator could not start: {exc.strerror or exc}")]
         answers = self.answers
         assert proc.stdin is not None and answers is not None
         blobs: list[bytes | None] = []
@@ -153,14 +163,11 @@ class _Worker:
     def _started(self) -> subprocess.Popen[bytes]:
         if self.proc is None:
             here = str(Path(__file__).resolve().parent.parent.parent)  # the dir holding fraglens
-            env = dict(os.environ)
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "fraglens.fit.worker"],
+                [sys.executable, "-c", _BOOT.format(here=here)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=env,
             )
             assert self.proc.stdout is not None
             self.answers = _Answers(self.proc.stdout.fileno())

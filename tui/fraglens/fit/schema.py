@@ -171,10 +171,14 @@ class Checker:
             return "schema-too-slow", " ".join(
                 filter(None, ["validation ran past", limit, where, "(--schema-timeout)"])
             )
-        if kind == "skipped":
+        if kind == "skipped" and outcome[1] == "too-slow":
             return "schema-too-slow", (
                 "an earlier call of this tool ran past the time budget, so this one "
                 "was not tried (--schema-timeout)"
+            )
+        if kind == "skipped":
+            return "schema-uncheckable", (
+                "an earlier call of this tool stopped the validator, so this one was not tried"
             )
         if kind == "failed":
             return "schema-uncheckable", (

@@ -44,7 +44,7 @@ MAX_ERRORS = 50
 #: ("failed", keyword, reason)  the validator could not do a keyword's sums
 #: and, from the parent (``fit.budget``), never the worker:
 #: ("too-slow", keyword or None) the call ran past its budget
-#: ("skipped",)                 not sent: an earlier call of its tool ran past its budget
+#: ("skipped", "too-slow" or "stopped")  not sent: an earlier call of its tool did that
 #: ("stopped", reason)          the worker ended otherwise
 Outcome = tuple[Any, ...]
 
