@@ -140,7 +140,9 @@ class Checker:
                 verdict = CallFit(False, tool.name, tool.strict)
                 verdicts.append(verdict)
                 waiting.append(verdict)
-                key = self._keys.setdefault(tool.name, next(_KEYS))
+                if tool.name not in self._keys:
+                    self._keys[tool.name] = next(_KEYS)
+                key = self._keys[tool.name]
                 items.append((key, tool.schema, value))
         if items:
             for verdict, outcome in zip(waiting, budgets.run(items, self.budget), strict=True):
