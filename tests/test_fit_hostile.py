@@ -247,6 +247,27 @@ def test_a_worker_that_cannot_start_is_a_reason_once_per_tool(tmp_path, monkeypa
     assert Checker(tools).check("a", {}).fits  # a python again: a worker again
 
 
+@pytest.mark.parametrize(("batch", "size"), [(256, 8 << 20), (7, 8 << 20), (256, 1000)])
+def test_answers_keep_their_calls_across_batches_and_reads(batch, size, monkeypatch):
+    # hundreds of answers arrive in one read of the pipe; a batch ends at a count
+    # or a size: every verdict must still be its own call's
+    from fraglens.fit import budget
+
+    monkeypatch.setattr(budget, "_BATCH", batch)
+    monkeypatch.setattr(budget, "_BATCH_BYTES", size)
+    tools = [Tool("n", {"properties": {"n": {"type": "integer"}}}),
+             Tool("s", {"properties": {"s": {"maxLength": 3}}})]  # fmt: skip
+    calls = [("n", {"n": k if k % 3 else str(k)}) if k % 2 else ("s", {"s": "x" * (k % 5)})
+             for k in range(600)]  # fmt: skip
+    verdicts = Checker(tools).check_many(calls)
+    for (name, value), verdict in zip(calls, verdicts, strict=True):
+        broken = isinstance(value.get("n"), str) or len(value.get("s", "")) > 3
+        assert verdict.tool == name and verdict.checked
+        assert [e.rule for e in verdict.errors] == (
+            [("type" if name == "n" else "maxLength")] if broken else []
+        ), (name, value)
+
+
 def test_no_budget_waits_for_a_slow_check_and_a_tiny_one_stops_it():
     # 2**20 backtracking steps: a fraction of a second, not hours
     schema = {"properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}}

@@ -55,6 +55,8 @@ class _Frame:
 #: calls sent to the worker in one message: a round trip per call was most of the cost
 #: of a capture of many small calls, a whole capture's arguments at once too much memory
 _BATCH = 256
+#: and no more bytes of them than this, past the first (one call may hold 16 MiB)
+_BATCH_BYTES = 8 << 20
 _TOO_DEEP: Outcome = ("too-deep", "the arguments or the schema are nested too deeply to check")
 
 #: one call to check: (the key the worker knows its tool's validator by, the schema, the value)
@@ -103,7 +105,8 @@ class _Worker:
     def _batch(self, items: list[tuple[Item, bool]], budget: float | None) -> list[Outcome]:
         """Outcomes for ``items`` (each with whether its schema must go with
         it) in order, up to and including the first the worker did not live
-        through (it ran out of budget, or stopped)."""
+        through (it ran out of budget, or stopped), or as many as
+        ``_BATCH_BYTES`` holds."""
         try:
             proc = self._started()
         except OSError as exc:
@@ -112,13 +115,18 @@ class _Worker:
         assert proc.stdin is not None and answers is not None
         blobs: list[bytes | None] = []
         sending = set(self.sent)
+        size = 0
         for (key, schema, value), force in items:
+            if size > _BATCH_BYTES:
+                break
             known = key in sending and not force
             try:
                 blobs.append(pickle.dumps((key, None if known else schema, value)))
                 sending.add(key)
+                size += len(blobs[-1] or b"")
             except RecursionError:
                 blobs.append(None)
+        items = items[: len(blobs)]
         request = pickle.dumps((budget, [b for b in blobs if b is not None]))
         timeout = None if budget is None else budget + _GRACE
         outcomes: list[Outcome] = []
