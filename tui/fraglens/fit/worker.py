@@ -31,7 +31,7 @@ from typing import IO, Any
 
 from .validation import Outcome, compile_schema, validate
 
-__all__ = ["HEADER", "read_message", "write_message"]
+__all__ = ["HEADER", "main", "read_message", "write_message"]
 
 #: each message's length, before it
 HEADER = struct.Struct("<Q")
@@ -95,7 +95,3 @@ def main() -> None:
                 armed_until = time.monotonic() + budget * SLACK
             write_message(sys.stdout.buffer, answer(cache, key, schema, value))
         faulthandler.cancel_dump_traceback_later()  # idle, waiting for the next request
-
-
-if __name__ == "__main__":
-    main()
