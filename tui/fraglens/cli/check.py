@@ -116,7 +116,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{len(args.path)} captures given: check reads one, or use --jsonl "
                        "for one line per capture")
     path = args.path[0]
-    doc, stream = checked(path, options(args))
+    opts = options(args)
+    if opts.tools:
+        from ..fit.budget import start
+
+        start()
+    doc, stream = checked(path, opts)
     _export_span(args, doc, stream)
     if args.json:
         write_json(doc)

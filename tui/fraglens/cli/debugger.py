@@ -57,6 +57,10 @@ def run(args: argparse.Namespace) -> int:
     source = "demo" if not path else ("stdin" if path == "-" else path)
     try:
         tools = load_tools(args.tools) if args.tools else None
+        if tools:
+            from ..fit.budget import start
+
+            start()  # while the capture is read
         data = demo_bytes() if not path else read_bytes(path)
         # an SSE capture is read while it is shown; any other framing is framed here
         loading = Loading(data, source, format=args.format, max_arg_bytes=args.max_arg_bytes)

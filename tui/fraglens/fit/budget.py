@@ -26,7 +26,7 @@ from typing import Any
 from .validation import Outcome, keyword_of
 from .worker import HEADER
 
-__all__ = ["DEFAULT_BUDGET", "Item", "run"]
+__all__ = ["DEFAULT_BUDGET", "Item", "run", "start"]
 
 #: seconds one call's validation may take (``--schema-timeout``)
 DEFAULT_BUDGET = 1.0
@@ -240,6 +240,17 @@ class _Answers:
 
 
 _WORKER = _Worker()
+
+
+def start() -> None:
+    """Start the worker now, when calls are sure to come: its start-up (an
+    interpreter, jsonschema's import) then overlaps with reading the capture
+    instead of following it."""
+    with _WORKER.lock:
+        try:
+            _WORKER._started()
+        except OSError:
+            pass  # the first call gives the reason
 
 
 def run(items: list[Item], budget: float | None) -> list[Outcome]:
