@@ -268,6 +268,35 @@ def test_answers_keep_their_calls_across_batches_and_reads(batch, size, monkeypa
         ), (name, value)
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
+def test_a_forked_child_gets_its_own_worker_and_leaves_the_parents_alone():
+    from fraglens.fit import budget
+
+    def worker_pid() -> int:
+        assert budget._WORKER.proc is not None
+        return budget._WORKER.proc.pid
+
+    checker = Checker([Tool("n", {"properties": {"n": {"type": "integer"}}})])
+    assert checker.check("n", {"n": 1}).fits  # the parent's worker is running
+    parents = worker_pid()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: check --jsonl's local processes are forked
+        try:
+            verdict = checker.check("n", {"n": "1"})
+            answer = {"rules": [e.rule for e in verdict.errors], "worker": worker_pid()}
+            os.write(write, json.dumps(answer).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        child = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+    assert child["rules"] == ["type"] and child["worker"] != parents
+    assert [e.rule for e in checker.check("n", {"n": "2"}).errors] == ["type"]
+    assert worker_pid() == parents
+
+
 def test_no_budget_waits_for_a_slow_check_and_a_tiny_one_stops_it():
     # 2**20 backtracking steps: a fraction of a second, not hours
     schema = {"properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}}

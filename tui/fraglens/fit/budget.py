@@ -242,6 +242,18 @@ class _Answers:
 _WORKER = _Worker()
 
 
+def _forked() -> None:
+    """A child forked from this process (``check --jsonl`` on local processes)
+    must not share the parent's worker and its pipes: it starts its own."""
+    global _WORKER
+    _WORKER.proc = _WORKER.answers = None  # the parent's, not this process's to end
+    _WORKER = _Worker()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
 def start() -> None:
     """Start the worker now, when calls are sure to come: its start-up (an
     interpreter, jsonschema's import) then overlaps with reading the capture
