@@ -194,6 +194,20 @@ def test_each_hostile_tool_leaves_its_call_unchecked_for_its_reason(hostile, lis
 
 
 @pytest.mark.parametrize(
+    ("schema", "written"),
+    [
+        ({"properties": {"a": {"$ref": "#/$defs/gone"}}}, "#/$defs/gone"),
+        ({"$ref": "#nowhere"}, "#nowhere"),
+        ({"$ref": "other.json#/x"}, "other.json#/x"),
+    ],
+)
+def test_a_reference_that_does_not_resolve_is_named_as_the_schema_writes_it(schema, written):
+    verdict = Checker([Tool("t", schema)]).check("t", {"a": 1})
+    assert verdict.code == "schema-ref-unresolved"
+    assert verdict.reason.startswith(f"reference {written} not resolved")
+
+
+@pytest.mark.parametrize(
     ("value", "exception"),
     [
         (float("inf"), "OverflowError"),  # 1e999 as Python reads it

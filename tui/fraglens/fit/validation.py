@@ -91,7 +91,7 @@ def validate(validator: Any, value: Any) -> Outcome:
     except RecursionError:
         return ("too-deep", "the arguments or the schema's references nest too deeply to check")
     except Unresolvable as exc:
-        return ("unresolved", str(getattr(exc, "ref", exc)))
+        return ("unresolved", _reference(exc))
     except (ArithmeticError, ValueError, TypeError) as exc:
         # jsonschema's own sums on a value JSON allows and Python cannot hold
         keyword = keyword_of(traceback.extract_tb(exc.__traceback__)) or "validation"
@@ -106,6 +106,18 @@ def validate(validator: Any, value: Any) -> Outcome:
         for error in errors[:MAX_ERRORS]
     ]
     return ("ok", kept, max(0, len(errors) - MAX_ERRORS))
+
+
+def _reference(exc: Exception) -> str:
+    """The ``$ref`` that did not resolve, as the schema writes it."""
+    from referencing.exceptions import NoSuchAnchor, PointerToNowhere
+
+    found = getattr(exc, "_wrapped", exc)  # jsonschema wraps referencing's error
+    if isinstance(found, NoSuchAnchor):
+        return f"{found.ref}#{found.anchor}"
+    if isinstance(found, PointerToNowhere):
+        return f"#{found.ref}"  # the pointer, a fragment of the schema's own URI
+    return str(getattr(found, "ref", found))
 
 
 def keyword_of(frames: Iterable[Any]) -> str | None:
