@@ -52,6 +52,7 @@ bench: $(TEST)
 	$(BIN)/python bench/bedrock_live.py
 	$(BIN)/python bench/proxy.py
 	$(BIN)/python bench/fit_timing.py
+	$(BIN)/python bench/report_text.py
 	$(BIN)/python bench/chunking.py
 	$(BIN)/python bench/leaks.py
 	$(BIN)/python bench/scrub.py

@@ -237,8 +237,10 @@ class FraglensApp(App[int]):
                 call.scan_at(call.frag_event[min(k, call.fragments) - 1])
                 await asyncio.sleep(0)
         if self._fit_when_loaded is not None:
-            # the calls against the declared tools, once every call has its verdict
-            self.index.fit = self._fit_when_loaded(self.stream)
+            # the calls against the declared tools, once every call has its
+            # verdict; in a thread, as each check may take up to its time budget
+            # and keys are read meanwhile (the closed stream is only read)
+            self.index.fit = await asyncio.to_thread(self._fit_when_loaded, self.stream)
         self.loading = None
         self.refresh_stream()
 

@@ -28,10 +28,12 @@ from .common import (
     add_otlp_options,
     add_price_options,
     add_read_caps,
+    add_schema_timeout_option,
     add_stall_option,
     positive,
     price_options,
     read_json,
+    schema_budget,
     write_json,
 )
 
@@ -134,6 +136,7 @@ def build(p: argparse.ArgumentParser) -> None:
         decoded="the most a compressed body may inflate to",
     )
     add_stall_option(p)
+    add_schema_timeout_option(p)
     add_otlp_options(p, "call")
     add_price_options(p)
     out = p.add_mutually_exclusive_group()
@@ -305,7 +308,7 @@ def _export(args: argparse.Namespace, exporter: Any, call: LiveCall, started: fl
     status, stream = call.status, call.stream
     doc = None
     if stream.events:
-        fit = fit_for_request(stream, {"body": call.spec.body})
+        fit = fit_for_request(stream, {"body": call.spec.body}, budget=schema_budget(args))
         doc = build_report(stream, fit=fit, stall_ms=args.stall_ms)
     model = call.spec.body.get("model") if isinstance(call.spec.body, dict) else None
     error = None if status.phase is Phase.DONE else (status.message or status.phase.value)
@@ -328,7 +331,7 @@ def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
     stream = call.stream
     doc = None
     if stream.events:
-        fit = fit_for_request(stream, {"body": call.spec.body})
+        fit = fit_for_request(stream, {"body": call.spec.body}, budget=schema_budget(args))
         doc = build_report(stream, fit=fit, stall_ms=args.stall_ms)
     if doc is not None:
         if args.json:
@@ -362,14 +365,14 @@ def run_app(args: argparse.Namespace, call: LiveCall, made: list[LiveCall] | Non
     from ..app.live import AGAIN, make_live_app
     from ..net.live import Phase
 
-    app = make_live_app(call)
+    app = make_live_app(call, schema_budget(args))
     attempt = 1
     while app.run() == AGAIN:
         attempt += 1
         call = call.again(record=_numbered(args.record, attempt))
         if made is not None:
             made.append(call)
-        app = make_live_app(call)
+        app = make_live_app(call, schema_budget(args))
     status = call.status
     code = 0
     if status.phase is Phase.FAILED:

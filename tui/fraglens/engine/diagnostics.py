@@ -76,6 +76,9 @@ CODES: dict[str, tuple[Severity, str]] = {
     "strict-broken": ("error", "a strict: true tool got arguments that break its schema"),
     "tool-undeclared": ("error", "the call names a tool the request did not declare"),
     "tool-schema-invalid": ("warning", "a declared tool's schema is not valid JSON Schema"),
+    "schema-ref-unresolved": ("warning", "a $ref of the tool's schema is not followed"),
+    "schema-too-slow": ("warning", "validating the call ran past the time budget"),
+    "schema-uncheckable": ("warning", "the validator could not check the arguments"),
 }
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}

@@ -911,6 +911,58 @@ EXPLANATIONS: dict[str, Explanation] = {
         tools=[{"type": "function", "function": {"name": "search",
                                                  "parameters": {"type": "dict"}}}],
     ),
+    "schema-ref-unresolved": Explanation(
+        means="The tool's schema has a $ref that does not point inside that schema: a remote "
+              "http(s):// or file:// address, another file's name, or a #/$defs/... entry "
+              "that is not there. fraglens never fetches a reference (a recording's own "
+              "tools could point anywhere, and what came back would decide the verdict), so "
+              "the call cannot be checked.",
+        wire=_wire(
+            _calls(_entry('{"q":"x"}', id="call_1", name="search")),
+            _finish("tool_calls"),
+        ),
+        did="Left the call unchecked (fit: not checked: reference ... not resolved) and "
+            "fetched nothing.",
+        todo="Inline the referenced schema under $defs and point at it with #/$defs/NAME: "
+             "providers do not fetch references either.",
+        tools=[{"type": "function", "function": {"name": "search", "parameters": {
+            "$ref": "https://schemas.example.com/search.json"}}}],
+    ),
+    "schema-too-slow": Explanation(
+        means="Holding the call's arguments to the tool's schema took longer than the time "
+              "budget (--schema-timeout, 1 s by default). It is nearly always a pattern that "
+              "backtracks: ^(a+)+$ against thirty a's and one other character takes Python's "
+              "regular expressions minutes.",
+        wire=_wire(
+            _calls(_entry('{"code":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"}', id="call_1",
+                          name="lookup")),
+            _finish("tool_calls"),
+        ),
+        did="Stopped the validation at the budget, left the call unchecked and named the "
+            "keyword that was at work (pattern).",
+        todo="Rewrite the pattern without nested repetition (^a+$ means the same as "
+             "^(a+)+$); a validator on your side may hang on it too. Give a larger "
+             "--schema-timeout for schemas that are slow by size, not by pattern.",
+        tools=[{"type": "function", "function": {"name": "lookup", "parameters": {
+            "type": "object", "properties": {"code": {"type": "string",
+                                                      "pattern": "^(a+)+$"}}}}}],
+    ),
+    "schema-uncheckable": Explanation(
+        means="The validator could not hold the arguments to the schema: a number JSON allows "
+              "and the validator cannot compute with (1e999 is infinity to Python, and "
+              "multipleOf cannot divide it), or references that loop back on themselves, or "
+              "nesting deeper than it can follow.",
+        wire=_wire(
+            _calls(_entry('{"amount":1e999}', id="call_1", name="pay")),
+            _finish("tool_calls"),
+        ),
+        did="Left the call unchecked and said which keyword failed and why.",
+        todo="A number out of range is nearly always a model's mistake: answer with an error "
+             "result rather than run the tool. A reference loop is the schema's to fix.",
+        tools=[{"type": "function", "function": {"name": "pay", "parameters": {
+            "type": "object", "properties": {"amount": {"type": "number",
+                                                        "multipleOf": 0.5}}}}}],
+    ),
 }
 # fmt: on
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
+from ..fit.budget import DEFAULT_BUDGET
 from ..fit.tools import Tool
 from ..fit.verdicts import fit_for_request
 from ..reading.capture import LoadError, load_stream, stream_from_bytes
@@ -41,6 +42,8 @@ class CheckOptions:
     tools: tuple[Tool, ...] | None = None
     #: how the usage is priced (the table's prices by default)
     prices: PriceOptions | None = None
+    #: ``--schema-timeout``: seconds each call's check against its tool may take (None: no limit)
+    schema_budget: float | None = DEFAULT_BUDGET
 
 
 def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[dict[str, Any],
@@ -61,7 +64,7 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
                          f"{len(stream.events)} event(s), none of them a model API's)")
     tools = list(opts.tools) if opts.tools is not None else None
     request = framed.meta.get("request")
-    fit = fit_for_request(stream, request, tools)
+    fit = fit_for_request(stream, request, tools, opts.schema_budget)
     doc = build_report(stream, compare=opts.compare, fit=fit, stall_ms=opts.stall_ms,
                        prices=opts.prices, request_model=_request_model(request))
     if opts.chunking:
