@@ -701,6 +701,21 @@ EXPLANATIONS: dict[str, Explanation] = {
              "the body, a capture saved as text (line ends converted), bytes cut and "
              "pasted. Capture the body again as raw bytes (a HAR keeps them as base64).",
     ),
+    "ws-binary-frame": Explanation(
+        means="A WebSocket connection carried a binary message. The Responses and "
+              "Realtime APIs send every event as a JSON text message; binary ones are "
+              "audio or a gateway's own protocol, never a tool call fraglens could read.",
+        wire=_wire(
+            json.dumps({"fraglens": "recording", "version": 2, "transport": "websocket",
+                        "request": {}}, separators=(",", ":")),
+            json.dumps({"t": 0.2, "from": "server", "b64": "AAECAw=="}, separators=(",", ":")),
+        ),
+        did="Kept the message's bytes in the stream and the recording as they came (base64) "
+            "and named it by its sender and size; nothing was decoded from it. Information.",
+        todo="Nothing, if the binary messages are audio. If calls seem to be missing, the "
+             "client or a gateway may be wrapping events in a binary protocol: capture "
+             "where they are plain JSON.",
+    ),
     "frame-truncated": Explanation(
         means="A binary event stream (AWS Bedrock) ended part-way through a message: its "
               "prelude announced more bytes than arrived.",

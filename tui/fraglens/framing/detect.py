@@ -311,6 +311,10 @@ def _read_har(har: dict[str, Any]) -> Framed:
 
 
 def _read_recording(rec: Recording) -> Framed:
+    if rec.transport == "websocket":
+        from .websocket import read_websocket
+
+        return read_websocket(rec)
     body_framing, events, problems = _frame_body(rec)
     return Framed("recording", events, rec.meta(body_framing), problems)
 

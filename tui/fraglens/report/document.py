@@ -131,9 +131,27 @@ def build_report(
         doc["unattributed"] = [
             {"event": e, "choice": d.choice, "arguments": d.args} for e, d in r.unattributed
         ]
+    if stream.ws is not None:
+        _websocket(doc, stream, calls)
     if compare and stream.naive_log is not None:
         doc["naive"] = naive(stream)
     return doc
+
+
+def _websocket(doc: dict[str, Any], stream: Stream, calls: list[Call]) -> None:
+    """A WebSocket connection's responses in order, each with its calls (by
+    position), every call with its response's id, and how the connection closed."""
+    log = stream.ws
+    assert log is not None
+    responses = [dict(response.as_json(), calls=[]) for response in log.responses]
+    at = {id(response): n for n, response in enumerate(log.responses)}
+    for position, (item, call) in enumerate(zip(doc["calls"], calls, strict=True)):
+        response = log.of_event(call.first_event)
+        item["response_id"] = response.id if response is not None else None
+        if response is not None:
+            responses[at[id(response)]]["calls"].append(position)
+    doc["responses"] = responses
+    doc["close"] = stream.ws_close
 
 
 def naive(stream: Stream) -> dict[str, Any]:
