@@ -307,7 +307,9 @@ def _read_har(har: dict[str, Any]) -> Framed:
     framed = _read_recording(parse_recording(har_entry_to_recording(har, index)))
     entries = har["log"]["entries"]
     framed.meta["har"] = {"index": index, "entries": len(entries)}
-    return Framed("har", framed.events, framed.meta, framed.problems)
+    # a WebSocket entry stays one: its responses and close are read as a connection's
+    framing = "websocket" if framed.framing == "websocket" else "har"
+    return Framed(framing, framed.events, framed.meta, framed.problems)
 
 
 def _read_recording(rec: Recording) -> Framed:
