@@ -19,6 +19,7 @@ from textual.binding import Binding
 
 from ..fit.verdicts import fit_for_request
 from ..net.live import LiveCall, LiveStatus, Phase
+from ..net.ws_live import WSLiveCall
 from .app import FraglensApp, StreamGrew
 
 __all__ = ["AGAIN", "LiveApp", "make_live_app"]
@@ -46,7 +47,7 @@ class LiveApp(FraglensApp):
         ),
     ]
 
-    def __init__(self, call: LiveCall) -> None:
+    def __init__(self, call: LiveCall | WSLiveCall) -> None:
         super().__init__(call.stream, source=call.spec.for_record()["url"])
         self.call = call
         call.on_event = self._grew
@@ -80,6 +81,6 @@ class LiveApp(FraglensApp):
             self.action_unpin()
 
 
-def make_live_app(call: LiveCall) -> LiveApp:
+def make_live_app(call: LiveCall | WSLiveCall) -> LiveApp:
     """The app showing ``call.stream``, running ``call`` once mounted."""
     return LiveApp(call)
