@@ -229,3 +229,45 @@ def test_each_response_is_its_own_flow_live_while_it_streams():
         (2, "response", FlowState.WAITING))
     assert [build_report(f.stream)["calls"][0]["name"] for f in flows] == [
         "get_weather", "get_time"]
+
+
+def test_a_websocket_flow_saved_from_the_flows_screen_checks_as_its_response(tmp_path):
+    from fraglens.net.proxy.record import save_flow
+    from fraglens.reading.capture import stream_from_bytes
+
+    store = FlowStore()
+    with start_server([str(TWO)], pace=FAST) as up:
+        app = ProxyApp(up.url + "/v1", store=store)
+        with ProxyServer(app, port=0) as proxy:
+            asyncio.run(responses_mode(ws(proxy.url) + "/v1/responses"))
+            flows = wait_flows(store, 2)
+    with store.lock:
+        saved = save_flow(flows[1], tmp_path / "second.jsonl")
+    stream, _ = stream_from_bytes(saved.read_bytes())
+    doc = build_report(stream)
+    assert [(c["name"], c["response_id"]) for c in doc["calls"]] == [("get_time", "resp_ws_02")]
+    assert stream.labels[0] == "sent response.create" and len(stream.events) == 8
+
+
+async def test_the_flows_screen_lists_each_response_and_opens_it_in_the_panes():
+    from fraglens.app.screens.flows import ProxyFlowsApp
+
+    from .test_proxy_ui import SIZE, names, opened, settle
+
+    store = FlowStore()
+    with start_server([str(TWO)], pace=FAST) as up:
+        app = ProxyApp(up.url + "/v1", store=store)
+        with ProxyServer(app, port=0) as proxy:
+            await responses_mode(ws(proxy.url) + "/v1/responses")
+            wait_flows(store, 2)
+    flows_app = ProxyFlowsApp(store)
+    async with flows_app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = flows_app.flows.table
+        assert table.row_count == 2
+        assert [str(c) for c in table.get_row_at(0)][2:6] == ["WS", "/v1/responses", "gpt-5.1",
+                                                              "101"]
+        await pilot.press("up", "enter")
+        await settle(pilot, lambda: opened(flows_app), "the panes")
+        assert names(flows_app) == ["get_weather"]
+        assert flows_app.stream.labels[0] == "sent response.create"
