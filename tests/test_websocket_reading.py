@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 
@@ -248,3 +249,58 @@ def test_a_key_offered_as_a_subprotocol_is_redacted_and_scrubbed():
     assert redact_headers(shown) == shown
     secrets = Secrets.of_request(offered)
     assert secrets.scrub(b'{"echo":"sk-live-0123456789"}') == b'{"echo":"[redacted]"}'
+
+
+# -- HAR: Chrome's _webSocketMessages ----------------------------------------------------
+
+
+def chrome_har(frames, started="2026-12-02T06:13:20.000Z", epoch=1796192000.0):
+    """A HAR as Chrome writes a WebSocket entry: the upgrade, then its messages."""
+    messages = [{"type": "send" if sender == "client" else "receive", "time": epoch + t,
+                 "opcode": 2 if isinstance(data, bytes) else 1,
+                 "data": base64.b64encode(data).decode() if isinstance(data, bytes) else data}
+                for t, sender, data in frames]
+    entry = {
+        "startedDateTime": started, "_resourceType": "websocket",
+        "request": {"method": "GET", "url": "wss://api.example/v1/responses?key=sk-in-query-99",
+                    "headers": [{"name": "Authorization", "value": "Bearer sk-har-0123456789"}]},
+        "response": {"status": 101, "headers": [{"name": "Upgrade", "value": "websocket"}],
+                     "content": {"size": 0, "mimeType": "x-unknown"}},
+        "timings": {"send": 0, "wait": 150, "receive": 0},
+        "_webSocketMessages": messages,
+    }
+    other = {"startedDateTime": started, "request": {"method": "GET", "url": "https://x/"},
+             "response": {"status": 200, "content": {"mimeType": "text/html", "text": "hi"}}}
+    return {"log": {"version": "1.2", "entries": [other, entry]}}
+
+
+def test_a_chrome_har_websocket_entry_is_read_as_a_connection():
+    frames = [(0.2 + n / 10, sender, data) for n, (sender, data) in enumerate(two_responses())]
+    frames.insert(3, (0.25, "server", b"\x00\x01"))
+    data = json.dumps(chrome_har(frames)).encode()
+    doc = report(data)
+    assert doc["framing"] == "websocket"
+    assert [(c["id"], c["response_id"]) for c in doc["calls"]] == [
+        ("call_1", "resp_1"), ("call_2", "resp_2")]
+    assert [d["code"] for d in doc["diagnostics"] if d["code"] == "ws-binary-frame"] == [
+        "ws-binary-frame"]
+    # messages are timed from the entry's start
+    stream, _ = stream_from_bytes(data)
+    assert stream.events[0].time == pytest.approx(0.2)
+
+
+def test_import_har_lists_and_converts_a_websocket_entry_without_its_keys(tmp_path, capsys):
+    from fraglens.cli import main
+
+    har = tmp_path / "chrome.har"
+    har.write_text(json.dumps(chrome_har([(0.1, sender, d) for sender, d in two_responses()])))
+    assert main(["import-har", str(har), "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[1].startswith("*   1") and "(11 WebSocket messages)" in listed[1]
+    out = tmp_path / "conn.jsonl"
+    assert main(["import-har", str(har), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "sk-har-0123456789" not in text and "sk-in-query-99" not in text
+    rec = parse_recording(out.read_bytes())
+    assert rec.transport == "websocket" and len(rec.frames) == 11
+    assert rec.frames[0].sender == "client" and rec.frames[1].sender == "server"
