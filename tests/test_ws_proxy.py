@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import openai
 import pytest
@@ -271,3 +272,45 @@ async def test_the_flows_screen_lists_each_response_and_opens_it_in_the_panes():
         await settle(pilot, lambda: opened(flows_app), "the panes")
         assert names(flows_app) == ["get_weather"]
         assert flows_app.stream.labels[0] == "sent response.create"
+
+
+class _Closes:
+    """An upstream that accepts, then waits for the client's close and keeps its code."""
+
+    def __init__(self) -> None:
+        self.codes: list[int | None] = []
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "websocket":
+            return
+        await receive()
+        await send({"type": "websocket.accept"})
+        while True:
+            message = await receive()
+            if message["type"] == "websocket.disconnect":
+                self.codes.append(message.get("code"))
+                return
+
+
+@pytest.mark.parametrize("code", [1000, 4000, None])
+def test_the_clients_close_code_reaches_the_upstream_as_it_was(code):
+    from fraglens.net.serve import ServerHandle, bind
+
+    upstream = _Closes()
+
+    async def run(url):
+        async with connect(url, open_timeout=PATIENCE) as conn:
+            if code is None:
+                await conn.close(code=None)  # a close frame with no code (1005)
+            else:
+                await conn.close(code)
+
+    with ServerHandle(upstream, bind("127.0.0.1", 0)).start() as up:
+        app = ProxyApp(up.url + "/v1", store=FlowStore())
+        with ProxyServer(app, port=0) as proxy:
+            asyncio.run(run(ws(proxy.url) + "/v1/responses"))
+            for _ in range(int(PATIENCE / 0.02)):
+                if upstream.codes:
+                    break
+                time.sleep(0.02)
+    assert upstream.codes == [1005 if code is None else code]

@@ -59,12 +59,18 @@ _HANDSHAKE = frozenset({
     b"sec-websocket-key", b"sec-websocket-version", b"sec-websocket-extensions",
     b"sec-websocket-protocol", b"sec-websocket-accept",
 })
-#: close codes no close frame may carry (RFC 6455, 7.4.1)
-_RESERVED = frozenset({1005, 1006, 1015})
+#: "no status": a close frame with no code, which is passed on as one
+_NO_STATUS = 1005
+#: close codes no close frame may carry (RFC 6455, 7.4.1): a connection that broke
+#: off (1006) or failed its TLS (1015) is broken off with 1011
+_BROKEN = frozenset({1006, 1015})
 
 
-def _close_code(code: int | None) -> int:
-    return 1011 if code is None or code in _RESERVED else code
+def _close_code(code: int | None) -> int | None:
+    """The code to close the other side with; None sends a close with no code."""
+    if code is None or code == _NO_STATUS:
+        return None
+    return 1011 if code in _BROKEN else code
 
 
 async def relay_websocket(app: ProxyApp, scope: MutableMapping[str, Any], receive: Receive,
@@ -192,7 +198,8 @@ async def _relay(app: ProxyApp, xid: int, upstream: ClientConnection, secrets: S
     if to_upstream.done() and not to_upstream.cancelled() and to_upstream.exception() is None:
         code, reason = to_upstream.result()
         sink.ws_close(xid, code, secrets.scrub_text(reason), "client", at)
-        await upstream.close(_close_code(code), reason)
+        # websockets sends a close with no code for None, as the client did
+        await upstream.close(_close_code(code), reason)  # type: ignore[arg-type]
         sink.ended(xid, "eof", None, at)
         return
     # the upstream closed (or broke off): the client is closed the same way
