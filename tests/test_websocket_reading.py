@@ -17,6 +17,8 @@ from fraglens.reading.capture import stream_from_bytes
 from fraglens.reading.readers import READERS
 from fraglens.report.document import build_report
 
+from .conftest import SAMPLES
+
 URL = "wss://api.example/v1/responses?api_key=sk-secret-in-query"
 TOOLS = [{"type": "function", "name": "get_weather",
           "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
@@ -304,3 +306,19 @@ def test_import_har_lists_and_converts_a_websocket_entry_without_its_keys(tmp_pa
     rec = parse_recording(out.read_bytes())
     assert rec.transport == "websocket" and len(rec.frames) == 11
     assert rec.frames[0].sender == "client" and rec.frames[1].sender == "server"
+
+
+async def test_the_stream_pane_names_what_the_client_sent_binary_and_the_close():
+    from fraglens.app.app import FraglensApp
+    from fraglens.reading.capture import load_stream
+
+    from .test_app import row
+
+    path = SAMPLES / "websocket_bad_frames.jsonl"
+    stream, _ = load_stream(str(path))
+    app = FraglensApp(stream, source=str(path))
+    async with app.run_test(size=(300, 40)) as pilot:
+        await pilot.pause()
+        assert "sent create" in row(app, 0)
+        assert "binary message from the server, 8 bytes: iVBORw0KGgo= (base64)" in row(app, 5)
+        assert "connection closed by the server with code 1011 (upstream reset)" in row(app, 7)
