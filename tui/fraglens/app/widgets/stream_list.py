@@ -414,8 +414,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
             close, ok = self._value(row)
             close = close if ok and isinstance(close, dict) else {}
             by = f" by the {close['from']}" if close.get("from") else ""
-            said = f" ({close['reason']})" if close.get("reason") else ""
-            return ChunkLine(f"connection closed{by} with code {close.get('code')}{said}")
+            why = f" ({close['reason']})" if close.get("reason") else ""
+            return ChunkLine(f"connection closed{by} with code {close.get('code')}{why}")
         value, ok = self._value(row)
         if not ok:
             return ChunkLine(" ".join(ev.data.split()), broken=True)
