@@ -322,3 +322,21 @@ async def test_the_stream_pane_names_what_the_client_sent_binary_and_the_close()
         assert "sent create" in row(app, 0)
         assert "binary message from the server, 8 bytes: iVBORw0KGgo= (base64)" in row(app, 5)
         assert "connection closed by the server with code 1011 (upstream reset)" in row(app, 7)
+
+
+def test_export_writes_a_connections_server_messages_as_the_sse_body_they_make(
+    tmp_path, capsys
+):
+    from fraglens.cli import main
+
+    path = SAMPLES / "websocket_responses_two_responses.jsonl"
+    out = tmp_path / "two.sse"
+    assert main(["export", str(path), "-o", str(out)]) == 0
+    sse = out.read_text()
+    server = [f.text for f in parse_recording(path.read_bytes()).frames if f.sender == "server"]
+    # one event per server message, named by its type; nothing the client sent
+    assert sse == "".join(f"event: {json.loads(t)['type']}\ndata: {t}\n\n" for t in server)
+    assert "response.create\"" not in sse
+    ws_doc = report(path.read_bytes())
+    sse_doc = report(out.read_bytes())
+    assert [c["arguments"] for c in sse_doc["calls"]] == [c["arguments"] for c in ws_doc["calls"]]

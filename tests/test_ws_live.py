@@ -180,3 +180,10 @@ def test_a_refused_handshake_is_one_line_with_the_status(tmp_path, monkeypatch, 
     assert ("the server refused the WebSocket handshake: HTTP 404: fraglens serve: no "
             "WebSocket recording is loaded") in err
     assert "Traceback" not in err
+
+
+def test_compare_says_it_speaks_http_when_given_a_websocket_url(capsys):
+    code = main(["compare", "--url", "ws://127.0.0.1:9/v1", "--models", "a,b", "--prompt", "hi",
+                 "--json"])
+    err = capsys.readouterr().err
+    assert code == 2 and "compare calls models over HTTP" in err and "Traceback" not in err

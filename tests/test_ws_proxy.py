@@ -63,6 +63,10 @@ async def realtime_sdk(base: str) -> list[bytes]:
     client = openai.AsyncOpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
     got: list[bytes] = []
     async with client.realtime.connect(model="gpt-realtime") as conn:
+        await conn.session.update(session={"type": "realtime", "tools": [{
+            "type": "function", "name": "get_weather", "parameters": {
+                "type": "object", "properties": {"city": {"type": "string"}},
+                "required": ["city"]}}]})
         for _ in range(3):
             got.append(await conn.recv_bytes())
         for _ in range(2):
@@ -128,6 +132,9 @@ def test_the_openai_sdk_realtime_client_gets_the_same_messages_through_the_proxy
         ("/v1/realtime?model=gpt-realtime", "gpt-realtime", 0)]
     assert flows[0]["check"]["format"] == "openai-realtime"
     assert flows[0]["check"]["calls"][0]["arguments"] == {"city": "Lyon"}
+    # the tools the session declared (session.update) are the ones the call is held to
+    assert flows[0]["check"]["tools"] == ["get_weather"]
+    assert flows[0]["check"]["calls"][0]["fit"]["checked"] is True
     assert flows[1]["check"]["text"] == {"0": "It's 21 degrees in Lyon."}
     (recording,) = record_dir.iterdir()
     text = recording.read_text()

@@ -27,7 +27,15 @@ from typing import Any
 from .events import Framed, RawEvent
 from .recording import Frame, Recording
 
-__all__ = ["TOO_LARGE", "close_event", "declared_tools", "frame_event", "read_websocket"]
+__all__ = [
+    "TOO_LARGE",
+    "close_event",
+    "declared_tools",
+    "frame_event",
+    "read_websocket",
+    "sent_tools",
+    "websocket_to_sse",
+]
 
 #: the ``event`` of a ``damaged`` event for a message refused for its size
 TOO_LARGE = "too-large"
@@ -93,3 +101,30 @@ def sent_tools(text: str | None) -> list[Any] | None:
         if isinstance(holder, dict) and isinstance(holder.get("tools"), list):
             return list(holder["tools"])
     return None
+
+
+def websocket_to_sse(rec: Recording) -> bytes:
+    """The server's text messages as the SSE body the same events make over HTTP:
+    ``event: TYPE`` (when the message names its type) and ``data: TEXT`` per
+    message, as the Responses API streams them. What the client sent and
+    binary messages are no part of a response body, and are left out."""
+    parts: list[str] = []
+    for frame in rec.frames:
+        if frame.sender != "server" or frame.text is None:
+            continue
+        kind = _type(frame.text)
+        head = f"event: {kind}\n" if kind is not None and "\n" not in kind else ""
+        lines = frame.text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        parts.append(head + "".join(f"data: {line}\n" for line in lines) + "\n")
+    return "".join(parts).encode("utf-8", "surrogatepass")
+
+
+def _type(text: str) -> str | None:
+    if '"type"' not in text:
+        return None
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    kind = doc.get("type") if isinstance(doc, dict) else None
+    return kind if isinstance(kind, str) else None

@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ...framing.events import RawEvent
 from ...framing.recording import WEBSOCKET, Frame, RecordingWriter
-from ...framing.websocket import close_event, frame_event
+from ...framing.websocket import close_event, frame_event, sent_tools
 from ...reading.stream import Stream
 from ...redact import redact_headers
 from ..ws_serve import ws_format_for_path
@@ -63,6 +63,8 @@ class _Connection:
     flows: int = 0
     #: how the connection closed, once it did
     close: dict[str, object] | None = None
+    #: the last client message that declared tools (a Realtime session.update)
+    tools_message: str | None = None
 
 
 def _asks(data: str | bytes) -> bool:
@@ -144,6 +146,8 @@ class WSConnections:
             return
         if conn.writer is not None:
             conn.writer.frame(at - conn.t0, sender, data)
+        if sender == "client" and isinstance(data, str) and sent_tools(data) is not None:
+            conn.tools_message = data
         if sender == "client" and _asks(data):
             if conn.flow is not None:
                 self._end_flow(conn, FlowState.DONE, "another response.create came before this "
@@ -216,6 +220,15 @@ class WSConnections:
                   listed_only: bool = False) -> Flow:
         body = request.encode("utf-8") if isinstance(request, str) else (request or b"")
         fmt = None if listed_only else conn.format or "openai-responses"
+        note = None
+        if not listed_only and conn.tools_message is not None and (
+            not isinstance(request, str) or sent_tools(request) is None
+        ):
+            # a Realtime session declares its tools once (session.update), not per
+            # response: that message is the request the calls are checked against
+            body = conn.tools_message.encode("utf-8")
+            note = ("the request shown is the session.update that declared the tools; "
+                    "the response.create itself declared none")
         flow = self.store.new_flow(
             method="WS",
             path=conn.path,
@@ -237,6 +250,8 @@ class WSConnections:
             flow.saved_to = conn.saved_to
             if conn.flows > 1:
                 flow.notes.append(f"response {conn.flows} on this WebSocket connection")
+            if note is not None:
+                flow.notes.append(note)
         if not listed_only:
             conn.flow = flow
         self.store.changed(flow, "response")
