@@ -187,3 +187,28 @@ def test_compare_says_it_speaks_http_when_given_a_websocket_url(capsys):
                  "--json"])
     err = capsys.readouterr().err
     assert code == 2 and "compare calls models over HTTP" in err and "Traceback" not in err
+
+
+async def test_the_live_app_shows_a_websocket_response_and_its_fit(tmp_path):
+    from fraglens.app.live import make_live_app
+    from fraglens.net.live import Phase
+    from fraglens.net.ws_live import WSLiveCall
+    from fraglens.net.ws_request import build_ws_spec
+
+    from .test_live_app import SIZE, wait_until
+
+    tools = [{"type": "function", "name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+    with start_server([str(TWO)], pace=Pace("fixed", 200)) as server:
+        spec, _ = build_ws_spec(ws(server.url) + "/v1", model="gpt-5.1", prompt="hi",
+                                tools=tools, environ={"OPENAI_API_KEY": FAKE_KEY})
+        call = WSLiveCall(spec, record=tmp_path / "r.jsonl")
+        app = make_live_app(call)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: call.status.phase.finished)
+            await wait_until(pilot, lambda: app.index.fit is not None)
+            assert call.status.phase is Phase.DONE
+            assert [c.name for c in app.stream.reassembler.calls] == ["get_weather"]
+            assert app.stream.labels[0] == "sent response.create"
+            assert "done" in app.live_status and FAKE_KEY not in app.live_status
+            assert [v.checked for v in app.index.fit.calls.values()] == [True]
