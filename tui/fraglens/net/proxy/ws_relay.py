@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
     from .server import ProxyApp
 
 __all__ = ["relay_websocket"]
+
+_LOG = logging.getLogger("fraglens.proxy")
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -130,8 +133,16 @@ async def relay_websocket(app: ProxyApp, scope: MutableMapping[str, Any], receiv
         return
     try:
         await _relay(app, xid, upstream, secrets, receive, send)
+    except asyncio.CancelledError:
+        sink.ended(xid, "stopped", "the proxy stopped this connection", time.monotonic())
+        raise
+    except Exception as exc:  # a bug here must cost one connection, not the proxy
+        _LOG.exception("fraglens proxy: unexpected error on WebSocket connection %d", xid)
+        sink.ended(xid, "proxy-error", scrub(f"proxy error: {type(exc).__name__}: {exc}"),
+                   time.monotonic())
     finally:
-        await upstream.close()
+        with contextlib.suppress(Exception):
+            await upstream.close()
 
 
 async def _deny(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
