@@ -258,9 +258,11 @@ class ProxyApp:
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
         elif scope["type"] == "websocket":
-            from .ws_relay import relay_websocket
+            from .ws_relay import Forwarding, relay_websocket
 
-            await relay_websocket(self, scope, receive, send)
+            rules = Forwarding(join_upstream, forwarded_request_headers,
+                               forwarded_response_headers, _error_body)
+            await relay_websocket(self, rules, scope, receive, send)
 
     def next_id(self) -> int:
         """A new exchange's number (a WebSocket connection is one too)."""

@@ -39,17 +39,42 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple, Protocol
 
+import httpx
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from ...redact import Secrets, redact_headers, redact_url
+from ..limits import Limits
+from .sink import FlowSink
 
-if TYPE_CHECKING:
-    from .server import ProxyApp
+__all__ = ["Forwarding", "relay_websocket"]
 
-__all__ = ["relay_websocket"]
+Pairs = list[tuple[bytes, bytes]]
+
+
+class Forwarding(NamedTuple):
+    """The forwarding rules the HTTP side keeps (``server.py``), handed in."""
+
+    #: where a path goes: ``join_upstream``
+    join: Callable[[httpx.URL, bytes, bytes], httpx.URL]
+    #: the client's headers that go on: ``forwarded_request_headers``
+    request_headers: Callable[[Pairs], Pairs]
+    #: the upstream's headers that come back: ``forwarded_response_headers``
+    response_headers: Callable[[Pairs], Pairs]
+    #: a JSON error body in the shape SDKs read
+    error_body: Callable[[str, str], bytes]
+
+
+class Relaying(Protocol):
+    """What the relay needs of the proxy's ASGI app."""
+
+    upstream: httpx.URL
+    sink: FlowSink
+    limits: Limits
+
+    def next_id(self) -> int: ...
 
 _LOG = logging.getLogger("fraglens.proxy")
 
@@ -76,16 +101,12 @@ def _close_code(code: int | None) -> int | None:
     return 1011 if code in _BROKEN else code
 
 
-async def relay_websocket(app: ProxyApp, scope: MutableMapping[str, Any], receive: Receive,
-                          send: Send) -> None:
-    from .server import (
-        _error_body,
-        _text_pairs,
-        forwarded_request_headers,
-        forwarded_response_headers,
-        join_upstream,
-    )
+def _text_pairs(headers: Pairs) -> list[tuple[str, str]]:
+    return [(n.decode("latin-1"), v.decode("latin-1")) for n, v in headers]
 
+
+async def relay_websocket(app: Relaying, rules: Forwarding, scope: MutableMapping[str, Any],
+                          receive: Receive, send: Send) -> None:
     message = await receive()
     if message["type"] != "websocket.connect":
         return
@@ -94,15 +115,15 @@ async def relay_websocket(app: ProxyApp, scope: MutableMapping[str, Any], receiv
     shown_path = raw_path.decode("latin-1") + ("?" + query.decode("latin-1") if query else "")
     raw_headers: list[tuple[bytes, bytes]] = list(scope["headers"])
     try:
-        target = join_upstream(app.upstream, raw_path, query)
+        target = rules.join(app.upstream, raw_path, query)
     except ValueError as exc:
-        await _deny(send, 400, [], _error_body(f"fraglens proxy: {exc}", "bad_request"))
+        await _deny(send, 400, [], rules.error_body(f"fraglens proxy: {exc}", "bad_request"))
         return
     url = str(target.copy_with(scheme="wss" if target.scheme == "https" else "ws"))
     secrets = Secrets.of_request(_text_pairs(raw_headers), url)
     scrub = secrets.scrub_text
     headers = [(n.decode("latin-1"), v.decode("latin-1"))
-               for n, v in forwarded_request_headers(raw_headers) if n.lower() not in _HANDSHAKE]
+               for n, v in rules.request_headers(raw_headers) if n.lower() not in _HANDSHAKE]
     subprotocols = [str(p) for p in scope.get("subprotocols") or ()]
     xid = app.next_id()
     sink = app.sink
@@ -119,7 +140,7 @@ async def relay_websocket(app: ProxyApp, scope: MutableMapping[str, Any], receiv
         response = exc.response
         shown = [(n, scrub(v)) for n, v in response.headers.raw_items()]
         sink.ws_handshake(xid, response.status_code, shown, time.monotonic())
-        passed = forwarded_response_headers(
+        passed = rules.response_headers(
             [(n.encode("latin-1"), v.encode("latin-1")) for n, v in response.headers.raw_items()])
         await _deny(send, response.status_code, passed, bytes(response.body or b""))
         sink.ended(xid, "eof", scrub(f"the upstream refused the WebSocket handshake: HTTP "
@@ -128,11 +149,11 @@ async def relay_websocket(app: ProxyApp, scope: MutableMapping[str, Any], receiv
     except (InvalidHandshake, OSError, TimeoutError) as exc:
         said = scrub(f"fraglens proxy: could not open a WebSocket to the upstream "
                      f"{redact_url(url)}: {type(exc).__name__}: {exc}")
-        await _deny(send, 502, [], _error_body(said, "upstream_unreachable"))
+        await _deny(send, 502, [], rules.error_body(said, "upstream_unreachable"))
         sink.ended(xid, "unreachable", said, time.monotonic())
         return
     try:
-        await _relay(app, xid, upstream, secrets, receive, send)
+        await _relay(app, rules, xid, upstream, secrets, receive, send)
     except asyncio.CancelledError:
         sink.ended(xid, "stopped", "the proxy stopped this connection", time.monotonic())
         raise
@@ -150,15 +171,13 @@ async def _deny(send: Send, status: int, headers: list[tuple[bytes, bytes]], bod
     await send({"type": "websocket.http.response.body", "body": body})
 
 
-async def _relay(app: ProxyApp, xid: int, upstream: ClientConnection, secrets: Secrets,
-                 receive: Receive, send: Send) -> None:
-    from .server import forwarded_response_headers
-
+async def _relay(app: Relaying, rules: Forwarding, xid: int, upstream: ClientConnection,
+                 secrets: Secrets, receive: Receive, send: Send) -> None:
     sink = app.sink
     response = upstream.response
     assert response is not None
     raw = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in response.headers.raw_items()]
-    passed = [(n, v) for n, v in forwarded_response_headers(raw) if n.lower() not in _HANDSHAKE]
+    passed = [(n, v) for n, v in rules.response_headers(raw) if n.lower() not in _HANDSHAKE]
     sink.ws_handshake(xid, 101, [(n, secrets.scrub_text(v)) for n, v in
                                  response.headers.raw_items()], time.monotonic())
     await send({"type": "websocket.accept", "subprotocol": upstream.subprotocol,
