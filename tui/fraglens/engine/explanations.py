@@ -605,14 +605,18 @@ EXPLANATIONS: dict[str, Explanation] = {
     "frame-too-large": Explanation(
         means="One SSE line, or one event's `data:` lines together, grew past the reader's "
               "size limit (16 MiB): a server that never ends a line, or a gateway that "
-              "glued a whole response into one event.",
+              "glued a whole response into one event. Over a WebSocket: a message over "
+              "`--max-line-bytes`, which the recorder kept only the size of.",
         wire=_wire(
             _text("Hi"),
             'data: {"choices":[{"index":0,"delta":{"content":"…16 MiB with no newline…',
         ),
         did="Stopped reading at the start of that line or event instead of buffering "
             "without end; every event before it is shown and checked, the bytes from there "
-            "on stay in the capture or recording untouched. An error.",
+            "on stay in the capture or recording untouched. A WebSocket message over the "
+            "limit is named on its own event with its size, and the messages after it are "
+            "read (the proxy passed it on whole; live closed the connection with 1009). "
+            "An error.",
         todo="Look at the capture from the byte offset the message names: an endless line "
              "is a server or proxy bug. If the line is genuine, split the capture there.",
     ),
