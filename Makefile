@@ -54,6 +54,7 @@ bench: $(TEST)
 	$(BIN)/python bench/ws_proxy.py
 	$(BIN)/python bench/fit_timing.py
 	$(BIN)/python bench/chunking.py
+	$(BIN)/python bench/leaks.py
 
 # outside CI: the Codex CLI (installed from npm into .e2e/ the first time) over
 # WebSocket through fraglens proxy in front of fraglens serve

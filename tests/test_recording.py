@@ -446,6 +446,7 @@ def test_har_list_streams_summarizes_every_entry():
             "content_type": "application/javascript",
             "size": 1,
             "event_stream": False,
+            "websocket_messages": 0,
             "has_body": True,
         },
         {
@@ -456,6 +457,7 @@ def test_har_list_streams_summarizes_every_entry():
             "content_type": "text/event-stream",
             "size": len(SSE_BODY),
             "event_stream": True,
+            "websocket_messages": 0,
             "has_body": True,
         },
     ]

@@ -23,6 +23,7 @@ import base64
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from .events import Framed, RawEvent
 from .recording import Frame, Recording
@@ -67,11 +68,42 @@ def read_websocket(rec: Recording) -> Framed:
     if rec.close is not None:
         events.append(close_event(len(events), rec.close, rec.close.get("t")))
     meta = rec.meta("websocket")
-    tools = declared_tools(frame.text for frame in rec.frames if frame.sender == "client")
+    sent = [frame.text for frame in rec.frames if frame.sender == "client"]
+    # a connection's request has no body: what its checks read of one (the tools
+    # the calls are held to, the model that prices the usage) the client said in
+    # its messages, or, for the Realtime API's model, in the URL's query
+    asked: dict[str, Any] = {}
+    model = _sent_model(sent) or _query_model(str(meta["request"].get("url") or ""))
+    if model is not None:
+        asked["model"] = model
+    tools = declared_tools(sent)
     if tools is not None:
-        # the fit checks read a request's tools: the client declared them in its messages
-        meta["request"] = dict(meta["request"], body={"tools": tools})
+        asked["tools"] = tools
+    if asked:
+        meta["request"] = dict(meta["request"], body=asked)
     return Framed("websocket", events, meta, [])
+
+
+def _sent_model(sent: list[str | None]) -> str | None:
+    """The model the client's last ``response.create`` named."""
+    found = None
+    for text in sent:
+        if not text or '"model"' not in text:
+            continue
+        try:
+            doc = json.loads(text)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(doc, dict):
+            for holder in (doc, doc.get("response")):
+                if isinstance(holder, dict) and isinstance(holder.get("model"), str):
+                    found = holder["model"]
+    return found
+
+
+def _query_model(url: str) -> str | None:
+    model = dict(parse_qsl(urlsplit(url).query)).get("model")
+    return model or None
 
 
 def declared_tools(sent: Iterable[str | None]) -> list[Any] | None:

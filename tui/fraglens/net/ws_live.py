@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
@@ -35,7 +35,9 @@ from ..framing.events import RawEvent
 from ..framing.recording import WEBSOCKET, Frame, RecordingWriter
 from ..framing.websocket import close_event, frame_event
 from ..reading.stream import Stream
-from .cost import Prices, cost, tokens
+from ..report.cost import PriceOptions, cost_of, warm
+from ..report.identity import streamed_identity
+from ..report.usage import Tokens, Usage, read_usage
 from .limits import DEFAULT_LIMITS, Limits
 from .live import DEFAULT_TIMEOUT, LiveStatus, Phase, _one_line, _provider_message
 from .request import RequestSpec
@@ -66,7 +68,7 @@ class WSLiveCall:
         on_chunk: Callable[[float, bytes], None] | None = None,
         record: str | Path | IO[bytes] | None = None,
         timeout: float = DEFAULT_TIMEOUT,
-        prices: Prices | None = None,
+        prices: PriceOptions | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.spec = spec
@@ -113,10 +115,28 @@ class WSLiveCall:
             return 0.0
         return (self._t_end or time.monotonic()) - self._t0
 
+    @property
+    def model(self) -> str | None:
+        """The model asked for: in the message (Responses), else in the URL (Realtime)."""
+        model = self.spec.body.get("model")
+        if isinstance(model, str) and model:
+            return model
+        found = dict(parse_qsl(urlsplit(self.spec.url).query)).get("model")
+        return found or None
+
+    def _price(self, used: Usage | None) -> None:
+        """The cost the report will give, kept current as usage arrives."""
+        model = streamed_identity(self.stream.events).model or self.model
+        found, _ = cost_of(used, model, self.stream.format, self.prices or PriceOptions())
+        self._now["cost"] = found["total"] if found else None
+        self._now["currency"] = found["currency"] if found else None
+
     # -- running ----------------------------------------------------------------------
     async def run(self) -> LiveStatus:
         """Make the call; returns the final status (never raises for network trouble)."""
         self._task = asyncio.current_task()
+        # the price table loads now, not when the usage comes mid-stream
+        warm(self.model, self.spec.format, self.prices or PriceOptions())
         self._t0 = time.monotonic()
         fp, owned = self._open_record()
         if fp is not None:
@@ -224,11 +244,12 @@ class WSLiveCall:
             limit = self.limits.max_line
             reason = f"a message over --max-line-bytes ({limit} bytes): not read"
             said = f"{size}-byte" if isinstance(size, int) else f"over-{limit}-byte"
+            t = self._now_t()
             if self._writer is not None:
-                self._writer.refused(self.elapsed, "server", size if isinstance(size, int)
+                self._writer.refused(t, "server", size if isinstance(size, int)
                                      else limit + 1, reason)
             self._feed(frame_event(len(self.stream.events), Frame(
-                self.elapsed, "server", refused=size if isinstance(size, int) else limit + 1,
+                t, "server", refused=size if isinstance(size, int) else limit + 1,
                 reason=reason)))
             self._record_close(TOO_BIG, sent.reason, "client")
             raise _Failure("too-long", f"the server sent a {said} message, over --max-line-bytes "
@@ -242,8 +263,13 @@ class WSLiveCall:
                        f"before the response ended, after {len(self.stream.events)} events")
 
     # -- what arrived -----------------------------------------------------------------
+    def _now_t(self) -> float:
+        """Now, as the recording writes it: the stream's events carry the same
+        times as the recording's, so its report and check's are the same."""
+        return round(self.elapsed, 6)
+
     def _message(self, sender: str, data: str | bytes) -> None:
-        t = self.elapsed
+        t = self._now_t()
         if self._writer is not None:
             self._writer.frame(t, sender, data)
         size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
@@ -260,7 +286,7 @@ class WSLiveCall:
         if self._closed:
             return
         self._closed = True
-        t = self.elapsed
+        t = self._now_t()
         reason = self.spec.safe(reason)
         if self._writer is not None:
             self._writer.close(t, code, reason, sender)
@@ -276,9 +302,9 @@ class WSLiveCall:
         usage = self.stream.reassembler.usage
         if len(usage) != self._usage_seen:
             self._usage_seen = len(usage)
-            used = tokens(usage[-1][1])
-            self._now["tokens"] = used
-            self._now["cost"] = cost(used, self.prices)
+            used = read_usage(usage[-1][1])
+            self._now["tokens"] = None if used is None else Tokens(used.input, used.output)
+            self._price(used)
 
     def _finish(self, phase: Phase, message: str | None, end: str, kind: str | None = None) -> None:
         self.stream.close()
