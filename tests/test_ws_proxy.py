@@ -201,7 +201,7 @@ def test_an_upstream_closing_mid_response_is_passed_on_and_the_response_aborted(
     assert len(refused) == 3 and all("--max-line-bytes (64 bytes)" in f.reason for f in refused)
 
 
-def test_a_refused_handshake_reaches_the_client_as_the_upstream_said_it(tmp_path):
+def test_a_refused_handshake_reaches_the_client_as_the_upstream_said_it(tmp_path, capsys):
     async def status(url):
         with pytest.raises(InvalidStatus) as refused:
             async with connect(url, open_timeout=PATIENCE):
@@ -217,6 +217,11 @@ def test_a_refused_handshake_reaches_the_client_as_the_upstream_said_it(tmp_path
     assert proxied == direct and direct[0] == 404
     assert (flow["method"], flow["status"], flow["calls"]) == ("WS", 404, None)
     assert "HTTP 404" in flow["error"]
+    # its recording says so, and check says it in one line
+    (recording,) = (tmp_path / "rec").iterdir()
+    assert main(["check", str(recording)]) == 2
+    err = capsys.readouterr().err
+    assert "no messages: the WebSocket handshake was answered with HTTP 404" in err
 
 
 def test_each_response_is_its_own_flow_live_while_it_streams():

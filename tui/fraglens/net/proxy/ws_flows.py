@@ -207,7 +207,7 @@ class WSConnections:
             state = FlowState.DONE if how == "eof" and error is None else FlowState.FAILED
             self._end_flow(conn, state, error, at, flow)
         if conn.writer is not None:
-            reason = "eof" if how == "eof" else "error"
+            reason = "eof" if how == "eof" and error is None else "error"
             conn.writer.end(reason, error if reason == "error" else None, at - conn.t0)
             conn.writer = None
         if conn.fp is not None:
