@@ -101,6 +101,38 @@ def test_responses_mode_through_the_proxy_is_exact_and_recorded_once(tmp_path):
     assert rec.close is not None and rec.close["code"] == 1000 and rec.close["from"] == "client"
 
 
+async def responses_sdk(base: str) -> list[bytes]:
+    """The openai SDK's own Responses WebSocket client: two responses on one connection."""
+    client = openai.AsyncOpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+    got: list[bytes] = []
+    async with client.responses.connect(max_retries=0) as conn:
+        for n in range(2):
+            await conn.response.create(model="gpt-5.1", input=f"turn {n}", store=False)
+            while True:
+                raw = await conn.recv_bytes()
+                got.append(raw)
+                if json.loads(raw)["type"] == "response.completed":
+                    break
+    return got
+
+
+def test_the_openai_sdk_responses_client_gets_the_same_messages_through_the_proxy(tmp_path):
+    record_dir = tmp_path / "rec"
+    with start_server([str(TWO)], pace=FAST) as up:
+        direct = asyncio.run(responses_sdk(up.url))
+        with proxy_cli(up.url + "/v1", record_dir) as proxy:
+            proxied = asyncio.run(responses_sdk(proxy.url))
+            flows = proxy.flows(2)
+    assert proxied == direct and len(direct) == 14
+    assert [[c["response_id"] for c in f["check"]["calls"]] for f in flows] == [
+        ["resp_ws_01"], ["resp_ws_02"]]
+    (recording,) = record_dir.iterdir()
+    sent = [json.loads(f.text) for f in parse_recording(recording.read_bytes()).frames
+            if f.sender == "client"]
+    assert [(m["type"], m["input"]) for m in sent] == [
+        ("response.create", "turn 0"), ("response.create", "turn 1")]
+
+
 def test_a_proxy_recording_checks_to_the_calls_of_both_responses(tmp_path, capsys):
     record_dir = tmp_path / "rec"
     with start_server([str(TWO)], pace=FAST) as up, proxy_cli(up.url + "/v1", record_dir) as proxy:
