@@ -340,3 +340,32 @@ def test_export_writes_a_connections_server_messages_as_the_sse_body_they_make(
     ws_doc = report(path.read_bytes())
     sse_doc = report(out.read_bytes())
     assert [c["arguments"] for c in sse_doc["calls"]] == [c["arguments"] for c in ws_doc["calls"]]
+
+
+def test_a_realtime_done_that_disagrees_with_the_deltas_is_said():
+    from fraglens.framing.events import RawEvent
+    from fraglens.reading.stream import Stream
+
+    stream = Stream(format="openai-realtime", framing="websocket")
+    events = [
+        {"type": "response.created", "event_id": "e1", "response": {"id": "r1"}},
+        {"type": "response.output_item.added", "event_id": "e2", "response_id": "r1",
+         "output_index": 0, "item": {"id": "it", "type": "function_call", "call_id": "c1",
+                                     "name": "f", "arguments": ""}},
+        {"type": "response.function_call_arguments.delta", "event_id": "e3",
+         "response_id": "r1", "item_id": "it", "output_index": 0, "call_id": "c1",
+         "delta": '{"a":1}'},
+        {"type": "response.function_call_arguments.done", "event_id": "e4",
+         "response_id": "r1", "item_id": "it", "output_index": 0, "call_id": "c1",
+         "name": "f", "arguments": '{"a":2}'},
+        {"type": "response.done", "event_id": "e5", "response": {
+            "id": "r1", "status": "completed",
+            "usage": {"total_tokens": 9, "input_tokens": 5, "output_tokens": 4}}},
+    ]
+    for n, event in enumerate(events):
+        stream.feed(RawEvent(n, "data", json.dumps(event)))
+    stream.close()
+    doc = build_report(stream)
+    assert [d["code"] for d in doc["diagnostics"]] == ["args-multiple-values"]
+    assert doc["calls"][0]["arguments"] == {"a": 1}  # what streamed, the restatement said
+    assert doc["responses"][0]["usage"]["reported"]["total_tokens"] == 9
