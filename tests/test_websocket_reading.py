@@ -369,3 +369,13 @@ def test_a_realtime_done_that_disagrees_with_the_deltas_is_said():
     assert [d["code"] for d in doc["diagnostics"]] == ["args-multiple-values"]
     assert doc["calls"][0]["arguments"] == {"a": 1}  # what streamed, the restatement said
     assert doc["responses"][0]["usage"]["reported"]["total_tokens"] == 9
+
+
+def test_a_capture_that_stops_inside_its_second_response_says_so():
+    frames = two_responses()[:9]  # the second response's call opened, then nothing
+    doc = report(record(frames, close=None))
+    assert [r["status"] for r in doc["responses"]] == ["completed", "open"]
+    found = [d for d in doc["diagnostics"] if d["code"] == "eof-without-finish"]
+    assert [d["message"] for d in found] == [
+        "the capture stopped while response resp_2 was still streaming, with no end event "
+        "and no close"]

@@ -310,6 +310,11 @@ class Stream:
                    last)
         elif end == "eof-after-finish" and self.sse_body and self._ends_with != "finish":
             r.diag("no-done", "the stream ended without [DONE] or an end event", last)
+        elif self.ws is not None and self.ws.open is not None and self.ws.open.begun:
+            # an earlier response's end event is no end for this one
+            named = f" {self.ws.open.id}" if self.ws.open.id else ""
+            r.diag("eof-without-finish", f"the capture stopped while response{named} was still "
+                   "streaming, with no end event and no close", last)
 
     # -- state -------------------------------------------------------------------
     @property
