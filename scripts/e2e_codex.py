@@ -11,13 +11,15 @@ puts ``fraglens proxy --json`` in front of ``fraglens serve`` replaying a
 WebSocket recording written for it (response 1: a call to ``get_weather``, a
 tool Codex does not have, so it answers with an error output and asks again;
 response 2: a short text answer, which ends the turn: nothing is run on this
-machine), points a Codex custom provider at the proxy, runs ``codex exec``
-once, and checks that:
+machine; Codex's prewarm, a ``response.create`` with ``"generate": false``,
+is answered by serve with no output, as the API does), points a Codex custom
+provider at the proxy, runs ``codex exec`` once, and checks that:
 
 - Codex printed no fallback warning and never POSTed to ``/v1/responses``;
-- the proxy showed its responses as WebSocket flows, the first with the
+- the proxy showed its responses as WebSocket flows, one with the
   ``get_weather`` call;
-- the recording the proxy wrote checks to that call, and holds no key.
+- Codex read that call: its next request sends the call's output back;
+- the recording the proxy wrote holds no key.
 
 It installs ``@openai/codex`` from npm into ``.e2e/codex`` the first time
 (about 400 MB: the CLI ships its binary in a platform package). Everything
@@ -188,12 +190,15 @@ def main() -> int:
     if any(f["method"] == "POST" and f["path"].startswith("/v1/responses") for f in flows):
         problems.append("codex POSTed to /v1/responses (the HTTPS transport)")
     ws_flows = [f for f in flows if f["method"] == "WS"]
-    first_calls = [c["name"] for c in (ws_flows[0].get("check") or {}).get("calls", [])] \
-        if ws_flows else []
-    if first_calls != ["get_weather"]:
-        problems.append(f"the proxy's first WebSocket flow has calls {first_calls}, "
-                        "not get_weather")
+    called = [[c["name"] for c in (f.get("check") or {}).get("calls", [])] for f in ws_flows]
+    if ["get_weather"] not in called:
+        problems.append(f"no WebSocket flow holds the get_weather call (calls: {called})")
     recordings = list(record_dir.glob("*.jsonl")) if record_dir.exists() else []
+    sent = [json.loads(line) for p in recordings for line in p.read_text().splitlines()]
+    answered = any(line.get("from") == "client" and "function_call_output" in line["text"]
+                   and "call_e2e_1" in line["text"] for line in sent)
+    if not answered:
+        problems.append("codex never sent the get_weather call's output back")
     if any(KEY in p.read_text() for p in recordings) or KEY in proxy_out + proxy_err:
         problems.append("the key reached a recording or the proxy's output")
     if problems:
@@ -202,8 +207,8 @@ def main() -> int:
         print("--- proxy said:\n" + proxy_err[-2000:])
         print(f"(kept in {work})")
         return 1
-    print(f"e2e-codex: ok: {len(ws_flows)} WebSocket flow(s), no fallback, recordings in "
-          f"{record_dir}")
+    print(f"e2e-codex: ok: {len(ws_flows)} WebSocket flow(s), no fallback, the call read and "
+          f"answered; recordings in {record_dir}")
     return 0
 
 

@@ -136,3 +136,24 @@ def test_other_paths_and_post_requests_are_refused_in_words():
         answer = httpx.post(handle.url + "/v1/responses", json={"stream": True})
         assert answer.status_code == 404
         assert "WebSocket" in answer.json()["error"]["message"]
+
+
+def test_a_prewarm_is_answered_with_no_output_and_uses_up_no_recorded_response():
+    """Codex sends ``"generate": false`` first: the API prepares, and answers
+    with a response that has no output; the next request gets the first
+    recorded response."""
+    async def run(url):
+        got = []
+        async with connect(url) as ws:
+            for generate in (False, True):
+                await ws.send(json.dumps({"type": "response.create", "generate": generate}))
+                await _until(ws, {"response.completed"}, got)
+        return got
+
+    with start_server([str(TWO)], pace=FAST) as handle:
+        got = asyncio.run(run(ws_url(handle, "/v1/responses")))
+    prewarm = [json.loads(m) for m in got[:2]]
+    assert [e["type"] for e in prewarm] == ["response.created", "response.completed"]
+    assert prewarm[1]["response"]["output"] == [] and prewarm[1]["response"]["status"] == (
+        "completed")
+    assert got[2:] == server_frames(TWO)[:7]

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .replay import Chaos, Pace, Source
-from .ws_replay import WSMessage, WSScript
+from .ws_replay import WSMessage, WSScript, prewarm_answer, request_kind
 
 __all__ = ["WS_PATHS", "serve_websocket", "ws_format_for_path"]
 
@@ -67,9 +67,9 @@ class _Connection:
                 message = await self.receive()
                 if message["type"] == "websocket.disconnect":
                     return
-                text = message.get("text")
-                if isinstance(text, str) and _asks_for_response(text):
-                    await self.requests.put(text)
+                kind = request_kind(message.get("text"))
+                if kind is not None:
+                    await self.requests.put(kind)
         finally:
             await self.requests.put(None)
 
@@ -90,16 +90,6 @@ class _Connection:
             if self.chaos.stall_after is not None and self.sent == self.chaos.stall_after:
                 await asyncio.sleep(self.chaos.stall_seconds)
         return True
-
-
-def _asks_for_response(text: str) -> bool:
-    if '"response.create"' not in text:
-        return False
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(doc, dict) and doc.get("type") == "response.create"
 
 
 async def serve_websocket(
@@ -127,6 +117,7 @@ async def serve_websocket(
     conn = _Connection(receive, send, chaos)
     listener = asyncio.ensure_future(conn.listen())
     answered = 0
+    answers = {"generate": 0, "prewarm": 0}
     how = "the client closed"
     try:
         if not await conn.play(script.paced(script.greeting, pace.mode, pace.rate)):
@@ -141,10 +132,16 @@ async def serve_websocket(
             request = await conn.requests.get()
             if request is None:
                 return
-            if not script.responses:
-                continue  # a recording with no response: nothing to answer with
-            messages = script.responses[answered % len(script.responses)]
+            recorded = script.prewarms if request == "prewarm" else script.responses
+            n = answers[request]
+            answers[request] += 1
             answered += 1
+            if recorded:
+                messages = recorded[n % len(recorded)]
+            elif request == "prewarm":
+                messages = prewarm_answer(n + 1)  # what the API answers: no output
+            else:
+                continue  # a recording with no response: nothing to answer with
             if not await conn.play(script.paced(messages, pace.mode, pace.rate)):
                 how = await _drop(conn)
                 return
@@ -152,8 +149,9 @@ async def serve_websocket(
         how = "the connection broke"
     finally:
         listener.cancel()
-        log(f"WebSocket {path} -> {source.name}: {answered} response(s), {conn.sent} "
-            f"messages, {how}; {chaos.describe()}")
+        prewarmed = f" and {answers['prewarm']} prewarm(s)" if answers["prewarm"] else ""
+        log(f"WebSocket {path} -> {source.name}: {answers['generate']} response(s){prewarmed}, "
+            f"{conn.sent} messages, {how}; {chaos.describe()}")
 
 
 async def _drop(conn: _Connection) -> str:
