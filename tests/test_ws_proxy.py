@@ -358,3 +358,23 @@ def test_the_clients_close_code_reaches_the_upstream_as_it_was(code):
                     break
                 time.sleep(0.02)
     assert upstream.codes == [1005 if code is None else code]
+
+
+def test_a_prewarm_is_a_flow_of_its_own_that_says_so():
+    store = FlowStore()
+
+    async def run(url):
+        async with connect(url, open_timeout=PATIENCE) as conn:
+            for generate in (False, True):
+                await conn.send(json.dumps({"type": "response.create", "generate": generate}))
+                while json.loads(await conn.recv())["type"] != "response.completed":
+                    pass
+
+    with start_server([str(TWO)], pace=FAST) as up:
+        app = ProxyApp(up.url + "/v1", store=store)
+        with ProxyServer(app, port=0) as proxy:
+            asyncio.run(run(ws(proxy.url) + "/v1/responses"))
+            flows = wait_flows(store, 2)
+    assert [len(f.stream.reassembler.calls) for f in flows] == [0, 1]
+    assert 'a prewarm ("generate": false): the client asked for no output' in flows[0].notes
+    assert not any("prewarm" in note for note in flows[1].notes)

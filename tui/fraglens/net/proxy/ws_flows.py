@@ -35,6 +35,7 @@ from ...framing.recording import WEBSOCKET, Frame, RecordingWriter
 from ...framing.websocket import close_event, frame_event, sent_tools
 from ...reading.stream import Stream
 from ...redact import redact_headers
+from ..ws_replay import request_kind
 from ..ws_serve import ws_format_for_path
 from .flows import Flow, FlowState, FlowStore
 from .record import create_exclusive
@@ -252,6 +253,8 @@ class WSConnections:
                 flow.notes.append(f"response {conn.flows} on this WebSocket connection")
             if note is not None:
                 flow.notes.append(note)
+            if isinstance(request, str) and request_kind(request) == "prewarm":
+                flow.notes.append('a prewarm ("generate": false): the client asked for no output')
         if not listed_only:
             conn.flow = flow
         self.store.changed(flow, "response")
