@@ -378,3 +378,47 @@ def test_a_prewarm_is_a_flow_of_its_own_that_says_so():
     assert [len(f.stream.reassembler.calls) for f in flows] == [0, 1]
     assert 'a prewarm ("generate": false): the client asked for no output' in flows[0].notes
     assert not any("prewarm" in note for note in flows[1].notes)
+
+
+class _Echo:
+    """An upstream that echoes the key it was sent, as providers do in errors."""
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "websocket":
+            return
+        await receive()
+        headers = dict(scope["headers"])
+        key = headers[b"authorization"].decode().removeprefix("Bearer ")
+        await send({"type": "websocket.accept"})
+        await receive()
+        await send({"type": "websocket.send", "text": json.dumps({
+            "type": "error", "error": {"message": f"Incorrect API key provided: {key}"}})})
+        await send({"type": "websocket.close", "code": 1008, "reason": f"bad key {key}"})
+
+
+def test_a_key_the_upstream_echoes_reaches_the_client_but_no_flow_or_recording(tmp_path):
+    from fraglens.net.serve import ServerHandle, bind
+
+    record_dir = tmp_path / "rec"
+
+    async def run(url):
+        async with connect(url, additional_headers={"authorization": f"Bearer {KEY}"},
+                           open_timeout=PATIENCE) as conn:
+            await conn.send(json.dumps({"type": "response.create"}))
+            echoed = await conn.recv()
+            with pytest.raises(ConnectionClosed):
+                await conn.recv()
+            return echoed, conn.close_reason
+
+    with ServerHandle(_Echo(), bind("127.0.0.1", 0)).start() as up, \
+            proxy_cli(up.url + "/v1", record_dir) as proxy:
+        echoed, reason = asyncio.run(run(ws(proxy.url) + "/v1/responses"))
+        (flow,) = proxy.flows(1)
+    # the client gets what the upstream sent, its own key included
+    assert KEY in echoed and reason == f"bad key {KEY}"
+    (recording,) = record_dir.iterdir()
+    text = recording.read_text()
+    assert "Incorrect API key provided: [redacted]" in text and "bad key [redacted]" in text
+    for said in (text, *proxy.out, *proxy.err):
+        assert KEY not in said
+    assert flow["check"]["errors"][0]["message"] == "Incorrect API key provided: [redacted]"
