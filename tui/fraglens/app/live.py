@@ -20,6 +20,7 @@ from textual.binding import Binding
 from ..fit.budget import DEFAULT_BUDGET
 from ..fit.verdicts import fit_for_request
 from ..net.live import LiveCall, LiveStatus, Phase
+from ..net.ws_live import WSLiveCall
 from .app import FraglensApp, StreamGrew
 
 __all__ = ["AGAIN", "LiveApp", "make_live_app"]
@@ -47,7 +48,7 @@ class LiveApp(FraglensApp):
         ),
     ]
 
-    def __init__(self, call: LiveCall, schema_budget: float | None = DEFAULT_BUDGET) -> None:
+    def __init__(self, call: LiveCall | WSLiveCall, schema_budget: float | None = DEFAULT_BUDGET) -> None:
         super().__init__(call.stream, source=call.spec.for_record()["url"])
         self.call = call
         #: seconds each call's check against its tool may take (None: no limit)
@@ -85,6 +86,6 @@ class LiveApp(FraglensApp):
             self.action_unpin()
 
 
-def make_live_app(call: LiveCall, schema_budget: float | None = DEFAULT_BUDGET) -> LiveApp:
+def make_live_app(call: LiveCall | WSLiveCall, schema_budget: float | None = DEFAULT_BUDGET) -> LiveApp:
     """The app showing ``call.stream``, running ``call`` once mounted."""
     return LiveApp(call, schema_budget)

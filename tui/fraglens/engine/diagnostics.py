@@ -70,6 +70,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "tool-call-rejected": ("warning", "the provider refused the model's tool call"),
     "frame-damaged": ("error", "binary framing failed a checksum; bytes were skipped"),
     "frame-truncated": ("error", "the stream ended inside a binary message"),
+    "ws-binary-frame": ("info", "a binary WebSocket message, kept and not decoded"),
     "tool-input-error": ("warning", "the client SDK rejected a call's input"),
     # the calls against the declared tools (fraglens.fit.verdicts), when the tools are known
     "args-schema": ("error", "the arguments break the tool's JSON Schema"),

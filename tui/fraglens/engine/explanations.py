@@ -618,14 +618,18 @@ EXPLANATIONS: dict[str, Explanation] = {
     "frame-too-large": Explanation(
         means="One SSE line, or one event's `data:` lines together, grew past the reader's "
               "size limit (16 MiB): a server that never ends a line, or a gateway that "
-              "glued a whole response into one event.",
+              "glued a whole response into one event. Over a WebSocket: a message over "
+              "`--max-line-bytes`, which the recorder kept only the size of.",
         wire=_wire(
             _text("Hi"),
             'data: {"choices":[{"index":0,"delta":{"content":"…16 MiB with no newline…',
         ),
         did="Stopped reading at the start of that line or event instead of buffering "
             "without end; every event before it is shown and checked, the bytes from there "
-            "on stay in the capture or recording untouched. An error.",
+            "on stay in the capture or recording untouched. A WebSocket message over the "
+            "limit is named on its own event with its size, and the messages after it are "
+            "read (the proxy passed it on whole; live closed the connection with 1009). "
+            "An error.",
         todo="Look at the capture from the byte offset the message names: an endless line "
              "is a server or proxy bug. If the line is genuine, split the capture there.",
     ),
@@ -738,6 +742,21 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Suspect what sat between the server and the capture: a proxy that rewrote "
              "the body, a capture saved as text (line ends converted), bytes cut and "
              "pasted. Capture the body again as raw bytes (a HAR keeps them as base64).",
+    ),
+    "ws-binary-frame": Explanation(
+        means="A WebSocket connection carried a binary message. The Responses and "
+              "Realtime APIs send every event as a JSON text message; binary ones are "
+              "audio or a gateway's own protocol, never a tool call fraglens could read.",
+        wire=_wire(
+            json.dumps({"fraglens": "recording", "version": 2, "transport": "websocket",
+                        "request": {}}, separators=(",", ":")),
+            json.dumps({"t": 0.2, "from": "server", "b64": "AAECAw=="}, separators=(",", ":")),
+        ),
+        did="Kept the message's bytes in the stream and the recording as they came (base64) "
+            "and named it by its sender and size; nothing was decoded from it. Information.",
+        todo="Nothing, if the binary messages are audio. If calls seem to be missing, the "
+             "client or a gateway may be wrapping events in a binary protocol: capture "
+             "where they are plain JSON.",
     ),
     "frame-truncated": Explanation(
         means="A binary event stream (AWS Bedrock) ended part-way through a message: its "

@@ -310,10 +310,16 @@ def _read_har(har: dict[str, Any]) -> Framed:
     framed.meta["har"] = {"index": index, "entries": len(entries)}
     # the HAR holds its keys whole: the report scrubs them by value, not by fingerprint
     framed.meta["secrets"] = entry_secrets(har, index)
-    return Framed("har", framed.events, framed.meta, framed.problems)
+    # a WebSocket entry stays one: its responses and close are read as a connection's
+    framing = "websocket" if framed.framing == "websocket" else "har"
+    return Framed(framing, framed.events, framed.meta, framed.problems)
 
 
 def _read_recording(rec: Recording) -> Framed:
+    if rec.transport == "websocket":
+        from .websocket import read_websocket
+
+        return read_websocket(rec)
     body_framing, events, problems = _frame_body(rec)
     return Framed("recording", events, rec.meta(body_framing), problems)
 

@@ -26,7 +26,7 @@ def finish_stream(
     for problem in problems:
         event = last if problem.event is None else min(problem.event, last)
         stream.reassembler.diag(problem.code, problem.message, event)
-    if stream.framing == "recording":
+    if stream.framing in ("recording", "websocket"):
         _recording_findings(stream, meta, last)
 
 

@@ -58,7 +58,7 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
     else:
         stream, framed = stream_from_bytes(data, path, **kwargs)
     if not stream.events:
-        raise NoResponse(f"{path}: no events in the stream")
+        raise NoResponse(f"{path}: {_nothing(framed.meta)}")
     if not stream.model_response:
         raise NoResponse(f"{path}: no model response found ({stream.framing} of "
                          f"{len(stream.events)} event(s), none of them a model API's)")
@@ -72,6 +72,15 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
 
         doc["chunking"] = chunking_profile(stream)
     return doc, stream
+
+
+def _nothing(meta: dict[str, Any]) -> str:
+    """Why a capture holds no event, where its recording says."""
+    response = meta.get("response") or {}
+    status = response.get("status") if isinstance(response, dict) else None
+    if meta.get("transport") == "websocket" and isinstance(status, int) and status != 101:
+        return f"no messages: the WebSocket handshake was answered with HTTP {status}"
+    return "no events in the stream"
 
 
 def _request_model(request: Any) -> str | None:

@@ -83,6 +83,7 @@ def render(doc: dict[str, Any], source: str) -> Group:
                 line, style = fit_line(c)
                 name = clip(c["name"] or "", 200)
                 parts.append(Text(f"  call {c['position']} {name}: {clip(line)}", style=style))
+    parts.extend(Text(clip(line)) for line in response_lines(doc))
     parts.extend(Text(clip(line)) for line in timing_lines(doc))
     used = usage_text(doc.get("usage"))
     if used is not None:
@@ -142,6 +143,23 @@ def fit_line(call: dict[str, Any]) -> tuple[str, str]:
         return f"fits {fit['tool']}'s schema", "green"
     strict = " (declared strict: the provider broke its promise)" if fit.get("strict") else ""
     return f"{count} schema error(s){strict}", "bold red"
+
+
+def response_lines(doc: dict[str, Any]) -> list[str]:
+    """A WebSocket connection's responses, one line each, then how it closed."""
+    if "responses" not in doc:
+        return []
+    lines = [f"responses ({len(doc['responses'])}) on one WebSocket connection"]
+    for n, response in enumerate(doc["responses"]):
+        calls = response["calls"]
+        said = ("calls " + ", ".join(map(str, calls))) if calls else "no calls"
+        lines.append(f"  {n + 1}. {response['id'] or '(no id)'}: {response['status']}, {said}")
+    close = doc.get("close")
+    if close:
+        by = f" by the {close['from']}" if close.get("from") else ""
+        reason = f" ({close['reason']})" if close.get("reason") else ""
+        lines.append(f"  closed{by} with code {close.get('code')}{reason}")
+    return lines
 
 
 def timing_lines(doc: dict[str, Any]) -> list[str]:
