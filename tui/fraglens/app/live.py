@@ -48,7 +48,9 @@ class LiveApp(FraglensApp):
         ),
     ]
 
-    def __init__(self, call: LiveCall | WSLiveCall, schema_budget: float | None = DEFAULT_BUDGET) -> None:
+    def __init__(
+        self, call: LiveCall | WSLiveCall, schema_budget: float | None = DEFAULT_BUDGET
+    ) -> None:
         super().__init__(call.stream, source=call.spec.for_record()["url"])
         self.call = call
         #: seconds each call's check against its tool may take (None: no limit)
@@ -86,6 +88,8 @@ class LiveApp(FraglensApp):
             self.action_unpin()
 
 
-def make_live_app(call: LiveCall | WSLiveCall, schema_budget: float | None = DEFAULT_BUDGET) -> LiveApp:
+def make_live_app(
+    call: LiveCall | WSLiveCall, schema_budget: float | None = DEFAULT_BUDGET
+) -> LiveApp:
     """The app showing ``call.stream``, running ``call`` once mounted."""
     return LiveApp(call, schema_budget)
