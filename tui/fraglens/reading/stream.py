@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from itertools import repeat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..adapters import ADAPTERS, detect, make_adapter, sniff
 from ..adapters.base import Continuation
@@ -18,8 +18,11 @@ from ..adapters.envelope import Envelope, Envelopes
 from ..engine.fragments import StreamError, ToolDelta
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from ..framing.events import EventLog, RawEvent
-from ..redact import Fingerprints, Secrets
 from .ws_responses import ABORTED, ResponseLog
+
+if TYPE_CHECKING:  # only a stream that knows credentials holds them: check of an SSE
+    # capture never loads the redaction
+    from ..redact import Fingerprints, Secrets
 
 #: every wire format fraglens reads: one per adapter, in the adapters' order
 FORMATS = tuple(ADAPTERS)
