@@ -201,7 +201,7 @@ async def test_the_call_list_shows_timing_and_a_sparkline_of_gaps_in_a_timed_cap
         await pilot.press("C")
         await pilot.pause()
         about = str(app.screen.query_one("#calls-about").render())
-        assert "first tool byte" in about and "1 stall(s) over 1 s" in about
+        assert "first tool byte" in about and "1 stall over 1 s" in about
         gaps = app.screen.query_one(Sparkline).data
         assert len(gaps) == len(stream.events) - 1
         assert max(gaps) == pytest.approx(1500, abs=1)

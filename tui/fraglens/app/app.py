@@ -37,6 +37,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Header
 
+from ..engine.plural import counted
 from ..fit.verdicts import Fit
 from ..fit.verdicts import fit_for_request as fit_request
 from ..reading.capture import LoadError, read_bytes
@@ -583,7 +584,8 @@ class FraglensApp(App[int]):
                 target = found.events[0]  # after the last one: from the top again
             more = " (stopped at 10,000)" if found.capped else ""
             self.notify(
-                f"{len(found.events):,} events{more}: {found.in_calls:,} in call arguments "
+                f"{counted(len(found.events), 'event')}{more}: "
+                f"{found.in_calls:,} in call arguments "
                 f"(at the event that completed each), {found.in_events:,} in event text; "
                 ". next, , previous",
                 title=f"Found {query!r}",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..engine.plural import counted
 from ..fit.tools import Tool, ToolsError, read_tools
 from ..fit.verdicts import fit_for_request
 from ..reading.capture import load_stream
@@ -57,8 +58,10 @@ def run(args: argparse.Namespace) -> int:
     if not stream.events:
         raise CliError(f"{args.path}: no events in the stream")
     if not stream.model_response:
-        raise CliError(f"{args.path}: no model response found ({stream.framing} of "
-                       f"{len(stream.events)} event(s), none of them a model API's)")
+        raise CliError(
+            f"{args.path}: no model response found ({stream.framing} of "
+            f"{counted(len(stream.events), 'event')}, none of them a model API's)"
+        )
     fit = fit_for_request(stream, framed.meta.get("request"), tools)
     doc = build_report(stream, compare=args.compare, fit=fit, stall_ms=args.stall_ms)
     if args.chunking:
@@ -75,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             for how in ("by_id", "by_arrival"):
                 keys = doc["naive"][how]
                 sizes = " / ".join(str(k["chars"]) for k in keys)
-                print(f"naive {how}: {len(keys)} key(s), {sizes} chars of arguments")
+                print(f"naive {how}: {counted(len(keys), 'key')}, {sizes} chars of arguments")
         if "chunking" in doc:
             from ..report.chunking import chunking_line
 

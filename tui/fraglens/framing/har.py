@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..engine.plural import counted
 from .events import FramingError
 from .recording import RecordingWriter, recorded_url
 
@@ -141,8 +142,8 @@ def default_entry(har: Mapping[str, Any]) -> int:
         if body is not None and _is_chat_like(entry, body):
             return index
     raise FramingError(
-        f"the HAR's {len(entries)} entries hold no saved text/event-stream body "
-        "and no chat-like JSON response"
+        f"the HAR's {counted(len(entries), 'entry')} {'holds' if len(entries) == 1 else 'hold'} "
+        "no saved text/event-stream body and no chat-like JSON response"
     )
 
 

@@ -12,6 +12,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from ..engine.plural import counted
 from .text import STATUS_STYLE
 
 __all__ = ["COLUMNS", "agreement_lines", "backend_cells", "print_compare", "render_compare"]
@@ -83,7 +84,7 @@ def _difference_lines(difference: dict[str, Any]) -> list[Text]:
 
 def render_compare(doc: dict[str, Any]) -> Group:
     rows = doc["backends"]
-    table = Table(title=f"{len(rows)} backend(s)", title_justify="left", expand=False)
+    table = Table(title=counted(len(rows), "backend"), title_justify="left", expand=False)
     for name in COLUMNS:
         if name in ("model", "codes raised"):
             table.add_column(name, overflow="fold", ratio=1)
@@ -106,8 +107,10 @@ def agreement_lines(doc: dict[str, Any]) -> list[Text]:
     """Whether the backends that answered agree, then each difference."""
     answered = sum(r["error"] is None for r in doc["backends"])
     if doc["agree"]:
-        return [Text(f"the {answered} backend(s) that answered agree", style="green")]
-    lines = [Text(f"the {answered} backends that answered disagree:", style="bold yellow")]
+        return [Text(f"the {counted(answered, 'backend')} that answered agree", style="green")]
+    lines = [
+        Text(f"the {counted(answered, 'backend')} that answered disagree:", style="bold yellow")
+    ]
     for difference in doc["differences"]:
         lines.extend(_difference_lines(difference))
     return lines

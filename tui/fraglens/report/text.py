@@ -10,6 +10,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from ..engine.plural import counted
 from .document import printable
 
 STATUS_STYLE = {
@@ -32,13 +33,13 @@ def _preview(value: Any, limit: int = 60) -> str:
 def render(doc: dict[str, Any], source: str) -> Group:
     head = Text.assemble(
         (printable(source), "bold"),
-        f": {doc['framing']} framing, {doc['format']} format, {doc['events']} events, "
+        f": {doc['framing']} framing, {doc['format']} format, {counted(doc['events'], 'event')}, "
         f"ended: {doc['end']}",
     )
     parts: list[Any] = [head]
     if doc.get("format_note"):
         parts.append(Text(printable(doc["format_note"]), style="yellow"))
-    table = Table(title=f"{len(doc['calls'])} tool call(s)", title_justify="left", expand=False)
+    table = Table(title=counted(len(doc["calls"]), "tool call"), title_justify="left", expand=False)
     for col in ("#", "choice", "index", "id", "name", "status", "arguments"):
         table.add_column(col, overflow="fold")
     for c in doc["calls"]:
@@ -62,7 +63,9 @@ def render(doc: dict[str, Any], source: str) -> Group:
             line = f"  call {c['position']} {c['status']}: {printable(change)}"
             parts.append(Text(line, style="yellow"))
     if "tools" in doc:
-        parts.append(Text(f"fit against {len(doc['tools'])} declared tool(s)", style="bold"))
+        parts.append(
+            Text(f"fit against {counted(len(doc['tools']), 'declared tool')}", style="bold")
+        )
         for c in doc["calls"]:
             if "fit" in c:
                 line, style = fit_line(c)
@@ -100,7 +103,7 @@ def fit_line(call: dict[str, Any]) -> tuple[str, str]:
     if not count:
         return f"fits {fit['tool']}'s schema", "green"
     strict = " (declared strict: the provider broke its promise)" if fit.get("strict") else ""
-    return f"{count} schema error(s){strict}", "bold red"
+    return f"{counted(count, 'schema error')}{strict}", "bold red"
 
 
 def timing_lines(doc: dict[str, Any]) -> list[str]:

@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Sparkline, Static
 from textual.widgets.option_list import Option
 
+from ...engine.plural import counted
 from ...report.timing import stream_timing
 from ...report.usage import tokens
 from ..steps import StepIndex
@@ -69,7 +70,7 @@ def about(index: StepIndex) -> str:
                 if timing["first_tool_byte_ms"] is not None
                 else "no tool byte",
                 f"done at {timing['duration_ms']:,} ms",
-                f"{len(timing['stalls'])} stall(s) over 1 s",
+                f"{counted(len(timing['stalls']), 'stall')} over 1 s",
             ]
             if timing["output_tokens_per_s"] is not None:
                 parts.append(f"{timing['output_tokens_per_s']:,} tokens/s")

@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...engine.plural import counted, noun
 from ...reading.stream import Stream
 from ...report.chunking import chunking_profile
 
@@ -30,7 +31,11 @@ def profile_table(stream: Stream) -> Table:
     table.add_column(justify="right", style="bold")
     table.add_column()
     rows = [
-        (str(p["fragments"]), f"argument fragments over {p['calls']} call(s), as check counts"),
+        (
+            str(p["fragments"]),
+            f"argument {noun(p['fragments'], 'fragment')} over {counted(p['calls'], 'call')}, "
+            "as check counts",
+        ),
         (
             f"{_n(sizes['min'])} / {_n(sizes['median'])} / {_n(sizes['max'])}",
             "characters per fragment: min / median / max",

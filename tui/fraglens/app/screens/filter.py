@@ -20,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import SelectionList, Static
 from textual.widgets.selection_list import Selection
 
+from ...engine.plural import counted
 from ..rows import KEEP_ALIVE, RowFilter
 from ..steps import StepIndex
 
@@ -37,7 +38,7 @@ def choices(index: StepIndex, current: RowFilter) -> list[Selection[str]]:
         _choice("hide", "usage-only chunks", _HIDE_USAGE, current.hide_usage),
     ]
     for position, call in enumerate(index.calls):
-        label = f"#{position} {call.name or '(no name)'} ({call.fragments:,} fragments)"
+        label = f"#{position} {call.name or '(no name)'} ({counted(call.fragments, 'fragment')})"
         out.append(_choice("call", label, f"call:{call.seq}", call.seq in current.calls))
     labels = Counter(index.stream.labels)
     for label, count in sorted(labels.items(), key=lambda item: -item[1]):

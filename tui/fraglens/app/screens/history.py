@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...engine.plural import counted
 from ...history import SHAPES, build_history, check_conversation, default_shape
 from ...reading.stream import Stream
 from ...report.document import build_report
@@ -65,7 +66,9 @@ class HistoryScreen(ModalScreen[None]):
             )
         problems = check_conversation(built["messages"])
         if problems:
-            about.append(f"✖ {len(problems)} problem(s) a provider would reject:\n", "bold red")
+            about.append(
+                f"✖ {counted(len(problems), 'problem')} a provider would reject:\n", "bold red"
+            )
             for p in problems:
                 about.append(f"  {p.code}: {p.message}\n")
         else:

@@ -10,6 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...engine.plural import counted
 from ...fit.tools import Tool
 from ..widgets.parse import pretty
 
@@ -26,7 +27,7 @@ class ToolsScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="tools-box") as box:
-            box.border_title = f"{len(self.tools)} declared tool(s)"
+            box.border_title = counted(len(self.tools), "declared tool")
             box.border_subtitle = "esc closes"
             yield Static(self.listing(), id="tools-body")
 

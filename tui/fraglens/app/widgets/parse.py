@@ -26,6 +26,7 @@ from textual.widget import Widget
 from ...engine.calls import Call
 from ...engine.diagnostics import Diagnostic
 from ...engine.finalize import Result
+from ...engine.plural import counted
 from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
 from .buffers import CallCard, call_title
@@ -240,10 +241,11 @@ class CallResult(ComponentStyles, Prerendered):
             else:
                 parts.append(pretty(result.arguments, self.value_lines))
         if result.values:
-            parts.append(Text(f"{len(result.values)} separate values came:", meta))
+            parts.append(Text(f"{counted(len(result.values), 'separate value')} came:", meta))
             parts.extend(pretty(v, 8) for v in result.values)
         if call.inner_calls and result is call.result:
-            parts.append(Text(f"the {len(call.inner_calls)} call(s) this wrapper holds:", meta))
+            held = counted(len(call.inner_calls), "call")
+            parts.append(Text(f"the {held} this wrapper holds:", meta))
             for inner in call.inner_calls:
                 parts.append(Text(inner["name"], self._style("heading")))
                 parts.append(pretty(inner["arguments"], 8))

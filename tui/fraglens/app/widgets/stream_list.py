@@ -24,6 +24,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...engine.plural import counted
 from ..keys import PANE_BINDINGS
 from ..rows import RowFilter, Rows
 from ..steps import StepIndex
@@ -270,10 +271,10 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         total = len(self.index.stream.events)
         rows = self.rows
         if rows is None:
-            self.set_titles(subtitle=f"{total:,} events")
+            self.set_titles(subtitle=counted(total, "event"))
             return
         hidden = f" · e{self.current} hidden" if self._hidden_current() else ""
-        self.set_titles(subtitle=f"{len(rows):,} of {total:,} events{hidden}")
+        self.set_titles(subtitle=f"{len(rows):,} of {counted(total, 'event')}{hidden}")
 
     def scroll_current_into_view(self) -> None:
         height = self.scrollable_content_region.height or 1
