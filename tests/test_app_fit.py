@@ -145,6 +145,8 @@ async def test_without_declared_tools_t_is_greyed_out_and_nothing_is_judged():
         await pilot.press("t")
         await pilot.pause()
         assert not isinstance(app.screen, ToolsScreen)
+        [note] = [n for n in app._notifications if n.title == "Cannot do that here"]
+        assert note.message.startswith("No declared tools") and "--tools FILE" in note.message
         assert "schema" not in flat(result_text(app, 0))
 
 

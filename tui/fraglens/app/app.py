@@ -488,6 +488,10 @@ class FraglensApp(App[int]):
             "show_history": "No tool call in this stream: no history to build.",
             "show_calls": "No tool call in this stream yet.",
             "show_naive": "No tool call in this stream yet: nothing to group.",
+            "show_tools": "No declared tools: open the capture with --tools FILE (a recording "
+            "or a live call brings its request's own).",
+            "play": "Only one event: nothing to play.",
+            "jump": "Only one event: nowhere to jump.",
         }
         if action == "copy_arguments":
             if call is None:
