@@ -165,7 +165,10 @@ class FraglensApp(App[int]):
         self.rows: Rows | None = None
         self.new_events = 0
         self._seen = self.index.last
+        #: the summary line, and the fit it counted (the fit may come later: once
+        #: a capture is read, once a live call ends)
         self._summary_text: str | None = None
+        self._summary_fit: Fit | None = None
 
     def _first_step(self) -> int:
         """Just before the first data event (the opening step)."""
@@ -362,8 +365,9 @@ class FraglensApp(App[int]):
         stream, shown from the first step on once the stream is read."""
         if not self.stream.closed:
             return ""
-        if self._summary_text is None:
+        if self._summary_text is None or self._summary_fit is not self.index.fit:
             self._summary_text = verdict_summary(self.index)
+            self._summary_fit = self.index.fit
         return self._summary_text
 
     def watch_live_status(self) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..engine.calls import Call
 from ..engine.diagnostics import SEVERITY_RANK, Diagnostic
+from ..engine.plural import counted
 from ..fit.verdicts import Fit
 from ..reading.stream import Stream
 from ..report.document import ordered_calls
@@ -218,20 +219,19 @@ def _event(piece: tuple[int, str]) -> int:
 
 def verdict_summary(index: StepIndex) -> str:
     """The whole stream's verdicts in one line: "3 calls: 2 ok · 1 repaired ·
-    1 warning" (warnings and errors are the diagnostics of those severities)."""
+    1 warning" (warnings and errors are the diagnostics of those severities,
+    the fit's among them when the tools are known: the ones check counts)."""
     counts: dict[str, int] = {}
     for call in index.calls:
         status = call.result.status if call.result is not None else "open"
         counts[status] = counts.get(status, 0) + 1
     severities: dict[str, int] = {}
-    for d in index.stream.reassembler.diagnostics():
+    for d in index.diagnostics_at(None):
         if d.severity != "info":
             severities[d.severity] = severities.get(d.severity, 0) + 1
-    n = len(index.calls)
-    head = f"{n} call{'' if n == 1 else 's'}"
+    head = counted(len(index.calls), "call")
     parts = [f"{k} {status}" for status, k in counts.items()]
     parts += [
-        f"{k} {sev}{'' if k == 1 else 's'}"
-        for sev, k in sorted(severities.items(), key=lambda x: x[0] != "error")
+        counted(k, sev) for sev, k in sorted(severities.items(), key=lambda x: x[0] != "error")
     ]
     return head + (": " + " · ".join(parts) if parts else "")
