@@ -348,7 +348,7 @@ class FraglensApp(App[int]):
             time=time,
             format=stream.format,
             framing=stream.framing,
-            end=stream.end if stream.closed else (
+            end=(stream.end if stream.events else "nothing received") if stream.closed else (
                 "loading" if self.loading is not None else "streaming"),
             playing=self.playing,
             speed=self.speed,

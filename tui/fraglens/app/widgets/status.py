@@ -64,7 +64,12 @@ class StatusBar(ComponentStyles, Widget):
         out = Text(no_wrap=True, overflow="ellipsis", end="")
         if s.loading is not None:
             out.append(f" loading {loading_bar(s.loading)} ", self._style("live"))
-        out.append(f" event {s.step}/{s.last}", key)
+        # before the first event (a live call not answered yet, or refused) there
+        # is no step to show: "event 0/-1" read as a count
+        if s.last >= 0:
+            out.append(f" event {s.step}/{s.last}", key)
+        else:
+            out.append(" no events yet" if s.end in ("streaming", "loading") else " no events", key)
         if s.time is not None:
             out.append(f" at {s.time:.3f}s")
         if s.playing:
