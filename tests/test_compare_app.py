@@ -154,3 +154,18 @@ def test_the_list_reaches_every_backend_with_no_key_pressed(slow_server, tmp_pat
         assert b"they disagree" in app.output
         app.press(b"q")
         assert app.finish() == 1  # compare's status: the backends disagree
+
+
+async def test_question_mark_on_the_list_shows_the_lists_keys(slow_server, tmp_path):
+    from .test_app_help import DEBUGGER_ONLY, open_help
+
+    app = CompareApp(backends(slow_server.url, tmp_path), concurrency=5, intro="test")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, CompareScreen)
+        expected, text = await open_help(app, pilot)
+    assert [what for what in expected if what not in text] == []
+    assert "⏎ Open the backend's stream in the three panes" in text
+    assert "l back to this list from the three panes" in text
+    assert not [tip for tip in DEBUGGER_ONLY if tip in text]
+    assert "(unbound)" not in text

@@ -51,7 +51,7 @@ from .screens.calls import CallsScreen
 from .screens.chunking import ChunkingScreen
 from .screens.explain import ExplainScreen
 from .screens.filter import FilterScreen
-from .screens.help import HelpScreen
+from .screens.help import HelpScreen, screen_help, screen_keys
 from .screens.history import HistoryScreen
 from .screens.jump import JumpScreen
 from .screens.naive import NaiveScreen
@@ -863,16 +863,17 @@ class FraglensApp(App[int]):
         self.push_screen(ExplainScreen(code))
 
     def action_help(self) -> None:
-        """The help screen shows the keys as bound now (after a keymap)."""
-        keys: dict[str, list[str]] = {}
-        for key, active in self.screen.active_bindings.items():
-            binding = active.binding
-            if binding.id:
-                keys.setdefault(binding.id, []).append(key)
-        defaults = {b.id: b.key.split(",") for b in BINDINGS}
-        shown: dict[str, list[str]] = {}
-        for id_, found in keys.items():
-            order = defaults.get(id_, [])
-            found.sort(key=lambda k: order.index(k) if k in order else len(order))
-            shown[id_] = [self.get_key_display(Binding(k, "")) for k in found]
-        self.push_screen(HelpScreen(shown, BINDINGS))
+        """The keys of the screen ``?`` was pressed on, as bound now (after a
+        keymap), read from the bindings its footer shows."""
+        screen = self.screen
+        if isinstance(screen, HelpScreen):
+            return
+        tips = {b.id: b.tooltip for b in self.BINDINGS if isinstance(b, Binding) and b.id}
+
+        def display(key: str) -> str:
+            return self.get_key_display(Binding(key, ""))
+
+        keys = screen_keys(screen.active_bindings, display, tips)
+        about, extra = screen_help(screen)
+        name = getattr(screen, "ABOUT_TITLE", None) or "keys and panes"
+        self.push_screen(HelpScreen(f"fraglens — {name}", about, keys, extra))

@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 from ...engine.plural import counted
 from ...report.timing import stream_timing
 from ...report.usage import tokens
+from ..keys import HELP_BINDING
 from ..steps import StepIndex
 from ..widgets.parse import STATUS_GLYPH
 
@@ -83,7 +84,18 @@ def about(index: StepIndex) -> str:
 class CallsScreen(ModalScreen[int | None]):
     """Returns the chosen call's seq, or None."""
 
-    BINDINGS = [Binding("escape,C,q", "dismiss(None)", "Close", id="calls.close")]
+    ABOUT_TITLE = "every call"
+    ABOUT = [
+        (
+            "Calls",
+            "Every call on one line: position, id, name, verdict, size, first to "
+            "last event; above, the usage and timing the stream reported.",
+        ),
+    ]
+    ABOUT_KEYS = [
+        ("Calls", "↑ ↓  enter", "choose a call; enter goes to its first event and selects it")
+    ]
+    BINDINGS = [Binding("escape,C,q", "dismiss(None)", "Close", id="calls.close"), HELP_BINDING]
 
     def __init__(self, index: StepIndex) -> None:
         super().__init__()

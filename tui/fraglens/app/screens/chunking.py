@@ -16,6 +16,7 @@ from textual.widgets import Static
 from ...engine.plural import counted, noun
 from ...reading.stream import Stream
 from ...report.chunking import chunking_profile
+from ..keys import HELP_BINDING
 
 __all__ = ["ChunkingScreen", "profile_table"]
 
@@ -53,7 +54,19 @@ def profile_table(stream: Stream) -> Table:
 
 
 class ChunkingScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,enter,q", "dismiss(None)", "Close", id="chunking.close")]
+    ABOUT_TITLE = "chunking profile"
+    ABOUT = [
+        (
+            "Chunking",
+            "How the provider cut the arguments into fragments: sizes, cuts inside "
+            "strings, escapes and characters, ids and names re-sent.",
+        ),
+    ]
+    ABOUT_KEYS: list[tuple[str, str, str]] = []
+    BINDINGS = [
+        Binding("escape,enter,q", "dismiss(None)", "Close", id="chunking.close"),
+        HELP_BINDING,
+    ]
 
     DEFAULT_CSS = """
     ChunkingScreen { align: center middle; }

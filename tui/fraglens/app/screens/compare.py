@@ -60,6 +60,21 @@ class BackendTable(DataTable):
 class CompareScreen(Screen):
     """The list of backends; the app calls :meth:`add` as each one finishes."""
 
+    ABOUT_TITLE = "the backends compared"
+    ABOUT = [
+        (
+            "Backends",
+            "One row per backend as it finishes: its calls, their worst verdict, the "
+            "codes raised, timing and cost, as `fraglens compare` prints them. Below: "
+            "the highlighted backend's chunking (or its error), and once every backend "
+            "is in, whether they agree and each difference.",
+        ),
+    ]
+    ABOUT_KEYS = [
+        ("Backends", "↑ ↓", "highlight a backend"),
+        ("Backends", "l", "back to this list from the three panes"),
+    ]
+
     BINDINGS: ClassVar = [
         Binding("q", "app.quit", "Quit", id="app.quit", tooltip="Quit (calls in flight stop)"),
     ]

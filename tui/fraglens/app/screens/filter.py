@@ -21,6 +21,7 @@ from textual.widgets import SelectionList, Static
 from textual.widgets.selection_list import Selection
 
 from ...engine.plural import counted
+from ..keys import HELP_BINDING
 from ..rows import KEEP_ALIVE, RowFilter
 from ..steps import StepIndex
 
@@ -78,10 +79,21 @@ def from_ticks(ticked: list[str]) -> RowFilter:
 class FilterScreen(ModalScreen[RowFilter | None]):
     """Returns the new filter, or None (left as it was)."""
 
+    ABOUT_TITLE = "filter the Stream pane"
+    ABOUT = [
+        (
+            "Filter",
+            "Choices in four groups: calls, event types, diagnostics, noise. Within"
+            " a group any ticked choice lets an event through; across groups all "
+            "must.",
+        ),
+    ]
+    ABOUT_KEYS = [("Filter", "↑ ↓  space", "move, tick or untick a choice")]
     BINDINGS = [
         Binding("enter", "apply", "Apply", priority=True, id="filter.apply"),
         Binding("backspace", "clear", "Clear", id="filter.clear"),
         Binding("escape,q", "dismiss(None)", "Cancel", id="filter.cancel"),
+        HELP_BINDING,
     ]
 
     def __init__(self, index: StepIndex, current: RowFilter) -> None:

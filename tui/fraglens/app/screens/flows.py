@@ -131,6 +131,26 @@ class FlowTable(DataTable):
 class FlowsScreen(Screen):
     """The list of flows. The app calls :meth:`refresh_rows` when the store changed."""
 
+    ABOUT_TITLE = "the proxy's flows"
+    ABOUT = [
+        (
+            "Flows",
+            "Every request your app sent through the proxy, newest at the bottom: "
+            "method, path, model, HTTP status, state (waiting, streaming, done, "
+            "failed), duration, then the tool calls decoded from the response, the "
+            "worst verdict among them and how many diagnostics they raised.",
+        ),
+        (
+            "Following",
+            "The cursor stays on the newest flow until you move it; the status line "
+            "then counts the flows that came since, and end follows again.",
+        ),
+    ]
+    ABOUT_KEYS = [
+        ("Flows", "↑ ↓  pgup pgdn", "move through the flows"),
+        ("Flows", "l", "back to this list from the three panes"),
+    ]
+
     BINDINGS: ClassVar = [
         Binding("s", "save", "Save", id="flows.save",
                 tooltip="Save the selected flow as a recording (keys redacted)"),

@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...engine.plural import counted
+from ..keys import HELP_BINDING
 from ..naive import Grouped, NaiveReplay
 from ..steps import StepIndex
 from ..widgets.cells import cell_safe
@@ -94,7 +95,17 @@ def _more(out: Text, total: int) -> None:
 
 
 class NaiveScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,g,q", "dismiss(None)", "Close", id="naive.close")]
+    ABOUT_TITLE = "what a naive client would have built"
+    ABOUT = [
+        (
+            "Naive",
+            "The calls fraglens built beside the fragments grouped by id and by "
+            "arrival, each naive key marked = when its text is one of the real "
+            "calls'.",
+        ),
+    ]
+    ABOUT_KEYS = [("Naive", "tab  shift+tab", "move between the columns")]
+    BINDINGS = [Binding("escape,g,q", "dismiss(None)", "Close", id="naive.close"), HELP_BINDING]
 
     def __init__(self, index: StepIndex) -> None:
         super().__init__()

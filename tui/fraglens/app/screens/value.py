@@ -24,6 +24,7 @@ from textual.widgets import Static, TextArea
 
 from ...engine.calls import Call
 from ...engine.plural import counted
+from ..keys import HELP_BINDING
 from ..widgets.fragment_view import FragmentView
 
 _scalar = json.JSONEncoder(ensure_ascii=False).encode
@@ -61,8 +62,19 @@ def _write(value: Any, indent: str, head: str, tail: str, out: list[str]) -> Non
 
 
 class ValueScreen(ModalScreen[None]):
+    ABOUT_TITLE = "the arguments whole"
+    ABOUT = [
+        (
+            "Value",
+            "The selected call's arguments whole, string values that hold line "
+            "breaks written out unescaped; b shows the text as received instead, "
+            "each fragment shaded in turn.",
+        ),
+    ]
+    ABOUT_KEYS = [("Value", "↑ ↓  pgup pgdn", "scroll")]
     BINDINGS = [
         Binding("escape,v,q", "dismiss(None)", "Close", id="value.close"),
+        HELP_BINDING,
         Binding("b", "toggle_boundaries", "Boundaries", id="value.boundaries"),
     ]
 
