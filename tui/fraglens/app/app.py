@@ -25,6 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
+from textual import events
 from textual.actions import ActionParseResult
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -56,6 +57,7 @@ from .screens.history import HistoryScreen
 from .screens.jump import JumpScreen
 from .screens.naive import NaiveScreen
 from .screens.open import OpenScreen
+from .screens.prompt import TypeAhead
 from .screens.raw_event import RawEventScreen
 from .screens.search import SearchScreen
 from .screens.tools import ToolsScreen
@@ -137,6 +139,8 @@ class FraglensApp(App[int]):
         self.signal_status: int | None = None
         #: the handlers in place before the app caught ``QUIT_SIGNALS``, by signal
         self._previous_handlers: dict[int, Any] = {}
+        #: keys that came while a prompt (: or /) opens, for it
+        self.type_ahead = TypeAhead()
         self._take(stream, source, step, fit)
 
     def _take(
@@ -245,6 +249,12 @@ class FraglensApp(App[int]):
             self.index.fit = self._fit_when_loaded(self.stream)
         self.loading = None
         self.refresh_stream()
+
+    async def on_event(self, event: events.Event) -> None:
+        """Keys that come while a prompt opens are kept for it (``screens/prompt.py``)."""
+        if self.type_ahead.hold(self, event):
+            return
+        await super().on_event(event)
 
     # -- SIGTERM and SIGHUP: the quit key's way out ------------------------------
     def get_driver_class(self) -> type[Driver]:
