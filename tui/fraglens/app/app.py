@@ -158,6 +158,8 @@ class FraglensApp(App[int]):
         self.step = max(0, min(step, self.index.last))
         #: the last search's matches (``/``), for ``.`` and ``,``
         self.found: Found | None = None
+        #: the diagnostic ] or [ went to last: (event, which of its diagnostics)
+        self.shown_diagnostic: tuple[int, int] | None = None
         #: the call the user picked; None = the one being written at the step
         self.pinned: int | None = None
         #: step through this call's fragments only
@@ -446,8 +448,8 @@ class FraglensApp(App[int]):
             "step_prev": lambda: self._previous() is not None,
             "step_first": lambda: self.step != self._first(),
             "step_last": lambda: self.step != self._last(),
-            "next_diagnostic": lambda: self.index.next_diagnostic(self.step) is not None,
-            "previous_diagnostic": lambda: self.index.previous_diagnostic(self.step) is not None,
+            "next_diagnostic": lambda: self._diagnostic(+1) is not None,
+            "previous_diagnostic": lambda: self._diagnostic(-1) is not None,
             "play": lambda: self.playing or self.index.last > 0,
             "faster": lambda: self.speed < SPEEDS[-1],
             "slower": lambda: self.speed > SPEEDS[0],
@@ -562,15 +564,43 @@ class FraglensApp(App[int]):
     def action_goto(self, step: int) -> None:
         self.goto(step)
 
+    def _diagnostic(self, direction: int) -> tuple[int, int] | None:
+        """Where ``]`` (+1) or ``[`` (-1) goes: (event, which of its diagnostics).
+        An event that raised several (a finish judging six calls) is gone
+        through one diagnostic at a time, each showing its own call."""
+        here = self.index.at_event.get(self.step, [])
+        shown = self.shown_diagnostic
+        if shown is not None and shown[0] == self.step:
+            k = shown[1] + direction
+            if 0 <= k < len(here):
+                return self.step, k
+        if direction > 0:
+            target = self.index.next_diagnostic(self.step)
+            return None if target is None else (target, 0)
+        target = self.index.previous_diagnostic(self.step)
+        return None if target is None else (target, len(self.index.at_event[target]) - 1)
+
+    def _to_diagnostic(self, direction: int) -> None:
+        """Go to the diagnostic's event, select the call it names, and bring
+        that call's card and verdict into view, at every size."""
+        found = self._diagnostic(direction)
+        if found is None:
+            return
+        event, k = found
+        self.shown_diagnostic = found
+        diagnostic = self.index.at_event[event][k]
+        call = self.index.call(diagnostic.call)
+        if call is not None and call.first_event <= event:
+            self.pinned = call.seq
+        self.query_one(BuffersPane).reveal()
+        self.query_one(ParsePane).reveal()
+        self.goto(event)
+
     def action_next_diagnostic(self) -> None:
-        target = self.index.next_diagnostic(self.step)
-        if target is not None:
-            self.goto(target)
+        self._to_diagnostic(+1)
 
     def action_previous_diagnostic(self) -> None:
-        target = self.index.previous_diagnostic(self.step)
-        if target is not None:
-            self.goto(target)
+        self._to_diagnostic(-1)
 
     def action_jump(self) -> None:
         def jumped(step: int | None) -> None:

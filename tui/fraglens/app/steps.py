@@ -69,6 +69,8 @@ class StepIndex:
         self.diagnostic_events: list[int] = []
         #: event -> highest severity rank of its diagnostics
         self.severity: dict[int, int] = {}
+        #: event -> its diagnostics, most severe first (what ] and [ go through)
+        self.at_event: dict[int, list[Diagnostic]] = {}
         #: (choice, channel) -> running length of its text pieces (append-only, like them)
         self._lengths: dict[tuple[int, str], array] = {}
         self.refresh()
@@ -79,11 +81,16 @@ class StepIndex:
         self.calls = ordered_calls(self.stream)
         self.position = {c.seq: i for i, c in enumerate(self.calls)}
         severity: dict[int, int] = {}
+        at_event: dict[int, list[Diagnostic]] = {}
         for d in self.diagnostics_at(None):
             if d.event is not None:
                 rank = SEVERITY_RANK[d.severity]
                 severity[d.event] = max(rank, severity.get(d.event, -1))
+                at_event.setdefault(d.event, []).append(d)
+        for found in at_event.values():
+            found.sort(key=lambda d: -SEVERITY_RANK[d.severity])  # stable: calls in order
         self.severity = severity
+        self.at_event = at_event
         self.diagnostic_events = sorted(severity)
 
     # -- the stream --------------------------------------------------------

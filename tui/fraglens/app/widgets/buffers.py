@@ -297,6 +297,11 @@ class BuffersPane(Titled, VerticalScroll):
             self.call_after_refresh(self.scroll_to_widget, chosen, animate=False)
         self._scrolled_to = selected
 
+    def reveal(self) -> None:
+        """Scroll the selected card into view at the next show, even if it was
+        selected already (the user may have scrolled away)."""
+        self._scrolled_to = None
+
     def on_resize(self) -> None:
         if self._last is not None:
             self._scrolled_to = None  # bring the selected card back into view
