@@ -652,11 +652,20 @@ class FraglensApp(App[int]):
         if self.found is None:
             self.notify("Nothing searched yet: / finds a text or pattern.", severity="warning")
             return
-        target = next_match(self.found, self.step, direction)
+        found = self.found
+        target = next_match(found, self.step, direction)
+        if target is None and found.events:
+            # past the last match, from the top again (before the first: from the
+            # bottom), saying so, as less and vim do
+            target = found.events[0] if direction > 0 else found.events[-1]
+            if target == self.step:
+                self.notify(f"{found.query!r} matches at this event only.")
+                return
+            said = "the last match; from the first again" if direction > 0 else (
+                "the first match; from the last again")
+            self.notify(f"Past {said} (event {target:,}).", title=f"Search {found.query!r}")
         if target is None:
-            where = "after" if direction > 0 else "before"
-            self.notify(f"No match of {self.found.query!r} {where} event {self.step:,}.",
-                        severity="warning")
+            self.notify(f"No match of {found.query!r}.", severity="warning")
             return
         self.goto(target)
 
