@@ -332,8 +332,19 @@ class FraglensApp(App[int]):
             self.new_events = 0
         self._show()
 
+    def _comparing(self, selected: int | None) -> bool:
+        """The Parse pane shows the selected call's raw and repaired text side by
+        side: two columns that need the room more than the Stream pane does."""
+        call = self.index.call(selected)
+        result = call.result_at(self.step) if call is not None else None
+        return result is not None and result.status != "ok" and result.repaired_text is not None
+
     def _show(self) -> None:
         step, selected = self.step, self.selected
+        panes = self.screen_stack[0].query_one("#panes", Horizontal)
+        comparing = self._comparing(selected)
+        if panes.has_class("-comparing") != comparing:  # a class change restyles them
+            panes.set_class(comparing, "-comparing")
         with self.batch_update():
             stream_list = self.query_one(StreamList)
             stream_list.current = step
