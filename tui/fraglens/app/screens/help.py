@@ -28,7 +28,7 @@ PANES = [
         "Stream",
         "Every event as it arrived: number, time (when the recording has times), type, "
         "then which call it fed (#0, #1…) and what it fed: a new call's name and id, "
-        'the fragment as a JSON string (+"ty\\":\\"上"), the assistant\'s text. An event '
+        'the fragment as a JSON string (+"{\\"city\\": \\"Li"), the assistant\'s text. An event '
         "that fed nothing shows its chunk on one line, repeated keys elided ({…,); x shows "
         "every chunk so. ▶ marks the current event; ● ▲ ✖ mark an info, warning or error "
         "diagnostic.",
