@@ -27,7 +27,8 @@ PANES = [
     (
         "Stream",
         "Every event as it arrived: number, time (when the recording has times), type, "
-        "then which call it fed (#0, #1…) and what it fed: a new call's name and id, "
+        "then which call it fed (#0, #1…; #0+2 is #0 and two more) and what it fed: "
+        "a new call's name and id, "
         'the fragment as a JSON string (+"{\\"city\\": \\"Li"), the assistant\'s text. An event '
         "that fed nothing shows its chunk on one line, repeated keys elided ({…,); x shows "
         "every chunk so. ▶ marks the current event; ● ▲ ✖ mark an info, warning or error "
@@ -35,7 +36,10 @@ PANES = [
     ),
     (
         "Buffers",
-        "One card per tool call: its argument text as it stood after the current "
+        "One card per tool call: its index as the wire numbers it (a content block "
+        "for Anthropic and Bedrock, where a text block before it counts too; an "
+        "output item for the Responses API), its id (or the one fraglens made up "
+        "when none came), its argument text as it stood after the current "
         "event, the bytes this event added highlighted (+N now), fragment and char "
         "counts, and the JSON scanner's state: valid (a prefix of some valid JSON) with "
         "where it stands and the nesting depth, complete, or invalid from a char. "

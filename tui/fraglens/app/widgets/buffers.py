@@ -36,6 +36,18 @@ MIN_LINES = 2
 CARD_CHROME = 5
 
 
+#: what a call's wire ``index`` counts, in the formats where it is not the
+#: position among the tool calls: Anthropic and Bedrock number every content
+#: block (a text block before the call is block 0, so the first call is block
+#: 1); the Responses API numbers output items
+INDEX_COUNTS = {
+    "anthropic": "content block",
+    "bedrock-converse": "content block",
+    "bedrock-invoke": "content block",
+    "openai-responses": "output item",
+}
+
+
 def call_title(call: Call, step: int, position: int) -> str:
     name = call.name_at(step) or "(no name yet)"
     return f"#{position} {name}"
@@ -96,6 +108,20 @@ class CallCard(ComponentStyles, Titled, Prerendered):
         #: the last search's pattern: its matches are marked in the text shown
         self.highlight: re.Pattern[str] | None = None
         self._shows: tuple = ()
+        #: the event at which fraglens made up an id for the call (none came)
+        self._made_up_at: int | None = None
+
+    def _synthetic_id(self, step: int) -> str | None:
+        """The id fraglens gave the call when none came, from the event that
+        says so (``id-missing``) on: the card then says what the diagnostic says."""
+        call = self.call
+        if call.synthetic_id is None:
+            return None
+        if self._made_up_at is None:
+            said = self.index.diagnostics_at(None)
+            found = (d.event for d in said if d.code == "id-missing" and d.call == call.seq)
+            self._made_up_at = next((e for e in found if e is not None), -1)
+        return call.synthetic_id if 0 <= self._made_up_at <= step else None
 
     def show(
         self, step: int, boundaries: bool, selected: bool, highlight: re.Pattern[str] | None = None
@@ -119,6 +145,7 @@ class CallCard(ComponentStyles, Titled, Prerendered):
             call.fragments_at(step),
             added is not None,
             call.id_at(step),
+            self._synthetic_id(step),
             boundaries,
             self.text_lines,
             highlight,
@@ -139,9 +166,16 @@ class CallCard(ComponentStyles, Titled, Prerendered):
         wire_id = call.id_at(step)
         ident = Text(no_wrap=True, overflow="ellipsis", end="")
         if call.index is not None:
-            ident.append(f"index {call.index} · ", meta)
-        ident.append("id ", meta)
-        ident.append(wire_id or "(none yet)", None if wire_id else meta)
+            counts_what = INDEX_COUNTS.get(self.index.stream.format or "", "index")
+            ident.append(f"{counts_what} {call.index} · ", meta)
+        made_up = None if wire_id else self._synthetic_id(step)
+        if made_up is not None:
+            # none came: the id fraglens gave it, as id-missing says
+            ident.append("made-up id ", meta)
+            ident.append(made_up)
+        else:
+            ident.append("id ", meta)
+            ident.append(wire_id or "(none yet)", None if wire_id else meta)
         # most important first: the line is cut at the card's width
         counts = Text(no_wrap=True, overflow="ellipsis", end="")
         added = self.index.added(call, step)

@@ -9,6 +9,7 @@ with the raw and repaired text side by side, and the raw text as received.
 from __future__ import annotations
 
 import json
+import re
 from difflib import SequenceMatcher
 from typing import Any, ClassVar
 
@@ -113,6 +114,21 @@ def clip(text: str, limit: int = RAW_CHARS) -> str:
         text = text[: limit // 2] + f" …{len(text) - limit:,} chars… " + text[-limit // 2 :]
     return cell_safe(text)
 
+
+
+#: the spaced separators most senders use (``{"a": 1, "b": 2}``)
+_SPACED = re.compile(r'",\s"|":\s')
+
+
+def laid_out_as(raw: str, result: Result) -> str:
+    """The repaired text to show beside ``raw``: the engine's is compact JSON,
+    so beside a text sent with spaces after its colons and commas it read as if
+    the repair had taken them out; it is written with the same separators then,
+    and the side by side shows only what the repair changed."""
+    text = result.repaired_text or ""
+    if not result.has_value or not _SPACED.search(raw):
+        return text
+    return json.dumps(result.arguments, ensure_ascii=False, separators=(", ", ": "))
 
 class CallResult(ComponentStyles, Prerendered):
     """One call's verdict at the app's step."""
@@ -248,7 +264,8 @@ class CallResult(ComponentStyles, Prerendered):
             table.add_row(
                 Text("raw, as sent", meta), Text(other.get(result.status, "best effort"), meta)
             )
-            table.add_row(*self._diff(clip(raw), clip(result.repaired_text)))
+            repaired = laid_out_as(raw, result)
+            table.add_row(*self._diff(clip(raw), clip(repaired)))
             parts.append(table)
         elif result.status != "ok":
             parts.append(Text.assemble(("raw, as sent  ", meta), (clip(raw) or "(nothing)", "")))
