@@ -52,9 +52,13 @@ SHOTS = [
     ),
     Shot(
         "demo-end",
-        "The demo at its last event: every verdict, read_file repaired, the diagnostics",
+        "The demo at its last event: every verdict, read_file repaired (raw and repaired "
+        "side by side), the diagnostics",
         ":demo:",
         keys=("end",),
+        # eight rows more than the others: the Parse pane holds the three verdicts
+        # and the diagnostics under them
+        size=(120, 44),
         select=1,
     ),
     Shot(
@@ -63,6 +67,8 @@ SHOTS = [
         "side by side",
         "quirk_args_repaired.sse",
         keys=("end",),
+        # tall enough for both calls' verdict lines, each change and both texts
+        size=(120, 44),
         select=1,
     ),
     Shot(
@@ -74,7 +80,7 @@ SHOTS = [
     ),
     Shot(
         "help",
-        "The help screen: every key, and what each pane says",
+        "? on the three panes: their keys, and what each pane shows",
         ":demo:",
         keys=("question_mark",),
     ),

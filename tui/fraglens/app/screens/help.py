@@ -91,8 +91,13 @@ def screen_keys(
         if known is None or (binding.tooltip and not known.tooltip):
             # a pane's copy of an app key (right in the Stream pane) has no tooltip
             first[binding.id] = binding
+    # the screen's own keys first, then the app's in its table's order (a pane's
+    # copies of app keys would come first otherwise)
+    table_order = {id_: k for k, id_ in enumerate(tooltips or {})}
+    ordered = sorted(keys, key=lambda i: table_order.get(i, -1))
     by_heading: dict[str, list[tuple[str, str, str]]] = {}
-    for id_, found in keys.items():
+    for id_ in ordered:
+        found = keys[id_]
         binding = first[id_]
         # the keys in the order the binding lists them ("n,right": n first)
         order = binding.key.split(",")

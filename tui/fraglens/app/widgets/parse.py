@@ -116,8 +116,8 @@ def clip(text: str, limit: int = RAW_CHARS) -> str:
 
 
 
-#: the spaced separators most senders use (``{"a": 1, "b": 2}``)
-_SPACED = re.compile(r'",\s"|":\s')
+#: the spaced separators most senders use (``{"a": 1, "b": 2}``, quoted either way)
+_SPACED = re.compile(r"""["'][:,] """)
 
 
 def laid_out_as(raw: str, result: Result) -> str:
