@@ -173,8 +173,8 @@ async def take_compare(out: Path) -> Path:
     """The comparison screen once every backend is in, the tiny-fragments one highlighted."""
     from fraglens.app.screens.compare import CompareApp
     from fraglens.net.compare import make_backends
-    from fraglens.net.cost import Prices
     from fraglens.net.request import build_spec
+    from fraglens.report.cost import PriceOptions, UserPrices
 
     captures = sorted(str(p) for p in COMPARE_CAPTURES.glob("*.*") if p.suffix != ".md")
     with serving(captures) as url:
@@ -184,7 +184,7 @@ async def take_compare(out: Path) -> Path:
             COMPARE_MODELS,
             record_dir=None,
             timeout=30,
-            prices_for=lambda model: Prices(1.0, 4.0, 1.3),
+            prices=PriceOptions(user={"*": UserPrices(1.0, 4.0)}, markup=1.3),
         )
         # the port changes from run to run: the intro names the server instead
         intro = "One request to 5 models behind fraglens serve on loopback, 4 at a time."

@@ -121,7 +121,7 @@ async def test_with_nothing_listening_the_status_says_no_events_and_no_warning()
         port = s.getsockname()[1]
     call = LiveCall(spec_for(f"http://127.0.0.1:{port}"))
     app = make_live_app(call)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(200, 50)) as pilot:
         await wait_until(pilot, lambda: call.status.phase.finished)
         await pilot.pause()
         line = app.query_one(StatusBar).render().plain
