@@ -71,6 +71,10 @@ class StepIndex:
         self.severity: dict[int, int] = {}
         #: event -> its diagnostics, most severe first (what ] and [ go through)
         self.at_event: dict[int, list[Diagnostic]] = {}
+        #: (event, call seq) -> the diagnostics that call raised at that event
+        self.raised: dict[tuple[int, int], list[Diagnostic]] = {}
+        #: call seq -> the event whose id-missing gave it fraglens's own id
+        self.id_made_up: dict[int, int] = {}
         #: (choice, channel) -> running length of its text pieces (append-only, like them)
         self._lengths: dict[tuple[int, str], array] = {}
         self.refresh()
@@ -82,15 +86,23 @@ class StepIndex:
         self.position = {c.seq: i for i, c in enumerate(self.calls)}
         severity: dict[int, int] = {}
         at_event: dict[int, list[Diagnostic]] = {}
+        raised: dict[tuple[int, int], list[Diagnostic]] = {}
+        made_up: dict[int, int] = {}
         for d in self.diagnostics_at(None):
             if d.event is not None:
                 rank = SEVERITY_RANK[d.severity]
                 severity[d.event] = max(rank, severity.get(d.event, -1))
                 at_event.setdefault(d.event, []).append(d)
+                if d.call is not None:
+                    raised.setdefault((d.event, d.call), []).append(d)
+                    if d.code == "id-missing":
+                        made_up[d.call] = d.event
         for found in at_event.values():
             found.sort(key=lambda d: -SEVERITY_RANK[d.severity])  # stable: calls in order
         self.severity = severity
         self.at_event = at_event
+        self.raised = raised
+        self.id_made_up = made_up
         self.diagnostic_events = sorted(severity)
 
     # -- the stream --------------------------------------------------------

@@ -108,20 +108,15 @@ class CallCard(ComponentStyles, Titled, Prerendered):
         #: the last search's pattern: its matches are marked in the text shown
         self.highlight: re.Pattern[str] | None = None
         self._shows: tuple = ()
-        #: the event at which fraglens made up an id for the call (none came)
-        self._made_up_at: int | None = None
 
     def _synthetic_id(self, step: int) -> str | None:
         """The id fraglens gave the call when none came, from the event that
         says so (``id-missing``) on: the card then says what the diagnostic says."""
         call = self.call
-        if call.synthetic_id is None:
+        made_up_at = self.index.id_made_up.get(call.seq)
+        if call.synthetic_id is None or made_up_at is None or made_up_at > step:
             return None
-        if self._made_up_at is None:
-            said = self.index.diagnostics_at(None)
-            found = (d.event for d in said if d.code == "id-missing" and d.call == call.seq)
-            self._made_up_at = next((e for e in found if e is not None), -1)
-        return call.synthetic_id if 0 <= self._made_up_at <= step else None
+        return call.synthetic_id
 
     def show(
         self, step: int, boundaries: bool, selected: bool, highlight: re.Pattern[str] | None = None

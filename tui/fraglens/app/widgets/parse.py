@@ -212,7 +212,7 @@ class CallResult(ComponentStyles, Prerendered):
 
     def _raised_now(self, step: int) -> list[Diagnostic]:
         """The diagnostics this call raised at event ``step``."""
-        return [d for d in self.index.at_event.get(step, ()) if d.call == self.call.seq]
+        return self.index.raised.get((step, self.call.seq), [])
 
     def _now_lines(self, step: int) -> list[RenderableType]:
         """What this call raised at the step, under its verdict: where ] lands,
