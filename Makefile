@@ -54,6 +54,7 @@ bench: $(TEST)
 	$(BIN)/python bench/fit_timing.py
 	$(BIN)/python bench/chunking.py
 	$(BIN)/python bench/leaks.py
+	$(BIN)/python bench/scrub.py
 
 conformance: $(APP)
 	$(BIN)/python ../shared/tools/conformance.py --cmd "$(BIN)/fraglens check --json" -v

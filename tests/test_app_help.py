@@ -121,3 +121,21 @@ async def test_the_flows_screen_lists_the_flows_keys_not_the_debuggers():
         assert f" {line.split(what)[0]}".rstrip().endswith(f" {key}"), line
     assert not [tip for tip in DEBUGGER_ONLY if tip in text]
     assert "(unbound)" not in text and "Buffers" not in text
+
+
+async def test_the_diff_screen_lists_its_keys_not_the_panes():
+    from fraglens.app.screens.diff import DiffApp, DiffScreen
+    from fraglens.cli.diff import read
+    from fraglens.engine.reassembler import DEFAULT_MAX_ARG_BYTES
+    from fraglens.report.diff import diff_doc
+
+    a, b = str(SAMPLES / "demo.sse"), str(FIT)
+    (a_stream, a_doc), (b_stream, b_doc) = (read(p, None, DEFAULT_MAX_ARG_BYTES) for p in (a, b))
+    app = DiffApp(diff_doc(a, a_doc, b, b_doc), (a, a_stream, a_doc), (b, b_stream, b_doc))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, DiffScreen)
+        expected, text = await open_help(app, pilot)
+    assert [what for what in expected if what not in text] == []
+    assert "Open capture A in the three panes" in text and "Diff" in text
+    assert "Buffers" not in text and not [tip for tip in DEBUGGER_ONLY if tip in text]

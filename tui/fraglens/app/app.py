@@ -812,7 +812,7 @@ class FraglensApp(App[int]):
         what = f"arguments of #{self.index.position[call.seq]} {call.name_at(self.step)}"
         if result.status not in ("ok", "empty"):
             what += f" ({result.status})"
-        clipboard.copy(self, clipboard.pretty_json(result.arguments), what)
+        clipboard.copy(self, clipboard.pretty_json(result.arguments), what, self.stream.secrets)
 
     def action_copy_raw(self) -> None:
         call = self.index.call(self.selected)
@@ -820,7 +820,7 @@ class FraglensApp(App[int]):
             return
         text = call.text[: call.length_at(self.step)]
         what = f"raw arguments of #{self.index.position[call.seq]} {call.name_at(self.step)}"
-        clipboard.copy(self, text, what)
+        clipboard.copy(self, text, what, self.stream.secrets)
 
     def action_copy_message(self) -> None:
         text, notes = clipboard.message_for_history(self.stream)

@@ -58,7 +58,8 @@ def body_of(data: bytes, name: str) -> tuple[bytes, str | None]:
         body = parse_recording(data).body
     elif framed.framing == "har":
         har = json.loads(data)
-        body = parse_recording(har_entry_to_recording(har, default_entry(har))).body
+        recording = har_entry_to_recording(har, default_entry(har), fingerprints=False)
+        body = parse_recording(recording).body
     else:
         body = data
     inner = framed.meta.get("body_framing") if framed.framing in ("recording", "har") else None

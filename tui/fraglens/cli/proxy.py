@@ -14,6 +14,7 @@ from types import FrameType
 from typing import Any
 
 from ..net.limits import DEFAULT_LIMITS, Limits
+from ..redact import redact_url
 from .common import CliError, add_otlp_options, add_read_caps, add_stall_option, size
 
 DEFAULT_PORT = 8788
@@ -202,7 +203,7 @@ def _serve(args: argparse.Namespace, upstream: Any, sock: Any, exporter: Any) ->
             # printed
             proxy.start()
             print(
-                f"fraglens proxy: {proxy.url} -> {upstream}\n"
+                f"fraglens proxy: {proxy.url} -> {redact_url(str(upstream))}\n"
                 f"fraglens proxy: point your client's base URL at {base}",
                 file=sys.stderr,
                 flush=True,

@@ -11,14 +11,16 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from ..engine.plural import counted
+from ..redact import Secrets
 from .events import FramingError
 from .recording import RecordingWriter, recorded_url
 
-__all__ = ["default_entry", "har_entry_to_recording", "list_streams"]
+__all__ = ["default_entry", "entry_secrets", "har_entry_to_recording", "list_streams"]
 
 # Request keys that mark an LLM API call across OpenAI, Anthropic, Gemini, Cohere.
 _CHAT_REQUEST_KEYS = frozenset({"messages", "contents", "input", "prompt", "tools"})
@@ -151,7 +153,11 @@ def _ms(timings: Mapping[str, Any], phase: str) -> float:
     value = timings.get(phase)
     # HAR spells "not applicable" as -1
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value)
+        try:
+            ms = float(value)
+        except OverflowError:  # a 400-digit integer: no timing at all
+            return 0.0
+        return ms if math.isfinite(ms) else 0.0
     return 0.0
 
 
@@ -169,8 +175,18 @@ class _Buffer:
         pass
 
 
-def har_entry_to_recording(har: Mapping[str, Any], index: int) -> bytes:
-    """Entry ``index`` as a fraglens recording (secrets redacted, HAR timings kept)."""
+def entry_secrets(har: Mapping[str, Any], index: int) -> Secrets:
+    """The credentials entry ``index``'s request carried (its headers by name, its
+    URL): a HAR keeps them whole, and the server may have echoed them anywhere."""
+    request = _section(_entries(har)[index], "request")
+    return Secrets.of_request(_pairs(request), str(request.get("url", "")))
+
+
+def har_entry_to_recording(har: Mapping[str, Any], index: int, fingerprints: bool = True) -> bytes:
+    """Entry ``index`` as a fraglens recording (HAR timings kept): its credentials
+    redacted by name and scrubbed by value everywhere (the request's URL, headers
+    and body, the response's headers and body), and their fingerprints in the
+    header unless ``fingerprints`` is False (a caller that keeps only the body)."""
     entries = _entries(har)
     if not 0 <= index < len(entries):
         raise FramingError(f"the HAR has no entry {index}: it has {len(entries)}")
@@ -180,6 +196,10 @@ def har_entry_to_recording(har: Mapping[str, Any], index: int) -> bytes:
     timings = _section(entry, "timings")
     first_byte = sum(_ms(timings, phase) for phase in _WAIT_PHASES) / 1000
     body_end = first_byte + _ms(timings, "receive") / 1000
+    if not math.isfinite(body_end):  # finite phases whose sum is not
+        first_byte = body_end = 0.0
+    secrets = entry_secrets(har, index)
+    scrub = secrets.scrub_text
 
     out = _Buffer()
     writer = RecordingWriter(out)
@@ -187,15 +207,17 @@ def har_entry_to_recording(har: Mapping[str, Any], index: int) -> bytes:
     writer.start(
         {
             "method": request.get("method", "GET"),
-            "url": request.get("url", ""),
-            "headers": _pairs(request),
-            "body": _request_body(entry),
+            "url": scrub(str(request.get("url", ""))),
+            "headers": [(name, scrub(value)) for name, value in _pairs(request)],
+            "body": secrets.scrub_value(_request_body(entry)),
         },
         created=started if isinstance(started, str) else None,
+        secrets=secrets.fingerprints() if fingerprints and secrets else None,
     )
     status = response.get("status")
-    writer.response(status if isinstance(status, int) else 0, _pairs(response), t=first_byte)
+    headers = [(name, scrub(value)) for name, value in _pairs(response)]
+    writer.response(status if isinstance(status, int) else 0, headers, t=first_byte)
     body = _body(entry)
     if body:
-        writer.chunk(body_end, body)
+        writer.chunk(body_end, secrets.scrub(body))
     return b"".join(out.parts)

@@ -8,7 +8,7 @@ exactly. Version 1, one JSON object per line:
 
     {"fraglens":"recording","version":1,"created":"2026-01-02T03:04:05.678Z",
      "request":{"method":"POST","url":"...","headers":{...},"body":{...}},
-     "format":"openai-chat"}                           header, first; format optional
+     "format":"openai-chat","secrets":{...}}           header, first; format, secrets optional
     {"response":{"status":200,"headers":{...}},"t":0.41}  when the headers came
     {"t":0.412,"b":"data: {...}\\n\\n"}                  one line per network read
     {"t":0.430,"b64":"ZGF0YTog4oCm"}                    a read that is not UTF-8 on its own
@@ -17,7 +17,9 @@ exactly. Version 1, one JSON object per line:
 ``t`` is seconds since the request was sent. Readers ignore keys and line
 kinds they do not know, so version 1 can grow; an incompatible change bumps
 ``version``, and a reader refuses versions newer than it knows. Secrets are
-redacted before anything is written (``fraglens.redact``).
+redacted before anything is written (``fraglens.redact``); ``secrets`` holds
+the fingerprints of the ones the request carried (``redact.Fingerprints``: never
+a value), so that a report can scrub a key the response streamed in pieces.
 
 This module knows the container only; ``detect.read_stream`` turns a recording
 into events. It does no I/O of its own: the writer is handed an open file.
@@ -28,13 +30,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from ..redact import REDACTED, Headers, redact_headers, redact_url
+from ..redact import REDACTED, Fingerprints, Headers, redact_headers, redact_url
 from .events import FramingError
 
 __all__ = [
@@ -131,8 +134,10 @@ class RecordingWriter:
         *,
         format: str | None = None,
         created: datetime | str | None = None,
+        secrets: Fingerprints | None = None,
     ) -> None:
-        """``request``: method, url, headers and body (a JSON value, text or bytes)."""
+        """``request``: method, url, headers and body (a JSON value, text or bytes);
+        ``secrets``: the fingerprints of the credentials it carried."""
         if self._started:
             raise ValueError("RecordingWriter.start() was already called")
         if isinstance(created, datetime):
@@ -146,6 +151,8 @@ class RecordingWriter:
         }
         if format:
             header["format"] = format
+        if secrets:
+            header["secrets"] = secrets.as_json()
         self._started = True
         self._write(header)
 
@@ -180,7 +187,14 @@ class RecordingWriter:
         if self._ended:
             raise ValueError("RecordingWriter.end() was already called")
         line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self._fp.write(line if self._text else line.encode("utf-8"))
+        try:
+            data = line.encode("utf-8")
+        except UnicodeEncodeError:
+            # a lone surrogate (a HAR's URL, a hand-made body) has no UTF-8: escaped,
+            # as JSON allows, the line is still the same value
+            line = json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n"
+            data = line.encode("ascii")
+        self._fp.write(line if self._text else data)
         self._fp.flush()
 
 
@@ -202,11 +216,13 @@ class Recording:
     truncated: bool = False
     #: lines before the last that could not be read (a damaged file)
     skipped_lines: int = 0
+    #: the fingerprints of the request's credentials, for scrubbing reports
+    secrets: Fingerprints | None = None
 
     @property
     def end_time(self) -> float | None:
         """When the stream ended: the end line's time, else the last read's."""
-        if self.end is not None and isinstance(self.end.get("t"), (int, float)):
+        if self.end is not None and self.end.get("t") is not None:
             return float(self.end["t"])
         return self.chunks[-1][0] if self.chunks else None
 
@@ -223,6 +239,7 @@ class Recording:
             "chunks": len(self.chunks),
             "truncated": self.truncated,
             "skipped_lines": self.skipped_lines,
+            "secrets": self.secrets,
         }
 
     @property
@@ -250,8 +267,14 @@ def is_recording(data: bytes) -> bool:
 
 
 def _time(value: Any) -> float | None:
+    """A line's ``t`` as seconds, or None: a hand-made file may hold a 400-digit
+    integer or ``1e999``, which no clock reads and no float holds."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        try:
+            seconds = float(value)
+        except OverflowError:
+            return None
+        return seconds if math.isfinite(seconds) else None
     return None
 
 
@@ -281,6 +304,7 @@ def parse_recording(data: bytes) -> Recording:
         created=header.get("created") if isinstance(header.get("created"), str) else None,
         request=_redact_request(request),
         format=header.get("format") if isinstance(header.get("format"), str) else None,
+        secrets=Fingerprints.from_json(header.get("secrets")),
     )
     last = len(lines) - 1
     for number, obj in _lines(lines):
@@ -307,7 +331,9 @@ def parse_recording(data: bytes) -> Recording:
             if _time(obj.get("t")) is not None:
                 rec.response["t"] = _time(obj.get("t"))
         elif "end" in obj:
-            rec.end = {key: obj[key] for key in ("end", "error", "t") if key in obj}
+            rec.end = {key: obj[key] for key in ("end", "error") if key in obj}
+            if _time(obj.get("t")) is not None:
+                rec.end["t"] = _time(obj.get("t"))
     return rec
 
 

@@ -132,6 +132,7 @@ class _RunReading:
     ) -> None:
         self.stream = stream
         self.meta: dict[str, Any] = meta or {}
+        stream.secrets = self.meta.get("secrets")
         self._reader = reader
         self._data = data
         self.done = False
@@ -292,6 +293,7 @@ class FramedReading:
             sse_body=(framed.meta.get("body_framing") or framed.framing) == "sse",
             source=framed.events.source if isinstance(framed.events, EventLog) else None,
         )
+        self.stream.secrets = framed.meta.get("secrets")
         self._events: Sequence[RawEvent] = framed.events
         self._pos = 0
         self.done = False

@@ -18,6 +18,7 @@ from ..adapters.envelope import Envelope, Envelopes
 from ..engine.fragments import StreamError, ToolDelta
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from ..framing.events import EventLog, RawEvent
+from ..redact import Fingerprints, Secrets
 
 #: every wire format fraglens reads: one per adapter, in the adapters' order
 FORMATS = tuple(ADAPTERS)
@@ -71,6 +72,9 @@ class Stream:
         #: recording's end line, a live call, a proxied flow): a wait after the last
         #: event (a read timeout) is part of the timing, not lost
         self.ended_at: float | None = None
+        #: the credentials a report of this stream scrubs out (``report.document``): a
+        #: live call's, a recording's fingerprints; None: nothing is known
+        self.secrets: Secrets | Fingerprints | None = None
         self._pending: list[tuple[int, Any, str | None]] = []
         self._guess: str | None = None
         #: the tool deltas in arrival order, for the naive comparison

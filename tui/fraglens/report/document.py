@@ -107,7 +107,8 @@ def build_report(
 ) -> dict[str, Any]:
     """``fit``: the calls checked against the declared tools, when they are known;
     ``prices``: how to price the usage (the table's prices by default);
-    ``request_model``: the model the request named, where it is known."""
+    ``request_model``: the model the request named, where it is known. Every
+    credential the stream knows of (``Stream.secrets``) is scrubbed out."""
     r = stream.reassembler
     calls = ordered_calls(stream)
     position = {c.seq: i for i, c in enumerate(calls)}
@@ -177,6 +178,9 @@ def build_report(
         ]
     if compare and stream.naive_log is not None:
         doc["naive"] = naive(stream)
+    if stream.secrets:
+        # a key the response streamed in pieces is whole only here, where they are joined
+        doc = stream.secrets.scrub_value(doc)
     return doc
 
 

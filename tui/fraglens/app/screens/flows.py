@@ -32,6 +32,7 @@ from ...fit.verdicts import fit_for_request
 from ...net.proxy.flows import Flow, FlowRow, FlowState, FlowStore
 from ...net.proxy.record import recording_name, save_flow
 from ...reading.stream import Stream
+from ...redact import redact_url
 from ...report.text import STATUS_STYLE
 from ..app import FraglensApp
 from ..keys import BINDINGS as DEBUGGER_BINDINGS
@@ -556,7 +557,8 @@ def run_flows_app(
     """Start the proxy (``ChildProxy``, or ``ProxyServer`` on a thread), run the app,
     stop the proxy when the app quits."""
     intro = (
-        f"Listening on {server.url}, forwarding to {server.upstream}. Point your client's "
+        f"Listening on {server.url}, forwarding to {redact_url(str(server.upstream))}. Point"
+        " your client's "
         f"base URL at {base_url} and keep its key where it is."
     )
     if server.record_dir is not None:

@@ -13,7 +13,7 @@ user's app is waiting for: measured, the app in the same process added
 The lines, one JSON object each (headers already redacted by the child)::
 
     {"x": 1, "open": {"method", "path", "url", "headers", "body64", "started", "t0",
-                      "unscrubbed"}}
+                      "unscrubbed", "secrets"}}
     {"x": 1, "response": {"status", "headers", "at"}}
     {"x": 1, "at": 12.5, "b64": "...", "n": 512}        the body's copy; n bytes forwarded
     {"x": 1, "at": 12.6, "stopped": "..."}              the copy stopped, and why
@@ -24,7 +24,9 @@ No key crosses the pipe: the child redacts headers and URLs by name and
 scrubs every value the request's credentials had out of what it reports (the
 request's path, headers and body, the response headers, the body's copy:
 ``decoded.py``); ``unscrubbed`` names the credentials too short to scrub, for
-the flow to say so.
+the flow to say so, and ``secrets`` carries their fingerprints
+(``redact.Fingerprints``), with which a report finds and scrubs a key the
+response streamed in pieces without ever holding it.
 
 The child stops when its stdin closes (the parent quit or died), or on SIGINT
 or SIGTERM (uvicorn's graceful shutdown, then exit 0, as on SIGINT).
@@ -48,7 +50,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from ...redact import redact_headers
+from ...redact import Fingerprints, redact_headers
 from ..limits import DEFAULT_LIMITS, Limits, mib
 from .flows import FlowStore
 from .sink import Opened, StoreSink
@@ -58,6 +60,9 @@ __all__ = ["ChildProxy", "PipeSink"]
 
 # -- the child -------------------------------------------------------------------------
 
+
+#: where the parent puts the upstream for the child (its argv would show a key to ps)
+UPSTREAM_ENV = "FRAGLENS_PROXY_UPSTREAM"
 
 #: how far the parent may fall behind (bytes written to the pipe, not yet read)
 #: before the flows stop getting body bytes: the pipe's buffer is this process's memory
@@ -102,6 +107,7 @@ class PipeSink:
                     "started": x.started,
                     "t0": x.t0,
                     "unscrubbed": x.unscrubbed,
+                    "secrets": x.secrets.as_json() if x.secrets else None,
                 },
             }
         )
@@ -179,10 +185,12 @@ def _interrupt(signum: int, frame: object) -> None:
 def child_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fraglens.net.proxy.child")
     parser.add_argument("--fd", type=int, required=True)
-    parser.add_argument("--upstream", required=True)
+    parser.add_argument("--upstream", default=os.environ.get(UPSTREAM_ENV))
     parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_LIMITS.max_body)
     parser.add_argument("--max-decoded-bytes", type=int, default=DEFAULT_LIMITS.max_decoded)
     args = parser.parse_args(argv)
+    if not args.upstream:
+        parser.error(f"--upstream (or ${UPSTREAM_ENV}) is required")
     # uvicorn stops gracefully on SIGTERM as on SIGINT, then raises the signal
     # again once its own handler is gone: here that is a KeyboardInterrupt too,
     # so the pipe is closed and the exit is 0, not death by SIGTERM
@@ -239,9 +247,11 @@ class ChildProxy:
         root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        # not on the command line, which every user of the machine can list (ps): the
+        # upstream may carry a password or a key
+        env[UPSTREAM_ENV] = str(self.upstream)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "fraglens.net.proxy.child", "--fd", str(fd),
-             "--upstream", str(self.upstream),
              "--max-body-bytes", str(self.limits.max_body),
              "--max-decoded-bytes", str(self.limits.max_decoded)],
             pass_fds=(fd,),
@@ -301,6 +311,7 @@ class ChildProxy:
                     started=o["started"],
                     t0=o["t0"],
                     unscrubbed=[str(w) for w in o.get("unscrubbed", ())],
+                    secrets=Fingerprints.from_json(o.get("secrets")),
                 )
             )
         elif "end" in obj:

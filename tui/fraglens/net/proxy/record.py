@@ -63,7 +63,9 @@ def end_reason(flow: Flow) -> tuple[str, str | None]:
 
 
 def _write_all(flow: Flow, writer: RecordingWriter) -> None:
-    writer.start(flow.request_record(), format=flow.format, created=_created(flow))
+    writer.start(
+        flow.request_record(), format=flow.format, created=_created(flow), secrets=flow.secrets
+    )
     if flow.status is not None:
         writer.response(flow.status, flow.response_headers, flow.response_t)
     for t, data in flow.chunks:
@@ -100,7 +102,9 @@ class LiveRecording:
         self._fp: IO[bytes] | None = fp
         self.flow = flow
         writer = RecordingWriter(self._fp)
-        writer.start(flow.request_record(), format=flow.format, created=_created(flow))
+        writer.start(
+            flow.request_record(), format=flow.format, created=_created(flow), secrets=flow.secrets
+        )
         flow.writer = writer
         flow.saved_to = str(self.path)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ...redact import redact_headers, redact_url
+from ...redact import Fingerprints, redact_headers, redact_url
 from ..limits import DEFAULT_LIMITS, Limits
 from .flows import Flow, FlowState, FlowStore, decoded_format
 from .record import LiveRecording
@@ -63,6 +63,8 @@ class Opened:
     t0: float
     #: where the credentials too short to scrub by value came from
     unscrubbed: list[str] = field(default_factory=list)
+    #: the credentials' fingerprints, for the reports to scrub (never their values)
+    secrets: Fingerprints | None = None
 
 
 class FlowSink(Protocol):
@@ -119,6 +121,7 @@ class StoreSink:
             model=_model(x.body),
             started=x.started,
             t0=x.t0,
+            secrets=x.secrets,
         )
         for where in x.unscrubbed:
             flow.notes.append(
