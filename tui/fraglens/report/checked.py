@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine.plural import counted
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..fit.budget import DEFAULT_BUDGET
 from ..fit.tools import Tool
@@ -61,7 +62,7 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
         raise NoResponse(f"{path}: {_nothing(framed.meta)}")
     if not stream.model_response:
         raise NoResponse(f"{path}: no model response found ({stream.framing} of "
-                         f"{len(stream.events)} event(s), none of them a model API's)")
+                         f"{counted(len(stream.events), 'event')}, none of them a model API's)")
     tools = list(opts.tools) if opts.tools is not None else None
     request = framed.meta.get("request")
     fit = fit_for_request(stream, request, tools, opts.schema_budget)
