@@ -92,6 +92,7 @@ class CompareScreen(Screen):
         self.intro = intro
         #: the finished backends, in the order they finished (the table's rows)
         self.shown: list[Backend] = []
+        self._ready = False
         self.doc: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
@@ -111,10 +112,13 @@ class CompareScreen(Screen):
         for backend in self.shown:  # finished before the screen was mounted
             self._add_row(backend)
         self._show_status()
+        # Textual counts the screen mounted before this handler has run (and so
+        # before its table has columns): a result arriving then waits in shown
+        self._ready = True
 
     def add(self, backend: Backend) -> None:
         self.shown.append(backend)
-        if self.is_mounted:
+        if self._ready:
             self._add_row(backend)
             self._show_status()
 
@@ -128,7 +132,7 @@ class CompareScreen(Screen):
 
     def finished(self, doc: dict[str, Any]) -> None:
         self.doc = doc
-        if self.is_mounted:
+        if self._ready:
             self._show_status()
             self._show_detail()
 
