@@ -7,6 +7,7 @@ import argparse
 from ..fit.tools import Tool, ToolsError, read_tools
 from ..fit.verdicts import fit_for_request
 from ..reading.capture import load_stream
+from ..reading.stream import Stream
 from ..report.document import build_report, exit_code
 from .common import CliError, add_stall_option, add_stream_options, read_json, write_json
 
@@ -49,16 +50,23 @@ def load_tools(path: str) -> list[Tool]:
         raise CliError(f"--tools {path}: {exc}") from None
 
 
+def refuse_unread(stream: Stream, source: str) -> None:
+    """A CliError (exit 2) when the stream holds nothing to judge: every
+    headless reading of a capture (``check``, ``fraglens PATH`` without a
+    terminal) refuses the same captures with the same line."""
+    if not stream.events:
+        raise CliError(f"{source}: no events in the stream")
+    if not stream.model_response:
+        raise CliError(f"{source}: no model response found ({stream.framing} of "
+                       f"{len(stream.events)} event(s), none of them a model API's)")
+
+
 def run(args: argparse.Namespace) -> int:
     tools = load_tools(args.tools) if args.tools else None
     stream, framed = load_stream(
         args.path, format=args.format, max_arg_bytes=args.max_arg_bytes, keep_naive=args.compare
     )
-    if not stream.events:
-        raise CliError(f"{args.path}: no events in the stream")
-    if not stream.model_response:
-        raise CliError(f"{args.path}: no model response found ({stream.framing} of "
-                       f"{len(stream.events)} event(s), none of them a model API's)")
+    refuse_unread(stream, args.path)
     fit = fit_for_request(stream, framed.meta.get("request"), tools)
     doc = build_report(stream, compare=args.compare, fit=fit, stall_ms=args.stall_ms)
     if args.chunking:

@@ -11,7 +11,7 @@ from ..fit.verdicts import Fit, fit_for_request
 from ..reading.capture import LoadError, demo_bytes, read_bytes
 from ..reading.progressive import Loading
 from ..reading.stream import Stream
-from .check import load_tools
+from .check import load_tools, refuse_unread
 from .common import EXIT_CODES, CliError, add_stream_options
 
 EXAMPLES = """\
@@ -77,14 +77,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_report(loading: Loading, source: str, tools: list[Tool] | None) -> int:
-    """No terminal to show the app on: the check report, and a line saying so."""
+    """No terminal to show the app on: the check report, and a line saying so;
+    what ``check`` refuses is refused here with its line and exit code."""
+    while not loading.done:
+        loading.advance()
+    try:
+        refuse_unread(loading.stream, source)
+    except CliError as exc:
+        print(f"fraglens: error: {exc}", file=sys.stderr)
+        return 2
     print(
         "fraglens: not a terminal, so not opening the debugger: this is the "
         "`fraglens check` report (run `fraglens check --help` for its options)",
         file=sys.stderr,
     )
-    while not loading.done:
-        loading.advance()
     from ..report.document import build_report, exit_code
     from ..report.text import print_report
 
