@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..net.cost import Prices
-from ..net.limits import Limits
+from ..net.limits import DEFAULT_LIMITS, Limits
 from ..net.request import (
     DEFAULT_TIMEOUT,
     EVENTSTREAM_FORMATS,
@@ -30,6 +30,7 @@ from .common import (
     non_negative,
     positive,
     read_json,
+    size,
     write_json,
 )
 
@@ -146,7 +147,16 @@ def build(p: argparse.ArgumentParser) -> None:
     add_read_caps(
         caps,
         line="the longest SSE line or event, or event-stream message, read",
-        decoded="the most a compressed body may inflate to",
+        decoded="the most a compressed body may inflate to (a body sent uncompressed is not "
+        "limited by it)",
+    )
+    caps.add_argument(
+        "--max-stream-bytes",
+        type=size,
+        default=DEFAULT_LIMITS.max_stream,
+        metavar="N",
+        help="the longest response body kept, decoded (default 1G, the most `check` reads "
+        "back from a recording)",
     )
     add_stall_option(p)
     add_price_options(p)
@@ -285,7 +295,8 @@ def call_from_args(args: argparse.Namespace) -> LiveCall:
             open(args.record, "wb").close()
         except OSError as exc:
             raise CliError(f"--record {args.record}: {exc.strerror or exc}") from None
-    limits = Limits(max_line=args.max_line_bytes, max_decoded=args.max_decoded_bytes)
+    limits = Limits(max_line=args.max_line_bytes, max_decoded=args.max_decoded_bytes,
+                    max_stream=args.max_stream_bytes)
     return LiveCall(
         spec,
         record=args.record,
