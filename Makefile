@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 APP := $(VENV)/.installed-app
 TEST := $(VENV)/.installed-test
 
-.PHONY: demo test test-deep lint screenshots bench conformance diagnostics-doc clean
+.PHONY: demo test test-deep lint screenshots bench fuzz conformance diagnostics-doc clean
 
 # the app alone: what a user gets from `pip install .`
 $(APP): pyproject.toml
@@ -53,6 +53,11 @@ bench: $(TEST)
 	$(BIN)/python bench/proxy.py
 	$(BIN)/python bench/fit_timing.py
 	$(BIN)/python bench/chunking.py
+
+# 5,000 mutated streams, recordings and HARs, each under a hang watchdog; the
+# suite runs the first few hundred of the same cases (tests/test_fuzz.py)
+fuzz: $(TEST)
+	$(BIN)/python bench/fuzz.py --cases 5000
 
 conformance: $(APP)
 	$(BIN)/python ../shared/tools/conformance.py --cmd "$(BIN)/fraglens check --json" -v
