@@ -134,6 +134,7 @@ def main() -> int:
     for line in failures:
         label, _, what = line.partition(" ")
         command, _, error = what.partition(": ")
+        command = command.split(" -o ")[0]  # a path of this run's own
         kind = error.split(":")[0] if ":" in error else error
         groups.setdefault(f"{command}: {kind}", []).append(label)
     for key, labels in sorted(groups.items(), key=lambda kv: -len(kv[1])):
