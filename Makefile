@@ -53,6 +53,7 @@ bench: $(TEST)
 	$(BIN)/python bench/proxy.py
 	$(BIN)/python bench/fit_timing.py
 	$(BIN)/python bench/chunking.py
+	$(BIN)/python bench/leaks.py
 
 # 5,000 mutated streams, recordings and HARs, each under a hang watchdog; the
 # suite runs the first few hundred of the same cases (tests/test_fuzz.py)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -21,11 +22,14 @@ from ..report.document import dumps
 __all__ = [
     "CliError",
     "EXIT_CODES",
+    "add_otlp_options",
+    "otlp_wanted",
     "add_stall_option",
     "add_stream_options",
     "count",
     "non_negative",
     "positive",
+    "positive_count",
     "read_json",
     "size",
     "write_json",
@@ -81,6 +85,7 @@ def _number(kind: type, above_zero: bool) -> Callable[[str], Any]:
 positive = _number(float, above_zero=True)
 non_negative = _number(float, above_zero=False)
 count = _number(int, above_zero=False)
+positive_count = _number(int, above_zero=True)
 
 
 def add_stream_options(p: argparse.ArgumentParser) -> None:
@@ -145,3 +150,29 @@ def read_json(path: str, what: str) -> Any:
         return json.loads(data)
     except (ValueError, RecursionError) as exc:
         raise CliError(f"{what} {path}: not JSON ({exc})") from None
+
+
+def add_otlp_options(p: argparse.ArgumentParser, what: str = "exchange") -> None:
+    """``--otlp URL`` and ``--otlp-content``: one OpenTelemetry span per ``what``."""
+    p.add_argument(
+        "--otlp",
+        metavar="URL",
+        help=f"send one OpenTelemetry span per {what} over OTLP/HTTP to URL/v1/traces "
+        "(default: $OTEL_EXPORTER_OTLP_ENDPOINT when set; needs fraglens[otel])",
+    )
+    p.add_argument(
+        "--otlp-content",
+        action="store_true",
+        help="put the calls' text and arguments in the spans (gen_ai.output.messages); "
+        "off by default, as the conventions ask",
+    )
+
+
+def otlp_wanted(args: argparse.Namespace) -> bool:
+    """Spans are asked for: ``--otlp``, or an OTLP endpoint in the environment
+    (``net/otlp.py`` says which one is used). Checked before the exporter's
+    module is loaded, so that a plain ``check`` loads nothing of ``net``."""
+    return bool(args.otlp) or any(
+        value and name.startswith("OTEL_EXPORTER_OTLP_") and name.endswith("ENDPOINT")
+        for name, value in os.environ.items()
+    )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..net.cost import Prices
 from ..net.request import RequestSpec
-from .common import CliError, count, read_json, write_json
+from .common import CliError, add_otlp_options, count, read_json, write_json
 from .live import (
     add_price_options,
     add_request_options,
@@ -63,6 +63,7 @@ def build(p: argparse.ArgumentParser) -> None:
         metavar="FILE.json",
         help='per model, per million tokens: {"gpt-4o": {"input": 2.5, "output": 10}}',
     )
+    add_otlp_options(p, "backend")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the comparison as JSON")
     out.add_argument(
@@ -159,17 +160,52 @@ def backends_from_args(args: argparse.Namespace) -> list[Backend]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..net.otlp import OtlpUnavailable, exporter_for
+
+    try:
+        exporter = exporter_for(args.otlp, "fraglens compare")
+    except OtlpUnavailable as exc:
+        raise CliError(str(exc)) from None
+    try:
+        return _run(args, exporter)
+    finally:
+        if exporter is not None:
+            exporter.close()
+
+
+def _span(args: argparse.Namespace, exporter: Any, backend: Backend) -> None:
+    """The span of one backend's call, once it has ended."""
+    from ..net.live import Phase
+    from ..net.otlp import export_exchange
+    from ..report.document import build_report
+
+    call = backend.call
+    status, stream = call.status, call.stream
+    doc = build_report(stream) if stream.events else None
+    error = None if status.phase is Phase.DONE else (status.message or status.phase.value)
+    export_exchange(exporter, doc, stream, content=args.otlp_content, model=backend.model,
+                    duration=status.elapsed, error=error)
+
+
+def _run(args: argparse.Namespace, exporter: Any) -> int:
     backends = backends_from_args(args)
     if args.app:
         from ..app.screens.compare import run_compare_app
 
         url = backends[0].call.spec.for_record()["url"]  # a key in the URL never shows
-        return run_compare_app(backends, concurrency=args.concurrency, source=url)
+        code = run_compare_app(backends, concurrency=args.concurrency, source=url)
+        if exporter is not None:
+            for backend in backends:
+                if backend.call.status.elapsed:
+                    _span(args, exporter, backend)
+        return code
     import asyncio
 
     from ..net.compare import compare_doc, compare_exit, run_backends
 
     def done(backend: Backend) -> None:
+        if exporter is not None:
+            _span(args, exporter, backend)
         if not args.json and backend.row is not None:
             state = backend.row["error"] or "done"
             print(f"fraglens: compare: {backend.model}: {state}", file=sys.stderr)

@@ -11,7 +11,7 @@ from ..fit.verdicts import Fit, fit_for_request
 from ..reading.capture import LoadError, demo_bytes, read_bytes
 from ..reading.progressive import Loading
 from ..reading.stream import Stream
-from .check import load_tools, refuse_unread
+from .check import load_tools
 from .common import EXIT_CODES, CliError, add_stream_options
 
 EXAMPLES = """\
@@ -81,9 +81,11 @@ def _print_report(loading: Loading, source: str, tools: list[Tool] | None) -> in
     what ``check`` refuses is refused here with its line and exit code."""
     while not loading.done:
         loading.advance()
+    from ..report.checked import refuse_unread
+
     try:
         refuse_unread(loading.stream, source)
-    except CliError as exc:
+    except LoadError as exc:
         print(f"fraglens: error: {exc}", file=sys.stderr)
         return 2
     print(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from ..net.request import (
 )
 from .common import (
     CliError,
+    add_otlp_options,
     add_read_caps,
     add_stall_option,
     non_negative,
@@ -159,6 +161,7 @@ def build(p: argparse.ArgumentParser) -> None:
         "back from a recording)",
     )
     add_stall_option(p)
+    add_otlp_options(p, "call")
     add_price_options(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument(
@@ -307,10 +310,42 @@ def call_from_args(args: argparse.Namespace) -> LiveCall:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..net.otlp import OtlpUnavailable, exporter_for
+
+    try:
+        exporter = exporter_for(args.otlp, "fraglens live")
+    except OtlpUnavailable as exc:
+        raise CliError(str(exc)) from None
     call = call_from_args(args)
-    if not (args.headless or args.json):
-        return run_app(args, call)
-    return run_headless(args, call)
+    made = [call]  # the app may make the call again: the span is the last one's
+    started = time.time()
+    try:
+        if not (args.headless or args.json):
+            return run_app(args, call, made)
+        return run_headless(args, call)
+    finally:
+        if exporter is not None:
+            _export(args, exporter, made[-1], started)
+            exporter.close()
+
+
+def _export(args: argparse.Namespace, exporter: Any, call: LiveCall, started: float) -> None:
+    """The span of the call, once it has ended."""
+    from ..fit.verdicts import fit_for_request
+    from ..net.live import Phase
+    from ..net.otlp import export_exchange
+    from ..report.document import build_report
+
+    status, stream = call.status, call.stream
+    doc = None
+    if stream.events:
+        fit = fit_for_request(stream, {"body": call.spec.body})
+        doc = build_report(stream, fit=fit, stall_ms=args.stall_ms)
+    model = call.spec.body.get("model") if isinstance(call.spec.body, dict) else None
+    error = None if status.phase is Phase.DONE else (status.message or status.phase.value)
+    export_exchange(exporter, doc, stream, content=args.otlp_content,
+                    model=model if isinstance(model, str) else None,
+                    started=started, duration=status.elapsed, error=error)
 
 
 def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
@@ -356,7 +391,8 @@ def finish_code(status: LiveStatus, doc: dict[str, Any] | None) -> int:
     return 130 if status.phase is Phase.CANCELLED else 2
 
 
-def run_app(args: argparse.Namespace, call: LiveCall) -> int:
+def run_app(args: argparse.Namespace, call: LiveCall, made: list[LiveCall] | None = None) -> int:
+    """The app over the call; ``made``: every call it makes is appended."""
     from ..app.live import AGAIN, make_live_app
     from ..net.live import Phase
 
@@ -365,6 +401,8 @@ def run_app(args: argparse.Namespace, call: LiveCall) -> int:
     while app.run() == AGAIN:
         attempt += 1
         call = call.again(record=_numbered(args.record, attempt))
+        if made is not None:
+            made.append(call)
         app = make_live_app(call)
     status = call.status
     code = 0

@@ -62,6 +62,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "parallel-wrapper": ("warning", "one multi_tool_use.parallel call wraps several calls"),
     "text-with-tool-calls": ("info", "assistant text alongside tool calls"),
     "tool-markup-in-content": ("warning", "tool-call markup leaked into text"),
+    "tool-call-rejected": ("warning", "the provider refused the model's tool call"),
     "frame-damaged": ("error", "binary framing failed a checksum; bytes were skipped"),
     "frame-truncated": ("error", "the stream ended inside a binary message"),
     "tool-input-error": ("warning", "the client SDK rejected a call's input"),

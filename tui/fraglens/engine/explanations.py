@@ -40,6 +40,19 @@ class Explanation:
 # -- building the wire examples ---------------------------------------------------
 
 
+def _families_table() -> str:
+    """The leaked-markup families, from their table (engine/leaks.py)."""
+    from .leaks import FAMILIES
+
+    rows = ["| family | how it is written | what makes the server parse it |", "|---|---|---|"]
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")  # a bar inside a cell, even in code, splits it
+
+    rows += [f"| {cell(f.label)} (`{f.key}`) | {cell(f.shape)} | {cell(f.fix)} |"
+             for f in FAMILIES]
+    return "\n".join(rows)
+
+
 def _data(payload: Any) -> str:
     return "data: " + json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
@@ -702,16 +715,41 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Nothing. Clients that assume text or calls, never both, drop one of them.",
     ),
     "tool-markup-in-content": Explanation(
-        means="The text content holds tool-call markup (`<tool_call>`, `[TOOL_CALLS]`, "
-              "`<|python_tag|>`, ...): the server did not turn the model's output into "
-              "tool calls.",
+        means="The text content holds a tool call in the markup the model's chat template "
+              "taught it: the server did not turn the model's output into tool calls (its "
+              "tool-call parser is off, or is another model's). The client sees text and "
+              "never runs the tool. The families fraglens knows:\n\n" + _families_table(),
         wire=_wire(
             _text('<tool_call>{"name":"get_time","arguments":{}}</tool_call>'),
             _finish("stop"),
         ),
-        did="Named the markup it found and made no call out of the text.",
-        todo="Turn on the server's tool-call parser for this model (with vLLM, "
-             "`--enable-auto-tool-choice` and `--tool-call-parser`).",
+        did="Named the family and made no call out of the text. Each call the markup holds "
+            "is read out of it and listed under `leaked` in `check --json` (name, arguments "
+            "judged like a real call's: ok, repaired, truncated, invalid; the choice, the "
+            "offset in its text and the event it began at), never counted as a call. A "
+            "warning: the exit status is unchanged.",
+        todo="Turn on the server's tool-call parser for this model, the one the message names "
+             "(the last column above). With vLLM that is `--enable-auto-tool-choice` and "
+             "`--tool-call-parser NAME`; with llama.cpp, `--jinja` (the model's own chat "
+             "template); with Ollama, a model whose template declares tools.",
+    ),
+    "tool-call-rejected": Explanation(
+        means="The provider refused the model's tool call and ended the stream with an "
+              "error that carries what the model generated (Groq: code `tool_use_failed` "
+              "with `failed_generation`): the model wrote a call the provider could not "
+              "parse, or one to a tool the request did not declare.",
+        wire=_wire(
+            _data({"error": {
+                "message": "Failed to call a function. Please adjust your prompt.",
+                "type": "invalid_request_error", "code": "tool_use_failed",
+                "failed_generation": '<function=get_time>{"tz": "UTC"}</function>'}}),
+        ),
+        did="Kept the error (`error-event`) and read the generation like leaked markup: "
+            "each call in it is listed under `leaked` with `source: error` and the error's "
+            "event; a generation no family reads is listed whole, without a name.",
+        todo="Read the attempted call: a wrong tool name, arguments that are not JSON, or "
+             "markup instead of a call. Retrying often works; fewer or simpler tools, a lower "
+             "temperature, or a system prompt that asks for one call at a time make it rarer.",
     ),
     "frame-damaged": Explanation(
         means="Part of a binary event stream (AWS Bedrock) did not hold together: a "
@@ -822,7 +860,16 @@ def explain(code: str, width: int = 78) -> str:
     entry = EXPLANATIONS[code]
 
     def para(text: str, indent: str = "") -> list[str]:
-        return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent)
+        out: list[str] = []
+        for block in text.split("\n\n"):
+            if out:
+                out.append("")
+            if block.startswith("|"):  # a table: its rows stay whole
+                out += [indent + row.replace("\\|", "|") for row in block.splitlines()]
+            else:
+                out += textwrap.wrap(block, width, initial_indent=indent,
+                                     subsequent_indent=indent)
+        return out
 
     lines = [f"{code} ({severity}): {summary}", "", *para(entry.means), ""]
     if entry.tools is not None:

@@ -34,6 +34,7 @@ from .fragments import (
     ToolOutput,
     Usage,
 )
+from .leaks import BY_KEY, Leaked, judge, rejected, scan
 from .slots import SlotResolver, clean
 
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
@@ -88,11 +89,6 @@ _ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 Chosen = ToolDelta | TextDelta | ArgsFinal | Finish | ToolOutput
 _CHOSEN = (ToolDelta, TextDelta, ArgsFinal, Finish, ToolOutput)
 
-_MARKUP = re.compile(
-    r"<tool_call>|</tool_call>|\[TOOL_CALLS\]|<\|tool_call|<\|python_tag\|>|<function=|"
-    r"✿FUNCTION✿|<\|tool▁calls▁begin\|>|<tool_calls>"
-)
-
 
 @dataclass
 class ChoiceState:
@@ -126,6 +122,9 @@ class Reassembler:
         self.terminal: tuple[int, str] | None = None
         #: fragments nothing could be attributed to: kept, never dropped
         self.unattributed: list[tuple[int, ToolDelta]] = []
+        #: calls the model meant that arrived as text or in a rejected
+        #: generation: shown, never made calls (engine/leaks.py)
+        self.leaked: list[Leaked] = []
         self.closed_at: int | None = None
         self._slots = SlotResolver(self)
         self._once: set[str] = set()
@@ -495,6 +494,16 @@ class Reassembler:
     def _error(self, event: int, err: StreamError) -> None:
         self.errors.append((event, err.message))
         self.diag("error-event", err.message, event)
+        if err.generation is not None:
+            found = rejected(err.generation, event)
+            self.leaked.extend(found)
+            names = ", ".join(str(f.piece.name) for f in found if f.piece.name) or "no call"
+            self.diag(
+                "tool-call-rejected",
+                f"the provider refused the model's call and sent back what it generated: "
+                f"{names} (see leaked)",
+                event,
+            )
         for call in self.calls:
             if not call.finalized:
                 # a call whose arguments were already one whole value was closed
@@ -606,22 +615,39 @@ class Reassembler:
                     "text-with-tool-calls", f"choice {number} has text besides its calls",
                     max(first_text, min(c.first_event for c in calls)),
                 )
-            m = _MARKUP.search(content)
-            if m:
-                # at the event whose text completed the markup
-                end, at = 0, ch.text[-1][0]
-                for e, piece in ch.text:
-                    end += len(piece)
-                    if end >= m.end():
-                        at = e
-                        break
-                self.diag(
-                    "tool-markup-in-content",
-                    f"choice {number}: tool-call markup {m.group(0)!r} in the text; "
-                    "no call was invented from it",
-                    at,
-                )
+            self._leaked_in_text(number, ch, content)
+        # a refused call was read when its error came, the text's only now
+        self.leaked.sort(key=lambda found: found.event)
         self._choice_drift()
+
+    def _leaked_in_text(self, number: int, ch: ChoiceState, content: str) -> None:
+        """``tool-markup-in-content``: markup of a known family in the text,
+        said at the event whose text completed its opener; the calls read out
+        of it go to ``leaked`` with the event their markup began at."""
+        marks, pieces = scan(content)
+        if not marks:
+            return
+        ends = list(accumulate(len(p) for _, p in ch.text))
+
+        def event_at(offset: int) -> int:
+            return ch.text[min(bisect_right(ends, offset), len(ends) - 1)][0]
+
+        found = [judge(p, "text", number, event_at(p.start)) for p in pieces]
+        self.leaked.extend(found)
+        first = marks[0]
+        family = BY_KEY[(found[0].piece.family if found else None) or first.family]
+        if found:
+            names = ", ".join(str(f.piece.name) for f in found[:5])
+            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+            read = f"{len(found)} call(s) read from it ({names}{more}), none made"
+        else:
+            read = "no call could be read from it"
+        self.diag(
+            "tool-markup-in-content",
+            f"choice {number}: {family.label} markup {first.opener!r} in the text; {read}. "
+            f"The server should parse it: {family.fix}",
+            event_at(first.end - 1),
+        )
 
     def _choice_drift(self) -> None:
         """``choice-index-unstable``: choices that each keep their own index (an

@@ -32,6 +32,7 @@ from ..framing.events import Framed, FramingError, RawEvent
 from ..framing.har import default_entry, har_entry_to_recording
 from ..framing.recording import Recording, parse_recording
 from ..reading.capture import LoadError, demo_bytes, read_bytes, stream_from_framed
+from ..report.identity import streamed_identity
 from .request import NDJSON_FORMATS
 
 __all__ = ["Chaos", "Pace", "Plan", "Source", "Write", "load_source", "plan", "source_from_bytes"]
@@ -160,29 +161,9 @@ def source_from_bytes(data: bytes, name: str) -> Source:
     return source
 
 
-#: how many events to look through for the model's name (it rides on the first ones)
-_MODEL_EVENTS = 8
-
-
 def _streamed_model(events: Sequence[RawEvent]) -> str | None:
-    """The model a stream names in its first chunks: ``model`` (Chat Completions),
-    ``message.model`` (Anthropic), ``response.model`` (Responses), ``modelVersion``
-    (Gemini); None when none does."""
-    for ev in events[:_MODEL_EVENTS]:
-        if ev.kind != "data":
-            continue
-        try:
-            doc = json.loads(ev.data)
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(doc, dict):
-            continue
-        for holder in (doc, doc.get("message"), doc.get("response")):
-            if isinstance(holder, dict):
-                for key in ("model", "modelVersion"):
-                    if isinstance(holder.get(key), str) and holder[key]:
-                        return str(holder[key])
-    return None
+    """The model a stream names in its first chunks; None when none does."""
+    return streamed_identity(events).model
 
 
 def _recording_of(data: bytes, framed: Framed) -> Recording:

@@ -12,8 +12,10 @@ from typing import Any
 from ..engine.calls import Call
 from ..engine.diagnostics import SEVERITY_RANK
 from ..engine.finalize import OK_STATUSES
+from ..engine.leaks import Leaked
 from ..fit.verdicts import Fit
 from ..reading.stream import Stream
+from .identity import streamed_identity
 from .timing import DEFAULT_STALL_MS, stream_timing
 
 SCHEMA_VERSION = 1
@@ -68,6 +70,29 @@ def call_json(call: Call, position: int) -> dict[str, Any]:
     return out
 
 
+def leaked_json(found: Leaked, errors: dict[int, str]) -> dict[str, Any]:
+    """A call the model meant that never became one (engine/leaks.py); one a
+    provider refused carries the error it came in."""
+    piece, result = found.piece, found.result
+    out: dict[str, Any] = {
+        "family": piece.family,
+        "name": piece.name,
+        "arguments_raw": piece.raw,
+        "status": result.status,
+        "arguments": result.arguments,
+        "repairs": list(result.repairs),
+        "source": found.source,
+        "choice": found.choice,
+        "offset": piece.start,
+        "event": found.event,
+    }
+    if piece.built is not None:
+        out["arguments_built"] = piece.built  # what the XML pairs say, as JSON
+    if found.source == "error":
+        out["error"] = errors.get(found.event)
+    return out
+
+
 def build_report(
     stream: Stream,
     compare: bool = False,
@@ -90,6 +115,8 @@ def build_report(
     doc: dict[str, Any] = {
         "fraglens": SCHEMA_VERSION,
         "format": stream.format,
+        # the model the stream names (None for Bedrock's, which names none)
+        "model": streamed_identity(stream.events).model,
         "framing": stream.framing,
         "end": stream.end,
         "events": len(stream.events),
@@ -102,6 +129,9 @@ def build_report(
             str(n): "".join(p for _, p in ch.text) for n, ch in sorted(r.choices.items()) if ch.text
         },
         "calls": [call_json(c, i) for i, c in enumerate(calls)],
+        # always present, so scripts can read it without a guard: calls that
+        # leaked into the text or a rejected generation, never counted as calls
+        "leaked": [leaked_json(found, dict(r.errors)) for found in r.leaked],
         "diagnostics": diagnostics,
     }
     reasoning = {
