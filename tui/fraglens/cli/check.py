@@ -12,10 +12,12 @@ from ..report.document import exit_code
 from .common import (
     CliError,
     add_otlp_options,
+    add_price_options,
     add_stall_option,
     add_stream_options,
     otlp_wanted,
     positive_count,
+    price_options,
     read_json,
     write_json,
 )
@@ -75,6 +77,7 @@ def build(p: argparse.ArgumentParser) -> None:
     add_stall_option(p)
     add_stream_options(p)
     add_otlp_options(p, "capture")
+    add_price_options(p)
 
 
 def load_tools(path: str) -> list[Tool]:
@@ -94,6 +97,7 @@ def options(args: argparse.Namespace) -> CheckOptions:
         chunking=args.chunking,
         stall_ms=args.stall_ms,
         tools=tuple(tools) if tools is not None else None,
+        prices=price_options(args),
     )
 
 

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..net.cost import Prices
 from ..net.request import RequestSpec
-from .common import CliError, add_otlp_options, count, read_json, write_json
-from .live import (
+from .common import (
+    CliError,
+    add_otlp_options,
     add_price_options,
+    count,
+    price_options,
+    write_json,
+)
+from .live import (
     add_request_options,
     bedrock_signer,
     is_bedrock,
@@ -29,7 +33,7 @@ from .live import (
 if TYPE_CHECKING:  # httpx and asyncio load only when the calls are made
     from ..net.compare import Backend
 
-__all__ = ["build", "prices_for", "run"]
+__all__ = ["build", "run"]
 
 EXAMPLES = """\
 examples:
@@ -57,12 +61,7 @@ def build(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="write one recording per model there (MODEL.jsonl); created if missing",
     )
-    price = add_price_options(p, ", every model")
-    price.add_argument(
-        "--prices",
-        metavar="FILE.json",
-        help='per model, per million tokens: {"gpt-4o": {"input": 2.5, "output": 10}}',
-    )
+    add_price_options(p, ", every model")
     add_otlp_options(p, "backend")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the comparison as JSON")
@@ -81,36 +80,6 @@ def _models(text: str) -> list[str]:
             raise CliError(f"--models: {m!r} is listed twice")
         seen.add(m)
     return models
-
-
-def _price(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise CliError(f"{where}: a price must be a number, not {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise CliError(f"{where}: a price must be 0 or more, not {value!r}")
-    return float(value)
-
-
-def prices_for(args: argparse.Namespace) -> Callable[[str], Prices | None]:
-    """Each model's prices: its entry in --prices, else --price-in/--price-out, else none."""
-    table: dict[str, Prices] = {}
-    if args.prices:
-        doc = read_json(args.prices, "--prices")
-        if not isinstance(doc, dict):
-            raise CliError(f"--prices {args.prices}: expected an object mapping model -> prices")
-        for model, entry in doc.items():
-            where = f"--prices {args.prices}: {model}"
-            if isinstance(entry, dict) and {"input", "output"} <= entry.keys():
-                pair = (entry["input"], entry["output"])
-            elif isinstance(entry, list) and len(entry) == 2:
-                pair = (entry[0], entry[1])
-            else:
-                raise CliError(f'{where}: expected {{"input": X, "output": Y}} or [X, Y]')
-            table[model] = Prices(_price(pair[0], where), _price(pair[1], where), args.markup)
-    default = None
-    if args.price_in is not None or args.price_out is not None:
-        default = Prices(args.price_in or 0.0, args.price_out or 0.0, args.markup)
-    return lambda model: table.get(model, default)
 
 
 def _spec_for(args: argparse.Namespace, models: list[str]) -> Callable[[str], RequestSpec]:
@@ -152,10 +121,10 @@ def backends_from_args(args: argparse.Namespace) -> list[Backend]:
     if args.concurrency < 1:
         raise CliError("--concurrency: at least 1")
     spec_for = _spec_for(args, models)
-    prices = prices_for(args)
+    prices = price_options(args)
     record_dir = _record_dir(args.record_dir)
     return make_backends(
-        spec_for, models, record_dir=record_dir, timeout=args.timeout, prices_for=prices
+        spec_for, models, record_dir=record_dir, timeout=args.timeout, prices=prices
     )
 
 

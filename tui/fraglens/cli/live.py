@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..net.cost import Prices
 from ..net.limits import DEFAULT_LIMITS, Limits
 from ..net.request import (
     DEFAULT_TIMEOUT,
@@ -27,10 +26,11 @@ from ..net.request import (
 from .common import (
     CliError,
     add_otlp_options,
+    add_price_options,
     add_read_caps,
     add_stall_option,
-    non_negative,
     positive,
+    price_options,
     read_json,
     size,
     write_json,
@@ -41,7 +41,6 @@ if TYPE_CHECKING:  # httpx and asyncio load only when a call is made, not for `c
     from ..net.live import LiveCall, LiveStatus
 
 __all__ = [
-    "add_price_options",
     "add_request_options",
     "bedrock_signer",
     "build",
@@ -124,22 +123,6 @@ def add_request_options(p: argparse.ArgumentParser, *, one_model: bool = True) -
         metavar="S",
         help=f"seconds to wait for a connection or between two reads (default {DEFAULT_TIMEOUT:g})",
     )
-
-
-def add_price_options(p: argparse.ArgumentParser, each: str = "") -> argparse._ArgumentGroup:
-    """The "cost" group: ``--price-in``, ``--price-out`` and ``--markup``, as
-    ``live`` and ``compare`` take them (``each``: words after a price's help)."""
-    price = p.add_argument_group("cost")
-    price.add_argument(
-        "--price-in", type=non_negative, metavar="X", help=f"per million input tokens{each}"
-    )
-    price.add_argument(
-        "--price-out", type=non_negative, metavar="Y", help=f"per million output tokens{each}"
-    )
-    price.add_argument(
-        "--markup", type=positive, default=1.0, metavar="M", help="multiplies the cost (1.3)"
-    )
-    return price
 
 
 def build(p: argparse.ArgumentParser) -> None:
@@ -283,12 +266,6 @@ def _inputs(args: argparse.Namespace) -> tuple[dict[str, Any] | None, list[Any] 
     return body, tools
 
 
-def prices_from_args(args: argparse.Namespace) -> Prices | None:
-    if args.price_in is None and args.price_out is None:
-        return None
-    return Prices(args.price_in or 0.0, args.price_out or 0.0, args.markup)
-
-
 def call_from_args(args: argparse.Namespace) -> LiveCall:
     from ..net.live import LiveCall
 
@@ -304,7 +281,7 @@ def call_from_args(args: argparse.Namespace) -> LiveCall:
         spec,
         record=args.record,
         timeout=args.timeout,
-        prices=prices_from_args(args),
+        prices=price_options(args),
         limits=limits,
     )
 

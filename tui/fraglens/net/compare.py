@@ -27,9 +27,9 @@ import httpx
 from ..engine.finalize import OK_STATUSES
 from ..reading.stream import Stream
 from ..report.chunking import chunking_profile
+from ..report.cost import PriceOptions
 from ..report.document import build_report, exit_code, ordered_calls
 from ..report.timing import stream_timing
-from .cost import Prices
 from .live import LiveCall, LiveStatus, Phase
 from .proxy.flows import worst_status
 from .request import RequestSpec
@@ -72,7 +72,7 @@ def make_backends(
     *,
     record_dir: Path | None,
     timeout: float,
-    prices_for: Callable[[str], Prices | None],
+    prices: PriceOptions | None = None,
 ) -> list[Backend]:
     """One call per model, each with its own request body and recording file."""
     backends = []
@@ -85,7 +85,7 @@ def make_backends(
             spec_for(model),
             record=record,
             timeout=timeout,
-            prices=prices_for(model),
+            prices=prices,
             transport=httpx.AsyncHTTPTransport(),
         )
         backends.append(Backend(model, call, None if record is None else str(record)))
@@ -122,7 +122,8 @@ def backend_row(
 ) -> dict[str, Any]:
     """What one backend did, as ``compare --json`` prints it."""
     stream = call.stream
-    doc = build_report(stream) if stream.events else None
+    doc = build_report(stream, prices=call.prices, request_model=model) if stream.events \
+        else None
     failed = status.phase is not Phase.DONE or doc is None
     error = None
     if failed:
@@ -139,8 +140,8 @@ def backend_row(
         "chunking": chunking_profile(stream) if doc else None,
         "timing": _timing(stream, status) if doc else None,
         "usage": doc["usage"] if doc else None,
-        # to a billionth of the currency: no float noise (0.0005773999999999999)
-        "cost": None if status.cost is None else round(status.cost, 9),
+        # the report's: the same figure check and the app give for the recording
+        "cost": doc["cost"] if doc else None,
         "ok": doc is not None and not failed and exit_code(doc) == 0,
     }
 
@@ -218,7 +219,15 @@ def _differing_keys(values: list[Any]) -> list[str]:
 
 def compare_doc(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     agree, differences = agreement(rows)
-    return {"backends": list(rows), "agree": agree, "differences": differences}
+    priced = sorted((r for r in rows if r.get("cost")), key=lambda r: r["cost"]["total"])
+    return {
+        "backends": list(rows),
+        "agree": agree,
+        "differences": differences,
+        # cheapest first; a backend without a cost (no usage, no price) is not ranked
+        "by_cost": [r["model"] for r in priced],
+        "prices": sorted({r["cost"]["source"] for r in priced}),
+    }
 
 
 def compare_exit(doc: dict[str, Any]) -> int:

@@ -16,6 +16,7 @@ from ..fit.tools import Tool
 from ..fit.verdicts import fit_for_request
 from ..reading.capture import LoadError, load_stream, stream_from_bytes
 from ..reading.stream import Stream
+from .cost import PriceOptions
 from .document import build_report
 from .timing import DEFAULT_STALL_MS
 
@@ -49,6 +50,8 @@ class CheckOptions:
     stall_ms: float = DEFAULT_STALL_MS
     #: ``--tools``: the declared tools, else those of the request a capture holds
     tools: tuple[Tool, ...] | None = None
+    #: how the usage is priced (the table's prices by default)
+    prices: PriceOptions | None = None
 
 
 def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[dict[str, Any],
@@ -64,10 +67,19 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
         stream, framed = stream_from_bytes(data, path, **kwargs)
     refuse_unread(stream, path)
     tools = list(opts.tools) if opts.tools is not None else None
-    fit = fit_for_request(stream, framed.meta.get("request"), tools)
-    doc = build_report(stream, compare=opts.compare, fit=fit, stall_ms=opts.stall_ms)
+    request = framed.meta.get("request")
+    fit = fit_for_request(stream, request, tools)
+    doc = build_report(stream, compare=opts.compare, fit=fit, stall_ms=opts.stall_ms,
+                       prices=opts.prices, request_model=_request_model(request))
     if opts.chunking:
         from .chunking import chunking_profile
 
         doc["chunking"] = chunking_profile(stream)
     return doc, stream
+
+
+def _request_model(request: Any) -> str | None:
+    """The model a recording's or HAR's request names, if it does."""
+    body = request.get("body") if isinstance(request, dict) else None
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) and model else None

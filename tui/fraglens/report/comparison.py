@@ -50,7 +50,7 @@ def backend_cells(row: dict[str, Any]) -> tuple[Text, ...]:
         Text(str(chunking.get("fragments", "-"))),
         Text("-" if median is None else f"{median:g}"),
         Text(_ms(_first_tool_byte(row))),
-        Text("-" if row["cost"] is None else f"{row['cost']:.6f}"),
+        Text("-" if not row["cost"] else f"{row['cost']['total']:.6f} {row['cost']['currency']}"),
     )
 
 
@@ -98,6 +98,10 @@ def render_compare(doc: dict[str, Any]) -> Group:
     recorded = [row["recording"] for row in rows if row.get("recording")]
     if recorded:
         parts.append(Text(f"recorded: {' '.join(recorded)}", style="dim"))
+    if doc.get("by_cost"):
+        prices = ", ".join(doc.get("prices") or [])
+        parts.append(Text(f"by cost, cheapest first: {', '.join(doc['by_cost'])} "
+                          f"(prices: {prices})"))
     parts.extend(agreement_lines(doc))
     return Group(*parts)
 

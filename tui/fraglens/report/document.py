@@ -15,10 +15,14 @@ from ..engine.finalize import OK_STATUSES
 from ..engine.leaks import Leaked
 from ..fit.verdicts import Fit
 from ..reading.stream import Stream
+from .cost import PriceOptions, cost_of
 from .identity import streamed_identity
 from .timing import DEFAULT_STALL_MS, stream_timing
+from .usage import read_usage
 
-SCHEMA_VERSION = 1
+#: 2: ``usage`` is read into one shape (the reported numbers under ``reported``),
+#: and ``model`` and ``cost`` are given
+SCHEMA_VERSION = 2
 
 
 def ordered_calls(stream: Stream) -> list[Call]:
@@ -98,14 +102,21 @@ def build_report(
     compare: bool = False,
     fit: Fit | None = None,
     stall_ms: float = DEFAULT_STALL_MS,
+    prices: PriceOptions | None = None,
+    request_model: str | None = None,
 ) -> dict[str, Any]:
-    """``fit``: the calls checked against the declared tools, when they are known."""
+    """``fit``: the calls checked against the declared tools, when they are known;
+    ``prices``: how to price the usage (the table's prices by default);
+    ``request_model``: the model the request named, where it is known."""
     r = stream.reassembler
     calls = ordered_calls(stream)
     position = {c.seq: i for i, c in enumerate(calls)}
     found = r.diagnostics()
     if fit is not None:
         found = sorted(found + fit.diagnostics, key=lambda d: (d.event is None, d.event or 0))
+    model = streamed_identity(stream.events).model or request_model
+    usage = read_usage(r.usage[-1][1] if r.usage else None)
+    cost, cost_note = cost_of(usage, model, stream.format, prices or PriceOptions())
     diagnostics = []
     for d in found:
         item = d.as_json()
@@ -115,8 +126,8 @@ def build_report(
     doc: dict[str, Any] = {
         "fraglens": SCHEMA_VERSION,
         "format": stream.format,
-        # the model the stream names (None for Bedrock's, which names none)
-        "model": streamed_identity(stream.events).model,
+        # the model the stream names (else the request's: Bedrock's stream names none)
+        "model": model,
         "framing": stream.framing,
         "end": stream.end,
         "events": len(stream.events),
@@ -124,7 +135,8 @@ def build_report(
             str(n): (ch.finishes[-1][2] if ch.finishes else None)
             for n, ch in sorted(r.choices.items())
         },
-        "usage": r.usage[-1][1] if r.usage else None,
+        "usage": usage.as_json() if usage is not None else None,
+        "cost": cost,
         "text": {
             str(n): "".join(p for _, p in ch.text) for n, ch in sorted(r.choices.items()) if ch.text
         },
@@ -153,6 +165,8 @@ def build_report(
         by_seq = {t["call"]: t for t in timing["calls"]}
         timing["calls"] = [dict(by_seq[c.seq], call=position[c.seq]) for c in calls]
         doc["timing"] = timing
+    if cost_note is not None:
+        doc["cost_note"] = cost_note
     if stream.format_note:
         doc["format_note"] = stream.format_note
     if r.errors:

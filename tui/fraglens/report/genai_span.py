@@ -20,7 +20,6 @@ from typing import Any
 from ..engine.diagnostics import SEVERITY_RANK
 from ..reading.stream import Stream
 from .identity import streamed_identity
-from .usage import tokens
 
 __all__ = ["PROVIDERS", "genai_span"]
 
@@ -106,11 +105,17 @@ def genai_span(
     finishes = [f for _, f in sorted(doc["finish_reasons"].items()) if f]
     if finishes:
         attrs["gen_ai.response.finish_reasons"] = finishes
-    used = tokens(doc.get("usage"))
-    if used is not None and used.input is not None:
-        attrs["gen_ai.usage.input_tokens"] = used.input
-    if used is not None and used.output is not None:
-        attrs["gen_ai.usage.output_tokens"] = used.output
+    used = doc.get("usage") or {}
+    for name, key in (("input_tokens", "input"), ("output_tokens", "output"),
+                      ("cache_read.input_tokens", "cached"),
+                      ("cache_creation.input_tokens", "cache_write")):
+        if used.get(key) is not None:
+            attrs[f"gen_ai.usage.{name}"] = used[key]
+    if used.get("reasoning") is not None:
+        attrs["fraglens.usage.reasoning_tokens"] = used["reasoning"]
+    if doc.get("cost"):
+        attrs["fraglens.cost.total"] = doc["cost"]["total"]
+        attrs["fraglens.cost.currency"] = doc["cost"]["currency"]
     if doc["diagnostics"]:
         worst = max(SEVERITY_RANK[d["severity"]] for d in doc["diagnostics"])
         attrs["fraglens.worst_severity"] = _SEVERITY[worst]

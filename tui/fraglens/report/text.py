@@ -10,7 +10,9 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from .cost import cost_text
 from .document import printable
+from .usage import usage_text
 
 STATUS_STYLE = {
     "ok": "bold green",
@@ -70,6 +72,10 @@ def render(doc: dict[str, Any], source: str) -> Group:
                 name = printable(c["name"])
                 parts.append(Text(f"  call {c['position']} {name}: {printable(line)}", style=style))
     parts.extend(Text(printable(line)) for line in timing_lines(doc))
+    used = usage_text(doc.get("usage"))
+    if used is not None:
+        parts.append(Text(f"usage: {used}"))
+        parts.append(Text(f"cost: {cost_text(doc.get('cost'), doc.get('cost_note'))}"))
     for severity in ("error", "warning", "info"):
         found = [d for d in doc["diagnostics"] if d["severity"] == severity]
         if not found:
