@@ -19,15 +19,29 @@ from .mutants import KINDS, case, run
 
 CASES = int(os.environ.get("FRAGLENS_FUZZ", "300"))
 
+#: failures known and being fixed elsewhere, by the mutation that makes them:
+#: each must still fail (strict), so that the entry goes once it is fixed
+KNOWN = {
+    "+url-surrogate-": "a HAR whose URL holds a lone surrogate: UnicodeEncodeError when its "
+                       "recording is written (the traceback of issue 23's item 4)",
+}
+
 
 @pytest.mark.parametrize("chunk", range(6))
 def test_mutated_captures_exit_0_1_or_2_and_never_raise(tmp_path, capsys, chunk):
     # six slices of the cases, so a run shows progress and a failure is narrower
-    failures = []
+    failures, known = [], []
     for n in range(chunk, CASES, 6):
-        failures += run(case(n), tmp_path / "case")
+        item = case(n)
+        found = run(item, tmp_path / "case")
         capsys.readouterr()
+        if any(mark in item.label for mark in KNOWN):
+            known.append((item.label, bool(found)))
+        else:
+            failures += found
     assert not failures, f"{len(failures)} failures:\n" + "\n".join(failures[:20])
+    fixed = [label for label, failed in known if not failed]
+    assert not fixed, f"known failures that no longer fail (remove them from KNOWN): {fixed}"
 
 
 def test_every_kind_is_made_and_each_case_is_made_again_the_same():
