@@ -113,9 +113,7 @@ class DecodedCopy:
         self._scrubber = Scrubber(secrets or Secrets())
         #: the cap: what a content-encoding may inflate to, and for a body sent
         #: as it is, ``max_plain`` (None: none; ``live`` caps what it keeps itself)
-        self.max_decoded: int | None = (
-            max_plain if isinstance(self._decoder, _Identity) else max_decoded
-        )
+        self._cap = max_plain if isinstance(self._decoder, _Identity) else max_decoded
         #: bytes decoded so far
         self.decoded = 0
         #: why the copy stopped, once it has
@@ -129,7 +127,7 @@ class DecodedCopy:
     def feed(self, raw: bytes) -> bytes:
         if self._decoder is None or self.stopped is not None or self._closed:
             return b""
-        cap = self.max_decoded
+        cap = self._cap
         room = len(raw) if cap is None else cap - self.decoded
         try:
             data = self._decoder.decode(raw, room + 1)
