@@ -27,7 +27,7 @@ import httpx
 from ..engine.finalize import OK_STATUSES
 from ..reading.stream import Stream
 from ..report.chunking import chunking_profile
-from ..report.cost import PriceOptions
+from ..report.cost import PriceOptions, warm
 from ..report.document import build_report, exit_code, ordered_calls
 from ..report.timing import stream_timing
 from .live import LiveCall, LiveStatus, Phase
@@ -105,6 +105,9 @@ async def run_backends(
     # backend then (a fifth of a second on a busy machine, the event loop blocked):
     # loaded here, it counts in no backend's timing instead of in every one running
     anyio.Event()
+    # and the price table: loaded when the first usage came, it stalled every stream
+    for backend in backends:
+        warm(backend.model, backend.call.spec.format, backend.call.prices or PriceOptions())
 
     async def one(backend: Backend) -> None:
         async with gate:

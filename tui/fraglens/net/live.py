@@ -36,7 +36,7 @@ from httpx_sse import aconnect_sse
 from ..framing.events import RawEvent
 from ..framing.recording import RecordingWriter
 from ..reading.stream import Stream
-from ..report.cost import PriceOptions, cost_of
+from ..report.cost import PriceOptions, cost_of, warm
 from ..report.identity import streamed_identity
 from ..report.usage import Tokens, Usage, read_usage
 from .body import LiveBody
@@ -251,6 +251,8 @@ class LiveCall:
             # signed as it starts: AWS refuses a signature minutes old, and a call
             # may wait that long for its turn (compare runs a few at a time)
             self.spec = self.spec.resign()
+        # the price table loads now, not when the usage comes mid-stream
+        warm(self.model, self.spec.format, self.prices or PriceOptions())
         self._t0 = time.monotonic()
         fp, owned = self._open_record()
         writer = RecordingWriter(fp) if fp is not None else None

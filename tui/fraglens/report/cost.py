@@ -38,6 +38,7 @@ from .usage import Usage
 
 __all__ = [
     "FORMAT_PROVIDERS", "PriceOptions", "UserPrices", "cost_of", "cost_text", "table_version",
+    "warm",
 ]
 
 #: the wire format -> the provider whose prices apply, where the format says
@@ -245,6 +246,19 @@ def _table_cost(usage: Usage, model: str, provider: str | None,
     }
     return _document(parts, markup, "USD", source, model=entry["model"],
                      provider=entry["provider"]), None
+
+
+def warm(model: str | None, fmt: str | None, opts: PriceOptions) -> None:
+    """Resolve ``model``'s prices now (the table loads, unless today's cache
+    has them), so that pricing it later costs nothing: ``compare`` does this
+    before its clocks start, as loading the table would stall every stream
+    that shares the event loop."""
+    if model is None or opts.user.get(model) or opts.user.get("*") or table_version() is None:
+        return
+    if fmt == "ollama" and opts.provider is None:
+        return
+    provider = opts.provider if opts.provider is not None else FORMAT_PROVIDERS.get(fmt or "")
+    _resolve(model, provider)
 
 
 def cost_of(usage: Usage | None, model: str | None, fmt: str | None,
