@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from fraglens.engine.fragments import ArgsFinal, Finish, StreamError, TextDelta, ToolDelta
 from fraglens.engine.reassembler import Reassembler
+
+from .conftest import examples
 
 
 def run(*events, finish="tool_calls", max_arg_bytes=None) -> Reassembler:
@@ -580,3 +587,34 @@ def test_a_blank_name_before_any_text_is_no_name():
     r = run(T(0, "c1", "null", ""), T(0, None, "f", "{}"))
     assert summary(r) == [("f", "ok", {})]
     assert "name-changed" not in codes(r)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    values=st.lists(st.dictionaries(st.sampled_from("abc"), st.one_of(
+        st.integers(), st.text(max_size=6), st.dictionaries(st.just("x"), st.integers()))),
+        min_size=1, max_size=4),
+    cuts=st.lists(st.integers(min_value=1, max_value=30), max_size=8),
+    order=st.randoms(use_true_random=False),
+    first=st.sampled_from([0, 1]),
+)
+def test_well_formed_parallel_calls_never_look_switched(values, cuts, order, first):
+    # each call: its header (index, id, name), then its text in pieces under
+    # that index; the calls interleaved in any order that keeps each one's own
+    streams = []
+    for k, value in enumerate(values):
+        text = json.dumps(value)
+        points = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+        pieces = [text[a:b] for a, b in zip(points, points[1:], strict=False)]
+        index = first + k
+        streams.append([T(index, f"c{k}", f"f{k}", ""), *(T(index, args=p) for p in pieces)])
+    events = []
+    while any(streams):
+        stream = order.choice([s for s in streams if s])
+        events.append(stream.pop(0))
+    r = run(*events)
+    # listed in the order they opened: by name, each has its own value
+    assert sorted((c.name, json.dumps(c.result.arguments)) for c in r.calls) == [
+        (f"f{k}", json.dumps(value)) for k, value in enumerate(values)
+    ]
+    assert not {"index-changed", "name-changed", "choice-index-unstable"} & set(codes(r))
