@@ -33,6 +33,7 @@ SDK_WRONG = {
     "name-missing": "Q12: the SDK reports a call that never got a name with the name ''",
     "name-changed": "Q11b: the SDK appends a name re-sent mid-call (read_filenull)",
     "choice-index-unstable": "Q30b: the SDK keeps one choice per choice index it saw",
+    "args-cumulative": "cumulative pieces: the SDK joins every restatement into one text",
 }
 #: quirks with no code of their own, pinned by the sample that shows them
 SDK_WRONG_SAMPLES = {

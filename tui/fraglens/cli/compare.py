@@ -41,7 +41,8 @@ examples:
       --api-key-env AGGREGATOR_KEY --models claude-sonnet-4-5,gpt-4o,glm-4.6 \\
       --prompt "Weather in Paris?" --tools tools.json --prices prices.json --markup 1.3
   fraglens serve captures/*.sse &    # one capture per model, no network
-  fraglens compare --url http://127.0.0.1:8765/v1 --models glm-4.6,qwen3-coder --prompt hi --json"""
+  fraglens compare --url http://127.0.0.1:8765/v1 --models glm-4.6,qwen3-coder --prompt hi --json
+  fraglens compare --url ... --models gpt-4o --prompt hi --repeat 5 --nonstream   # flaky?"""
 
 
 def build(p: argparse.ArgumentParser) -> None:
@@ -55,6 +56,20 @@ def build(p: argparse.ArgumentParser) -> None:
         default=4,
         metavar="N",
         help="how many models are called at once (default 4)",
+    )
+    p.add_argument(
+        "--repeat",
+        type=count,
+        default=1,
+        metavar="N",
+        help="send the request N times per model and report how often each diagnostic and "
+        "each call shape occurred (a flaky backend; default 1)",
+    )
+    p.add_argument(
+        "--nonstream",
+        action="store_true",
+        help="also send it once per model without streaming, and report every streamed call "
+        "that differs from the non-streamed answer",
     )
     p.add_argument(
         "--record-dir",
@@ -123,12 +138,17 @@ def backends_from_args(args: argparse.Namespace) -> list[Backend]:
     spec_for = _spec_for(args, models)
     prices = price_options(args)
     record_dir = _record_dir(args.record_dir)
+    if args.repeat < 1:
+        raise CliError("--repeat: at least 1")
     return make_backends(
-        spec_for, models, record_dir=record_dir, timeout=args.timeout, prices=prices
+        spec_for, models, record_dir=record_dir, timeout=args.timeout, prices=prices,
+        repeat=args.repeat,
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.app and (args.repeat > 1 or args.nonstream):
+        raise CliError("--repeat and --nonstream print their rates and mismatches: not with --app")
     from ..net.otlp import OtlpUnavailable, exporter_for
 
     try:
@@ -170,20 +190,31 @@ def _run(args: argparse.Namespace, exporter: Any) -> int:
         return code
     import asyncio
 
-    from ..net.compare import compare_doc, compare_exit, run_backends
+    from ..net.compare import compare_doc, compare_exit, nonstream_answer, run_backends
 
     def done(backend: Backend) -> None:
         if exporter is not None:
             _span(args, exporter, backend)
         if not args.json and backend.row is not None:
             state = backend.row["error"] or "done"
-            print(f"fraglens: compare: {backend.model}: {state}", file=sys.stderr)
+            run = f" (run {backend.run + 1})" if args.repeat > 1 else ""
+            print(f"fraglens: compare: {backend.model}{run}: {state}", file=sys.stderr)
+
+    async def calls() -> dict[str, dict[str, Any]] | None:
+        await run_backends(backends, concurrency=args.concurrency, on_done=done)
+        if not args.nonstream:
+            return None
+        firsts = {b.model: b for b in backends if b.run == 0}
+        found = await asyncio.gather(
+            *(nonstream_answer(b.call.spec, args.timeout) for b in firsts.values())
+        )
+        return dict(zip(firsts, found, strict=True))
 
     try:
-        asyncio.run(run_backends(backends, concurrency=args.concurrency, on_done=done))
+        answers = asyncio.run(calls())
     except KeyboardInterrupt:
         return 130
-    doc = compare_doc([b.row for b in backends if b.row is not None])
+    doc = compare_doc([b.row for b in backends if b.row is not None], answers)
     if args.json:
         write_json(doc)
     else:

@@ -777,6 +777,96 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="The connection dropped or the capture stopped early: look at timeouts on "
              "the way (load balancer, proxy) and at how the capture was saved.",
     ),
+    "args-cumulative": Explanation(
+        means="Each argument fragment of a call was the whole text so far, not the new "
+              "part: every piece begins with the one before it and is longer. A gateway "
+              "that re-streams snapshots as deltas, a LangGraph model wrapper, an AG-UI "
+              "bridge. Joined, the pieces are no JSON (they end inside a string, or hold "
+              "several values), and a lenient parser makes a wrong value of them. Pieces "
+              "that merely repeat one text are `args-duplicated`, not this.",
+        wire=_wire(
+            _calls(_entry('{"city":', id="call_1", name="get_weather")),
+            _calls(_entry('{"city": "Oslo"}')),
+            _finish("tool_calls"),
+        ),
+        did="Read the last piece as the arguments and judged it like any other call; "
+            "`arguments_streamed` keeps the joined pieces as they came. A warning.",
+        todo="Nothing for the value. Whoever sends the stream should send only the new "
+             "text per fragment (or say the stream is cumulative, as DashScope's "
+             "`incremental_output` does); a client that joins the pieces breaks on it.",
+    ),
+    "args-misrouted": Explanation(
+        means="Argument text arrived under the id of another call: after that call had "
+              "ended, or while a call started later stayed open and then ended with none "
+              "of its own. An AG-UI adapter that kept the first call's `toolCallId` "
+              "(ag-ui issue 1776) does this: the first call's arguments become two glued "
+              "values and the second runs with none.",
+        wire=_wire(
+            _data({"type": "TOOL_CALL_START", "toolCallId": "call_A", "toolCallName": "f"}),
+            _data({"type": "TOOL_CALL_START", "toolCallId": "call_B", "toolCallName": "f"}),
+            _data({"type": "TOOL_CALL_ARGS", "toolCallId": "call_A", "delta": '{"x": 2}'}),
+            _data({"type": "TOOL_CALL_END", "toolCallId": "call_B"}),
+        ),
+        did="Kept the text where the wire put it (as the client glues it), judged both "
+            "calls, and named both in the finding. An error.",
+        todo="Fix the layer that re-streams the calls: each call's deltas must carry its "
+             "own id. Do not run either call from this stream.",
+    ),
+    "args-missing": Explanation(
+        means="A call was started and ended with no argument events between "
+              "(AG-UI `TOOL_CALL_START` then `TOOL_CALL_END`, ag-ui PR 2464). Its "
+              "arguments are an empty string, which a client that parses them rejects, "
+              "even for a tool that takes no arguments.",
+        wire=_wire(
+            _data({"type": "TOOL_CALL_START", "toolCallId": "call_1",
+                   "toolCallName": "get_time"}),
+            _data({"type": "TOOL_CALL_END", "toolCallId": "call_1"}),
+        ),
+        did="Read the arguments as `{}` with status `empty` (not `ok`). A warning.",
+        todo="If the tool takes arguments, the layer that re-streams the call lost them. "
+             "If it takes none, send `{}` as the one argument delta.",
+    ),
+    "result-orphan": Explanation(
+        means="The stream carried a tool's result (AG-UI `TOOL_CALL_RESULT`, a LangGraph "
+              "tool message) for a call id that no call of the stream has: the call was "
+              "never started, or started under another id.",
+        wire=_wire(
+            _data({"type": "TOOL_CALL_RESULT", "messageId": "m1", "toolCallId": "call_9",
+                   "content": "42"}),
+        ),
+        did="Showed the result in the stream view and named the id; no call was made up "
+            "for it. A warning.",
+        todo="Check the ids: a result that answers no call is dropped by most clients, "
+             "and the model never sees it.",
+    ),
+    "index-null-chunk": Explanation(
+        means="A LangChain `tool_call_chunks` entry (LangGraph's `messages` stream) had "
+              "`index: null`. LangChain merges chunks by index, so this one stays apart: "
+              "the client shows a phantom call holding a piece of another's arguments.",
+        wire=_wire(
+            _data([{"type": "AIMessageChunk", "id": "run-1", "content": "",
+                    "tool_call_chunks": [{"name": "f", "args": '{"x": ', "id": "call_1",
+                                          "index": 0}]}, {}]),
+            _data([{"type": "AIMessageChunk", "id": "run-1", "content": "",
+                    "tool_call_chunks": [{"name": None, "args": "1}", "id": None,
+                                          "index": None}]}, {}]),
+        ),
+        did="Read the piece as more of the call its id names, else of the message's "
+            "latest call, and said so. A warning.",
+        todo="Fix the provider integration that drops the index; until then, merge such "
+             "chunks by id or into the open call yourself.",
+    ),
+    "event-unknown": Explanation(
+        means="An event whose type the format does not define (an AG-UI `type` outside "
+              "the protocol, a LangGraph event that is no stream mode): a newer protocol "
+              "version, or a framework's own extension.",
+        wire=_wire(
+            _data({"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}),
+            _data({"type": "TOOL_CALL_PROGRESS", "toolCallId": "call_1"}),
+        ),
+        did="Kept it in the stream view under its type and read nothing from it. Info.",
+        todo="Nothing, unless it carries call data you expected to see: then tell us.",
+    ),
     "tool-input-error": Explanation(
         means="A Vercel AI SDK UI stream sent a `tool-input-error` part: the backend could "
               "not parse the call's input, or it did not match the tool's schema, so the "

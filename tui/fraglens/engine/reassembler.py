@@ -19,6 +19,7 @@ from operator import itemgetter, methodcaller
 from typing import Any
 
 from .calls import Call
+from .cumulative import last_restatement
 from .diagnostics import Diagnostic, make
 from .finalize import Result, finalize
 from .fragments import (
@@ -88,6 +89,13 @@ _ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 #: the ops that belong to one choice
 Chosen = ToolDelta | TextDelta | ArgsFinal | Finish | ToolOutput
 _CHOSEN = (ToolDelta, TextDelta, ArgsFinal, Finish, ToolOutput)
+
+
+#: adapter notices told apart by what they say (they name calls, parts or types)
+_PER_MESSAGE = frozenset(
+    {"chunk-unreadable", "args-misrouted", "args-missing", "result-orphan", "index-null-chunk",
+     "event-unknown"}
+)
 
 
 @dataclass
@@ -298,8 +306,9 @@ class Reassembler:
         keep-alive every second is not 600 findings). Unreadable parts are
         told apart by what they quote: each different one is named, or all
         but the first would be dropped without a word; the same one repeated
-        (a DashScope snapshot re-sends it every event) is named once."""
-        key = f"notice-{code}" if code != "chunk-unreadable" else f"notice-{code}-{message}"
+        (a DashScope snapshot re-sends it every event) is named once. So are
+        the notices that name calls: each pair of calls, each orphan result."""
+        key = f"notice-{code}" if code not in _PER_MESSAGE else f"notice-{code}-{message}"
         if key in self._once:
             return
         self._once.add(key)
@@ -444,6 +453,10 @@ class Reassembler:
         streamed, restated = _json_value(current), _json_value(op.text)
         if streamed is not _NOT_JSON and streamed == restated:
             return  # the same value, spelled differently
+        if streamed is _NOT_JSON and restated is not _NOT_JSON and self._cumulative(call, event):
+            if _json_value(call.final_text) == restated:
+                return  # the last cumulative piece is the value restated: one finding
+            call.restated, call.cumulative = None, False
         if streamed is _NOT_JSON and restated is not _NOT_JSON:
             # the pieces were no JSON (obfuscated, encrypted, or a gateway's
             # own rendering); the format's restatement is: it is the arguments
@@ -512,6 +525,7 @@ class Reassembler:
 
     def _finalize(self, call: Call, event: int, aborted: bool = False) -> None:
         finish = self._choice(call.choice).finish
+        self._cumulative(call, event)
         self._surrogate_split(call)
         result: Result = finalize(
             call.final_text,
@@ -537,6 +551,40 @@ class Reassembler:
                 + ", ".join(c["name"] for c in inner[:5]),
                 event,
             )
+
+    def _cumulative(self, call: Call, event: int) -> bool:
+        """``args-cumulative``: every piece restated the text so far; the last
+        one is the arguments (engine/cumulative.py). Decided again each time
+        the call is finalized, since more pieces may have come."""
+        if call.cumulative:
+            call.restated, call.cumulative = None, False
+        if call.restated is not None or call.obj_seen or call.fragments < 2:
+            return False
+        text, ends = call.text, call.frag_end
+        if call.over_limit:
+            # restatements fill the limit quadratically sooner: the pieces kept
+            # whole still tell, the one cut at the limit is left out
+            ends = ends[:-1]
+            if len(ends) < 2:
+                return False
+            text = text[: ends[-1]]
+        found = last_restatement(text, ends)
+        if found is None:
+            return False
+        last, pieces = found
+        call.restated, call.cumulative = last, True
+        if "args-cumulative" not in call.raised:
+            call.notes.append(
+                "each argument piece restated the text so far: the last one is the arguments"
+            )
+        self.call_once(
+            call,
+            "args-cumulative",
+            f"each of {pieces} argument pieces restated the whole text so far (cumulative, "
+            "not deltas); the last one is read as the arguments",
+            call.frag_event[-1],
+        )
+        return True
 
     def _surrogate_split(self, call: Call) -> None:
         """``args-surrogate-split``: a surrogate pair escape cut between two fragments, said at the

@@ -87,6 +87,10 @@ class Chaos:
     stall_seconds: float = 30.0
     #: answer every request with this HTTP status and a provider-shaped error body
     http_error: int | None = None
+    #: the share of requests the chaos above is applied to (a flaky backend),
+    #: drawn per request from a generator seeded with ``odds_seed``
+    odds: float = 1.0
+    odds_seed: int = 0
 
     def describe(self) -> str:
         bits = []
@@ -100,6 +104,8 @@ class Chaos:
             bits.append(f"stall {self.stall_seconds:g}s after {self.stall_after} events")
         if self.http_error is not None:
             bits.append(f"HTTP {self.http_error}")
+        if bits and self.odds < 1.0:
+            bits.append(f"on {self.odds:.0%} of requests (seed {self.odds_seed})")
         return ", ".join(bits) or "no chaos"
 
 

@@ -1,8 +1,10 @@
 """Which model answered, and the response's id, as the stream's first chunks
 name them: ``model``/``id`` (Chat Completions, Cohere, DashScope, Ollama),
 ``message.model``/``message.id`` (Anthropic), ``response.model``/``response.id``
-(Responses), ``modelVersion``/``responseId`` (Gemini). Bedrock's stream names
-neither (the model is in the request's URL).
+(Responses), ``modelVersion``/``responseId`` (Gemini); LangGraph's
+``[message, metadata]`` pairs name the model in the metadata
+(``ls_model_name``). Bedrock's stream names neither (the model is in the
+request's URL).
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ def streamed_identity(events: Sequence[RawEvent]) -> Identity:
         try:
             doc = json.loads(ev.data)
         except (ValueError, RecursionError):
+            continue
+        if isinstance(doc, list) and len(doc) == 2 and isinstance(doc[1], dict):
+            name = doc[1].get("ls_model_name")  # a LangGraph message's metadata
+            model = model or (name if isinstance(name, str) and name else None)
             continue
         if not isinstance(doc, dict):
             continue
