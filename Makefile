@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 APP := $(VENV)/.installed-app
 TEST := $(VENV)/.installed-test
 
-.PHONY: demo test test-deep lint screenshots bench fuzz conformance diagnostics-doc clean
+.PHONY: demo test test-deep lint screenshots bench fuzz conformance diagnostics-doc e2e-codex clean
 
 # the app alone: what a user gets from `pip install .`
 $(APP): pyproject.toml
@@ -51,9 +51,17 @@ bench: $(TEST)
 	$(BIN)/python bench/live.py
 	$(BIN)/python bench/bedrock_live.py
 	$(BIN)/python bench/proxy.py
+	$(BIN)/python bench/ws_proxy.py
 	$(BIN)/python bench/fit_timing.py
+	$(BIN)/python bench/report_text.py
 	$(BIN)/python bench/chunking.py
 	$(BIN)/python bench/leaks.py
+	$(BIN)/python bench/scrub.py
+
+# outside CI: the Codex CLI (installed from npm into .e2e/ the first time) over
+# WebSocket through fraglens proxy in front of fraglens serve
+e2e-codex: $(APP)
+	$(BIN)/python scripts/e2e_codex.py
 
 # 5,000 mutated streams, recordings and HARs, each under a hang watchdog; the
 # suite runs the first few hundred of the same cases (tests/test_fuzz.py)

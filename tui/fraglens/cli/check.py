@@ -13,12 +13,14 @@ from .common import (
     CliError,
     add_otlp_options,
     add_price_options,
+    add_schema_timeout_option,
     add_stall_option,
     add_stream_options,
     otlp_wanted,
     positive_count,
     price_options,
     read_json,
+    schema_budget,
     write_json,
 )
 
@@ -74,6 +76,7 @@ def build(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="add how the tool calls were cut into fragments (sizes, cuts mid-string...)",
     )
+    add_schema_timeout_option(p)
     add_stall_option(p)
     add_stream_options(p)
     add_otlp_options(p, "capture")
@@ -98,6 +101,7 @@ def options(args: argparse.Namespace) -> CheckOptions:
         stall_ms=args.stall_ms,
         tools=tuple(tools) if tools is not None else None,
         prices=price_options(args),
+        schema_budget=schema_budget(args),
     )
 
 
@@ -112,7 +116,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{len(args.path)} captures given: check reads one, or use --jsonl "
                        "for one line per capture")
     path = args.path[0]
-    doc, stream = checked(path, options(args))
+    opts = options(args)
+    if opts.tools:
+        from ..fit.budget import start
+
+        start()
+    doc, stream = checked(path, opts)
     _export_span(args, doc, stream)
     if args.json:
         write_json(doc)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
+from ..fit.budget import DEFAULT_BUDGET
 from ..fit.tools import Tool
 from ..fit.verdicts import fit_for_request
 from ..reading.capture import LoadError, load_stream, stream_from_bytes
@@ -28,12 +29,13 @@ class NoResponse(LoadError):
     (exit 2, as for input that cannot be read)."""
 
 
-def refuse_unread(stream: Stream, source: str) -> None:
+def refuse_unread(stream: Stream, source: str, meta: dict[str, Any]) -> None:
     """``NoResponse`` when the stream holds nothing to judge: every headless
     reading of a capture (``check``, ``fraglens PATH`` without a terminal)
-    refuses the same captures with the same line."""
+    refuses the same captures with the same line (``meta``: what its
+    framing or recording said of it)."""
     if not stream.events:
-        raise NoResponse(f"{source}: no events in the stream")
+        raise NoResponse(f"{source}: {_nothing(meta)}")
     if not stream.model_response:
         raise NoResponse(f"{source}: no model response found ({stream.framing} of "
                          f"{len(stream.events)} event(s), none of them a model API's)")
@@ -52,6 +54,8 @@ class CheckOptions:
     tools: tuple[Tool, ...] | None = None
     #: how the usage is priced (the table's prices by default)
     prices: PriceOptions | None = None
+    #: ``--schema-timeout``: seconds each call's check against its tool may take (None: no limit)
+    schema_budget: float | None = DEFAULT_BUDGET
 
 
 def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[dict[str, Any],
@@ -65,10 +69,10 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
         stream, framed = load_stream(path, **kwargs)
     else:
         stream, framed = stream_from_bytes(data, path, **kwargs)
-    refuse_unread(stream, path)
+    refuse_unread(stream, path, framed.meta)
     tools = list(opts.tools) if opts.tools is not None else None
     request = framed.meta.get("request")
-    fit = fit_for_request(stream, request, tools)
+    fit = fit_for_request(stream, request, tools, opts.schema_budget)
     doc = build_report(stream, compare=opts.compare, fit=fit, stall_ms=opts.stall_ms,
                        prices=opts.prices, request_model=_request_model(request))
     if opts.chunking:
@@ -76,6 +80,15 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
 
         doc["chunking"] = chunking_profile(stream)
     return doc, stream
+
+
+def _nothing(meta: dict[str, Any]) -> str:
+    """Why a capture holds no event, where its recording says."""
+    response = meta.get("response") or {}
+    status = response.get("status") if isinstance(response, dict) else None
+    if meta.get("transport") == "websocket" and isinstance(status, int) and status != 101:
+        return f"no messages: the WebSocket handshake was answered with HTTP {status}"
+    return "no events in the stream"
 
 
 def _request_model(request: Any) -> str | None:
