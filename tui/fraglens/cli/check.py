@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..engine.plural import counted
 from ..fit.tools import Tool, ToolsError, read_tools
 from ..reading.stream import Stream
 from ..report.checked import CheckOptions, checked
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
             for how in ("by_id", "by_arrival"):
                 keys = doc["naive"][how]
                 sizes = " / ".join(str(k["chars"]) for k in keys)
-                print(f"naive {how}: {len(keys)} key(s), {sizes} chars of arguments")
+                print(f"naive {how}: {counted(len(keys), 'key')}, {sizes} chars of arguments")
         if "chunking" in doc:
             from ..report.chunking import chunking_line
 

@@ -36,6 +36,7 @@ from .fragments import (
     Usage,
 )
 from .leaks import BY_KEY, Leaked, judge, rejected, scan
+from .plural import counted
 from .slots import SlotResolver, clean
 
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
@@ -358,7 +359,8 @@ class Reassembler:
             self.unattributed.append((event, d))
             self.diag(
                 "unattributed-fragment",
-                f"{len(d.args or '')} chars with no index, id or name while several calls "
+                f"{counted(len(d.args or ''), 'char')} with no index, id or name while several "
+                "calls "
                 "are open; kept aside, not guessed",
                 event,
             )
@@ -490,7 +492,7 @@ class Reassembler:
             self.note_once(
                 f"multi-finish-{fin.choice}",
                 "multiple-finish",
-                f"choice {fin.choice} finished {len(ch.finishes)} times",
+                f"choice {fin.choice} finished {counted(len(ch.finishes), 'time')}",
                 event,
             )
         if fin.reason == "length":
@@ -547,7 +549,7 @@ class Reassembler:
             self.call_once(
                 call,
                 "parallel-wrapper",
-                f"one {PARALLEL_WRAPPER} call wrapping {len(inner)} call(s): "
+                f"one {PARALLEL_WRAPPER} call wrapping {counted(len(inner), 'call')}: "
                 + ", ".join(c["name"] for c in inner[:5]),
                 event,
             )
@@ -638,15 +640,17 @@ class Reassembler:
                 if made and reason not in ("tool_calls", "length", "error"):
                     self.diag(
                         "finish-reason-mismatch",
-                        f"choice {number}: finish_reason {raw!r} but {len(made)} tool call(s) "
-                        "were made",
+                        f"choice {number}: finish_reason {raw!r} but "
+                        f"{counted(len(made), 'tool call')} "
+                        f"{'was' if len(made) == 1 else 'were'} made",
                         fin_event,
                     )
             late = [c for c in calls if c.first_event > previous] if ch.finishes else []
             if late and ch.finishes:
                 self.diag(
                     "finish-reason-mismatch",
-                    f"choice {number}: {len(late)} tool call(s) came after the last finish",
+                    f"choice {number}: {counted(len(late), 'tool call')} came after the last "
+                    "finish",
                     late[0].first_event,
                 )
             if not calls and ch.finish == "tool_calls":
@@ -687,7 +691,7 @@ class Reassembler:
         if found:
             names = ", ".join(str(f.piece.name) for f in found[:5])
             more = f" and {len(found) - 5} more" if len(found) > 5 else ""
-            read = f"{len(found)} call(s) read from it ({names}{more}), none made"
+            read = f"{counted(len(found), 'call')} read from it ({names}{more}), none made"
         else:
             read = "no call could be read from it"
         self.diag(

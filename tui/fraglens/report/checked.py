@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine.plural import counted
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..fit.budget import DEFAULT_BUDGET
 from ..fit.tools import Tool
@@ -38,7 +39,7 @@ def refuse_unread(stream: Stream, source: str, meta: dict[str, Any]) -> None:
         raise NoResponse(f"{source}: {_nothing(meta)}")
     if not stream.model_response:
         raise NoResponse(f"{source}: no model response found ({stream.framing} of "
-                         f"{len(stream.events)} event(s), none of them a model API's)")
+                         f"{counted(len(stream.events), 'event')}, none of them a model API's)")
 
 
 @dataclass(frozen=True)
