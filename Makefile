@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 APP := $(VENV)/.installed-app
 TEST := $(VENV)/.installed-test
 
-.PHONY: demo test test-deep lint screenshots bench conformance diagnostics-doc e2e-codex clean
+.PHONY: demo test test-deep lint screenshots bench fuzz conformance diagnostics-doc e2e-codex clean
 
 # the app alone: what a user gets from `pip install .`
 $(APP): pyproject.toml
@@ -62,6 +62,11 @@ bench: $(TEST)
 # WebSocket through fraglens proxy in front of fraglens serve
 e2e-codex: $(APP)
 	$(BIN)/python scripts/e2e_codex.py
+
+# 5,000 mutated streams, recordings and HARs, each under a hang watchdog; the
+# suite runs the first few hundred of the same cases (tests/test_fuzz.py)
+fuzz: $(TEST)
+	$(BIN)/python bench/fuzz.py --cases 5000
 
 conformance: $(APP)
 	$(BIN)/python ../shared/tools/conformance.py --cmd "$(BIN)/fraglens check --json" -v

@@ -90,14 +90,22 @@ def run(args: argparse.Namespace) -> int:
 def _print_report(
     loading: Loading, source: str, tools: list[Tool] | None, budget: float | None
 ) -> int:
-    """No terminal to show the app on: the check report, and a line saying so."""
+    """No terminal to show the app on: the check report, and a line saying so;
+    what ``check`` refuses is refused here with its line and exit code."""
+    while not loading.done:
+        loading.advance()
+    from ..report.checked import refuse_unread
+
+    try:
+        refuse_unread(loading.stream, source, loading.meta)
+    except LoadError as exc:
+        print(f"fraglens: error: {exc}", file=sys.stderr)
+        return 2
     print(
         "fraglens: not a terminal, so not opening the debugger: this is the "
         "`fraglens check` report (run `fraglens check --help` for its options)",
         file=sys.stderr,
     )
-    while not loading.done:
-        loading.advance()
     from ..report.document import build_report, exit_code
     from ..report.text import print_report
 

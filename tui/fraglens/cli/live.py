@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..net.limits import Limits
+from ..net.limits import DEFAULT_LIMITS, Limits
 from ..net.request import (
     DEFAULT_TIMEOUT,
     EVENTSTREAM_FORMATS,
@@ -34,6 +34,7 @@ from .common import (
     price_options,
     read_json,
     schema_budget,
+    size,
     write_json,
 )
 
@@ -140,7 +141,16 @@ def build(p: argparse.ArgumentParser) -> None:
     add_read_caps(
         caps,
         line="the longest SSE line or event, event-stream message, or WebSocket message, read",
-        decoded="the most a compressed body may inflate to",
+        decoded="the most a compressed body may inflate to (a body sent uncompressed is not "
+        "limited by it)",
+    )
+    caps.add_argument(
+        "--max-stream-bytes",
+        type=size,
+        default=DEFAULT_LIMITS.max_stream,
+        metavar="N",
+        help="the longest HTTP response body kept, decoded (default 1G, the most `check` "
+        "reads back from a recording)",
     )
     add_stall_option(p)
     add_schema_timeout_option(p)
@@ -303,7 +313,8 @@ def call_from_args(args: argparse.Namespace) -> LiveCall | WSLiveCall:
             open(args.record, "wb").close()
         except OSError as exc:
             raise CliError(f"--record {args.record}: {exc.strerror or exc}") from None
-    limits = Limits(max_line=args.max_line_bytes, max_decoded=args.max_decoded_bytes)
+    limits = Limits(max_line=args.max_line_bytes, max_decoded=args.max_decoded_bytes,
+                    max_stream=args.max_stream_bytes)
     if spec.method == "GET":  # a WebSocket handshake (ws_request.py)
         from ..net.ws_live import WSLiveCall
 

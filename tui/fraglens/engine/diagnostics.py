@@ -27,6 +27,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "id-duplicate": ("warning", "two calls share one id"),
     "name-repeated": ("info", "the whole name was re-sent on later fragments"),
     "name-split": ("info", "the name arrived in pieces"),
+    "name-changed": ("warning", "a different name arrived after argument text"),
     "name-late": ("info", "the name arrived after argument text"),
     "name-missing": ("error", "the call never got a name"),
     "args-duplicated": ("warning", "the complete arguments were sent twice"),

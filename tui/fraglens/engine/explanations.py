@@ -144,16 +144,24 @@ EXPLANATIONS: dict[str, Explanation] = {
              "hole or an IndexError: key them by the index value.",
     ),
     "index-changed": Explanation(
-        means="Fragments carrying the id of a call already seen arrived under a different "
-              "index than that call's first ones.",
+        means="One call's fragments arrived under two indexes: fragments carrying its id "
+              "under another index, or a call opened under one index (often the tool's "
+              "position in the request) whose argument text came under another (the "
+              "call's ordinal), or the reverse.",
         wire=_wire(
-            _calls(_entry('{"cmd":', index=0, id="call_1", name="run")),
-            _calls(_entry('"ls"}', index=1, id="call_1")),
+            _calls(_entry("", index=1, id="call_1", name="get_weather")),
+            _calls(_entry('{"city":"Paris"}', index=0)),
+            _calls(_entry("", index=0, id="call_2", name="get_time")),
+            _calls(_entry('{"tz":"UTC"}', index=1)),
         ),
-        did="Followed the id: the text went to the call it names, and both indexes now "
-            "lead to that call.",
-        todo="The call is right. A client keyed only by index builds two broken calls; "
-             "report the index jump to the backend's maintainers.",
+        did="Followed the id where one came. Without one, argument text that no call "
+            "under its index could take (none there, or one whose arguments were already "
+            "whole) went to the call opened last while it was still waiting for its first "
+            "text; the index then leads there until a new id or name opens a call on it. "
+            "Each call moved so is marked.",
+        todo="Check each marked call's arguments against its name before running it: the "
+             "index was no guide here. A client keyed only by index swaps the two calls' "
+             "arguments; report the index jump to the backend's maintainers.",
     ),
     "index-collision": Explanation(
         means="A new call arrived on an index that already held a call whose arguments "
@@ -243,11 +251,26 @@ EXPLANATIONS: dict[str, Explanation] = {
             _calls(_entry("", index=0, id="call_1", name="edit_")),
             _calls(_entry("{}", index=0, name="file")),
         ),
-        did="Appended each name piece that differs from the name so far, while the "
-            "arguments were still unfinished: the call is named `edit_file`. (A name "
-            "arriving after the arguments are one whole value starts a new call instead.)",
+        did="Appended each name piece that differs from the name so far, while no "
+            "argument text had come: the call is named `edit_file`. (A different name after "
+            "argument text is `name-changed`; one after the arguments are one whole value "
+            "starts a new call.)",
         todo="Check that the joined name is one of your tools. Clients that take the "
              "first name they see keep only `edit_`.",
+    ),
+    "name-changed": Explanation(
+        means="A call that already had a name and argument text was sent a different "
+              "name, or its name again as a blank spelling such as the string `\"null\"`.",
+        wire=_wire(
+            _calls(_entry('{"path":', index=0, id="call_1", name="read_file")),
+            _calls(_entry('"a.txt"}', index=0, name="null")),
+        ),
+        did="Kept the name the call opened with and its arguments, and named the other "
+            "value here; a name split in pieces comes before the arguments "
+            "(`name-split`), so this is not one.",
+        todo="Check which tool the model meant before running the call. Clients that "
+             "append names get `read_filenull`; clients that overwrite run a tool "
+             "called `null`.",
     ),
     "name-late": Explanation(
         means="The function name arrived after some argument text of its call (an empty "
@@ -541,18 +564,23 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Nothing. Clients that expect a delta in every chunk crash on it.",
     ),
     "choice-index-unstable": Explanation(
-        means="A call's pieces moved from one choice index to another: the same call id "
-              "under two choices, or argument text with no id or name under a choice no "
-              "call opened. Choices that each keep their own index (a request with `n` > 1) "
+        means="One answer's pieces moved from one choice index to another: argument text "
+              "with no id or name under a choice index nothing came under before (some "
+              "servers count the choice up on every chunk), or the same call id under two "
+              "choices. Choices that each keep their own index (a request with `n` > 1) "
               "are not this.",
         wire=_wire(
             _calls(_entry('{"tz":', index=0, id="call_1", name="get_time"), choice=0),
             _calls(_entry('"UTC"}', index=0), choice=1),
+            _data({"choices": [{"index": 2, "delta": {}, "finish_reason": "tool_calls"}]}),
         ),
-        did="Kept the calls of each choice apart, each choice with its own text and "
-            "finish, and did not move the stray piece back: it stays on its own call.",
-        todo="One answer is split across choices: report the drift to the backend, and "
-             "do not run the calls as they stand.",
+        did="Read argument text with no id or name on a new choice index as the "
+            "continuation of the one choice with a call open, and from then on every new "
+            "choice index (text, calls, finish) as the same answer: one call. A call id "
+            "seen under two choices stays two calls, one per choice.",
+        todo="The calls are what the model sent, but the server numbers choices wrongly: "
+             "report it to the backend. Clients that key by choice index make one broken "
+             "call per chunk.",
     ),
     "bytes-replaced": Explanation(
         means="An event held bytes that are not UTF-8 (a relay that re-encodes text as "

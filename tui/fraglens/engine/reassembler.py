@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import accumulate, count
 from operator import itemgetter, methodcaller
 from typing import Any
@@ -87,6 +87,10 @@ def _utf8_len(text: str) -> int:
 #: a text's UTF-8 bytes, lone surrogates included, for counting them in C loops
 _ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 
+#: the ops that belong to one choice
+Chosen = ToolDelta | TextDelta | ArgsFinal | Finish | ToolOutput
+_CHOSEN = (ToolDelta, TextDelta, ArgsFinal, Finish, ToolOutput)
+
 
 #: adapter notices told apart by what they say (they name calls, parts or types)
 _PER_MESSAGE = frozenset(
@@ -133,11 +137,16 @@ class Reassembler:
         self.closed_at: int | None = None
         self._slots = SlotResolver(self)
         self._once: set[str] = set()
+        #: wire choice -> the choice it continues, for a server that gives every
+        #: chunk of one answer its own choice index (``choice-index-unstable``)
+        self._moved: dict[int, int] = {}
 
     # -- feeding -------------------------------------------------------------
     def apply(self, event: int, ops: list[Op]) -> None:
         if len(ops) == 1:
             op = ops[0]
+            if isinstance(op, _CHOSEN) and op.choice not in self.choices:
+                op = self._rechosen(event, op)
             if type(op) is ToolDelta:
                 self._tool_delta(event, op)  # most events: one fragment, nothing else
                 return
@@ -149,6 +158,8 @@ class Reassembler:
         errors: list[StreamError] = []
         deltas_seen: set[tuple[int, int]] = set()
         for op in ops:
+            if isinstance(op, _CHOSEN) and op.choice not in self.choices:
+                op = self._rechosen(event, op)
             if isinstance(op, ToolDelta):
                 if op.index is not None:
                     key = (op.choice, op.index)
@@ -187,6 +198,38 @@ class Reassembler:
         for err in errors:
             self._error(event, err)
 
+    def _rechosen(self, event: int, op: Chosen) -> Chosen:
+        """``op`` on the choice it continues, when its own choice index (one no
+        op came under yet) is one the answer drifted to (see ``_drift_target``)."""
+        wire = op.choice
+        target = self._moved.get(wire)
+        if target is None:
+            target = self._drift_target(op)
+            if target is None:
+                return op
+            self._moved[wire] = target
+            self.note_once(
+                "choice-drift",
+                "choice-index-unstable",
+                f"the answer on choice {target} went on under choice {wire}: read as one "
+                "choice (every later new choice index too)",
+                event,
+            )
+        return replace(op, choice=target)
+
+    def _drift_target(self, op: Chosen) -> int | None:
+        """The choice a first op on a new choice index continues, or None when
+        it starts a choice of its own. Once an answer has drifted, every new
+        index continues it; before that, only argument text with no id and no
+        name can tell (a choice of an ``n>1`` answer opens its call with both),
+        and only when one choice has a call open to take it."""
+        if self._moved:
+            return next(iter(self._moved.values()))
+        if type(op) is not ToolDelta or not op.args or clean(op.id) or clean(op.name):
+            return None
+        open_on = {c.choice for c in self.calls if not c.finalized}
+        return open_on.pop() if len(open_on) == 1 else None
+
     def continue_call(self, event: int, choice: int, index: int, text: str) -> bool:
         """More argument text for the open call on ``(choice, index)`` and nothing
         else: the commonest fragment, appended without building ops, where
@@ -198,6 +241,8 @@ class Reassembler:
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit or not text:
             return False
+        if call.length and text.lstrip()[:1] in ("{", "[") and self._slots.waiting(choice, index):
+            return False  # perhaps the waiting call's text under another index
         self._append(event, call, text)  # the size limit, as on the full path
         return True
 
@@ -207,7 +252,7 @@ class Reassembler:
         before an empty text and before the text that would pass the size
         limit; the rest take ``continue_call``, which cuts that text there."""
         call = self._slots.by_index.get((choice, index))
-        if call is None or call.finalized or call.over_limit:
+        if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
             return 0
         taken = len(texts)
         if "" in texts:  # an empty piece is no continuation (see continue_call)
@@ -230,6 +275,8 @@ class Reassembler:
         one's ``TextDelta``. An empty piece is an event with no op: it adds
         nothing, and a run of only such events leaves the choices as they are."""
         pieces = list(filter(itemgetter(1), zip(count(first_event), texts)))
+        if pieces and choice not in self.choices:
+            choice = self._rechosen(first_event, TextDelta(choice, pieces[0][1])).choice
         if pieces:
             ch = self._choice(choice)
             (ch.text if channel == "content" else ch.reasoning).extend(pieces)

@@ -252,7 +252,8 @@ def to_event(number: int, item: Message | Damage) -> RawEvent:
     The event name is what the headers say the message is: ``:event-type``
     for an event (``contentBlockDelta``, ``chunk``), ``:exception-type`` for a
     modelled exception (``throttlingException``), ``:error-code`` for an error
-    message, whose text lives in a header: it becomes a ``{"message": ...}``
+    message (``exception`` and ``error`` when those are missing), whose text
+    lives in a header: it becomes a ``{"message": ...}``
     payload so that nothing said is lost. Damage is a ``damaged`` event whose
     ``event`` says which kind (``cut`` or ``crc``)."""
     if isinstance(item, Damage):
@@ -272,11 +273,15 @@ def to_event(number: int, item: Message | Damage) -> RawEvent:
 
 
 def _name(headers: dict[str, HeaderValue]) -> str | None:
+    """The header that names the message, as text. An exception or error
+    message whose own name header is missing (or not a string) is named by its
+    type, ``exception`` or ``error``, so that it is never taken for an event;
+    an event without a usable ``:event-type`` has no name."""
     kind = headers.get(":message-type")
-    name = headers.get(
-        ":exception-type" if kind == "exception" else ":error-code" if kind == "error"
-        else ":event-type"
-    )
+    if kind == "exception" or kind == "error":
+        name = headers.get(":exception-type" if kind == "exception" else ":error-code")
+        return name if isinstance(name, str) else kind
+    name = headers.get(":event-type")
     return name if isinstance(name, str) else None
 
 

@@ -42,7 +42,7 @@ from ..report.identity import streamed_identity
 from ..report.usage import Tokens, Usage, read_usage
 from .body import LiveBody
 from .decoded import DecodedCopy
-from .limits import DEFAULT_LIMITS, Limits
+from .limits import DEFAULT_LIMITS, Limits, mib
 from .request import (
     DEFAULT_TIMEOUT,
     EVENTSTREAM_FORMATS,
@@ -352,8 +352,15 @@ class LiveCall:
         t = self.elapsed
         copy = self._copy
         assert copy is not None  # the headers came before the body
-        self._take(t, copy.feed(data))
+        kept = copy.feed(data)
+        room = self.limits.max_stream - self.body.size
+        self._take(t, kept[:room] if len(kept) > room else kept)
         ended = "the call was ended there; what was read is in the recording"
+        if len(kept) > room:
+            raise _Failure(
+                "too-long",
+                f"the body ran past {mib(self.limits.max_stream)} (--max-stream-bytes): {ended}",
+            )
         if copy.stopped is not None:
             raise _Failure("decoding", f"{copy.stopped}: {ended}")
         if self.body.overflow is not None:

@@ -124,9 +124,11 @@ class Stream:
 
     def continues_under(self, name: str | None) -> bool:
         """An event named ``name`` may be read as a continuation: the adapter
-        names no event for its shortcut, the event has no name, or that one
-        (a Bedrock message named as an exception is one, whatever its payload)."""
-        return self._continues is None or name is None or name == self._continues
+        names no event for its shortcut, or the event has that name. A Bedrock
+        message named as an exception is none whatever its payload, and one
+        with no usable name is read by the adapter's full path, which says
+        what it makes of it (the shortcut would take its text silently)."""
+        return self._continues is None or name == self._continues
 
     def run_envelope(self) -> Envelope | None:
         """The envelope the last event was read as a continuation in, if it was

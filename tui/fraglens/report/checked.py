@@ -22,12 +22,24 @@ from .cost import PriceOptions
 from .document import build_report
 from .timing import DEFAULT_STALL_MS
 
-__all__ = ["CheckOptions", "checked", "NoResponse"]
+__all__ = ["CheckOptions", "NoResponse", "checked", "refuse_unread"]
 
 
 class NoResponse(LoadError):
     """The capture was read but holds no model response: a one-line reason
     (exit 2, as for input that cannot be read)."""
+
+
+def refuse_unread(stream: Stream, source: str, meta: dict[str, Any]) -> None:
+    """``NoResponse`` when the stream holds nothing to judge: every headless
+    reading of a capture (``check``, ``fraglens PATH`` without a terminal)
+    refuses the same captures with the same line (``meta``: what its
+    framing or recording said of it)."""
+    if not stream.events:
+        raise NoResponse(f"{source}: {_nothing(meta)}")
+    if not stream.model_response:
+        raise NoResponse(f"{source}: no model response found ({stream.framing} of "
+                         f"{counted(len(stream.events), 'event')}, none of them a model API's)")
 
 
 @dataclass(frozen=True)
@@ -58,11 +70,7 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
         stream, framed = load_stream(path, **kwargs)
     else:
         stream, framed = stream_from_bytes(data, path, **kwargs)
-    if not stream.events:
-        raise NoResponse(f"{path}: {_nothing(framed.meta)}")
-    if not stream.model_response:
-        raise NoResponse(f"{path}: no model response found ({stream.framing} of "
-                         f"{counted(len(stream.events), 'event')}, none of them a model API's)")
+    refuse_unread(stream, path, framed.meta)
     tools = list(opts.tools) if opts.tools is not None else None
     request = framed.meta.get("request")
     fit = fit_for_request(stream, request, tools, opts.schema_budget)

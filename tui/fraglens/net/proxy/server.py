@@ -464,7 +464,9 @@ class ProxyApp:
             return
         # the flows' copy of the body: decoded, capped, scrubbed on this side
         copy = DecodedCopy(
-            response.headers.get("content-encoding"), secrets, self.limits.max_decoded
+            # the flows keep each body: a plain one is held to the same cap
+            response.headers.get("content-encoding"), secrets, self.limits.max_decoded,
+            max_plain=self.limits.max_decoded,
         )
         try:
             raw_headers = forwarded_response_headers(list(response.headers.raw))
