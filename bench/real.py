@@ -1,0 +1,166 @@
+"""`fraglens check` on streams shaped as providers send them, against two floors.
+
+    .venv/bin/python bench/real.py                        # 1 MB rows, 1/2/8 calls, 5 rounds
+    .venv/bin/python bench/real.py --mb 10 --calls 1      # the 10 MB rows
+    .venv/bin/python bench/real.py --formats anthropic,gemini --rounds 7
+
+Each row is one capture from ``bench/shapes.py`` (real per-event variation,
+``calls`` calls of ``--mb`` MB of arguments each in 10-character pieces),
+written to a file and read by three whole processes that take turns in
+every round:
+
+- **floor**: ``bench/floors.py FORMAT FILE``, the least a reader of the
+  format does with the standard library alone (cut the events, decode each
+  payload with json's C scanner, append the pieces, join, parse);
+- **msgspec**: the same with msgspec's decoder, from bytes;
+- **check**: ``fraglens check --json FILE``.
+
+The figures are the medians of the rounds' CPU seconds (user + system, from
+``wait4``), so the other tenants of a shared machine count less; the ratios
+are check's median over each floor's. **rss/in** is the check process's peak
+resident set, less that of ``check`` on a 9-event capture (the interpreter
+and the imports, about 40 MB), over the input's size; **trace/in** tracemalloc's peak for the
+pipeline in process (framing to report) over the input's size.
+
+After the real shapes come the synthetic rows (``identical``: one
+byte-identical envelope around every piece, the shape the bulk readers were
+first built on) and a recording: the Chat Completions body as a fraglens
+recording of 1-3 events per read, some reads cut inside an event or inside a
+character, against the same body as SSE. Every row's report is checked
+before it is timed: the format, every call ``ok``, and each call's
+arguments equal to what the generator wrote.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tui"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bytecode import compile_package  # noqa: E402
+from shapes import FORMATS, args_text, identical, real_shape, recording  # noqa: E402
+
+from fraglens.reading.capture import stream_from_bytes  # noqa: E402
+from fraglens.report.document import build_report  # noqa: E402
+
+#: the formats the synthetic identical-envelope streams exist for
+IDENTICAL = ("openai-chat", "anthropic", "openai-responses", "cohere", "bedrock-converse",
+             "bedrock-invoke", "ollama", "ai-sdk")
+
+
+def _child(cmd: list[str]) -> tuple[float, int]:
+    """Run ``cmd``: its CPU seconds (user + system) and peak RSS in bytes."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise RuntimeError(f"{cmd} exited {code}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+
+
+def _verify(label: str, fmt: str, calls: int, mb: float, data: bytes) -> None:
+    doc = build_report(stream_from_bytes(data)[0])
+    want_fmt = "gemini" if fmt == "gemini-long" else fmt
+    assert doc["format"] == want_fmt, (label, doc["format"])
+    assert [c["status"] for c in doc["calls"]] == ["ok"] * calls, label
+    if fmt != "gemini-long":
+        got = [json.loads(c["arguments_raw"]) for c in doc["calls"]]
+        assert got == [json.loads(args_text(c, int(mb * 1e6))) for c in range(calls)], label
+
+
+def _trace(data: bytes) -> int:
+    gc.collect()
+    tracemalloc.start()
+    build_report(stream_from_bytes(data)[0])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=float, default=1.0, help="MB of arguments per call")
+    ap.add_argument("--calls", default="1,2,8", help="calls per stream, comma-separated")
+    ap.add_argument("--formats", default=",".join(FORMATS))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--no-trace", action="store_true", help="skip the tracemalloc column")
+    ap.add_argument("--no-extra", action="store_true",
+                    help="only the real shapes (no identical rows, no recording)")
+    args = ap.parse_args()
+    compile_package()  # the processes below run as an installed fraglens does
+    # -m rather than the installed script: a copy of another commit (PYTHONPATH
+    # pointing at its tui/) is then timed the same way
+    check = [sys.executable, "-m", "fraglens"]
+    floor = [sys.executable, str(ROOT / "bench" / "floors.py")]
+    arg_bytes = int(args.mb * 1e6)
+    rows: list[tuple[str, str, int, bytes]] = []
+    for fmt in args.formats.split(","):
+        for calls in (int(c) for c in args.calls.split(",")):
+            # 8 calls of 10 MB would be 100M-event captures; the 10 MB rows are 1-2 calls
+            wire = "interleaved" if calls > 1 and fmt in {"openai-chat", "dashscope",
+                                                          "ai-sdk"} else "in turn"
+            label = f"{fmt}, {calls} call{'s' if calls > 1 else ''}" + (
+                f" ({wire})" if calls > 1 else "")
+            rows.append((label, fmt, calls, real_shape(fmt, calls, arg_bytes)))
+    if not args.no_extra:
+        for fmt in IDENTICAL:
+            if fmt in args.formats.split(","):
+                rows.append((f"{fmt}, identical (synthetic)", fmt, 1, identical(fmt, 1, arg_bytes)))
+        body = real_shape("openai-chat", 1, arg_bytes)
+        rows.append(("chat body as SSE", "openai-chat", 1, body))
+        rows.append(("the same as a recording", "openai-chat", 1, recording(body)))
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for i, (label, fmt, calls, data) in enumerate(rows):
+            if "identical" not in label:
+                _verify(label, fmt, calls, args.mb, data)
+            path = Path(tmp) / f"{i}.bin"
+            path.write_bytes(data)
+            files.append(path)
+        # a recording's floors read the body it recorded (the row before it)
+        floor_files = [files[i - 1] if "recording" in rows[i][0] else files[i]
+                       for i in range(len(rows))]
+        tiny = Path(tmp) / "tiny.sse"
+        tiny.write_bytes(real_shape("openai-chat", 1, 100))
+        base = statistics.median(_child([*check, "check", "--json", str(tiny)])[1]
+                                 for _ in range(3))
+        times: list[tuple[list[float], list[float], list[float]]] = [([], [], []) for _ in rows]
+        rss: list[list[int]] = [[] for _ in rows]
+        for _ in range(args.rounds):
+            for i, (_, fmt, _, _) in enumerate(rows):
+                times[i][0].append(_child([*floor, fmt, str(floor_files[i])])[0])
+                times[i][1].append(_child([*floor, "--msgspec", fmt, str(floor_files[i])])[0])
+                cpu, peak = _child([*check, "check", "--json", str(files[i])])
+                times[i][2].append(cpu)
+                rss[i].append(peak)
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+    print(f"check --json vs the floors, whole processes, CPU s, median of {args.rounds} in turns; "
+          f"{args.mb:g} MB of arguments per call; load average at the end {' '.join(load)}")
+    print(f"{'stream':<40}{'input':>7}{'floor':>7}{'msgspec':>8}{'check':>7}{'x floor':>8}"
+          f"{'x msgspec':>10}{'rss/in':>7}{'trace/in':>9}")
+    for i, (label, _, _, data) in enumerate(rows):
+        tf, tm, tc = (statistics.median(v) for v in times[i])
+        trace = "-" if args.no_trace else f"{_trace(data) / len(data):.1f}x"
+        print(f"{label:<40}{len(data) / 1e6:>6.1f}M{tf:>6.2f}s{tm:>7.2f}s{tc:>6.2f}s"
+              f"{tc / tf:>7.2f}x{tc / tm:>9.2f}x{(max(rss[i]) - base) / len(data):>6.1f}x"
+              f"{trace:>9}")
+        sys.stdout.flush()
+    if not args.no_extra:
+        sse, rec = statistics.median(times[-2][2]), statistics.median(times[-1][2])
+        print(f"the recording / the same body as SSE: {rec / sse:.2f}x the time, "
+              f"{max(rss[-1]) / max(rss[-2]):.2f}x the peak RSS")
+
+
+if __name__ == "__main__":
+    main()
