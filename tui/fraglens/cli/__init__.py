@@ -3,7 +3,8 @@
 Every subcommand is a module of this package with ``EXAMPLES``,
 ``build(parser)`` and ``run(args) -> int``. Only the module of the command
 being run is imported, so ``fraglens check`` never loads httpx, uvicorn or
-Textual. ``fraglens PATH`` (no subcommand) opens the app (``debugger.py``).
+Textual, and ``fraglens --version`` loads nothing at all. ``fraglens PATH``
+(no subcommand) opens the app (``debugger.py``).
 
 Exit codes everywhere: 0 all good, 1 read but something is wrong, 2 could not
 read / bad usage, always with a one-line reason on stderr, never a traceback.
@@ -11,16 +12,17 @@ read / bad usage, always with a one-line reason on stderr, never a traceback.
 
 from __future__ import annotations
 
-import argparse
 import gc
-import importlib
 import sys
 from collections.abc import Sequence
-from types import ModuleType
+from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..reading.capture import LoadError
-from .common import EXIT_CODES, CliError
+from .exits import EXIT_CODES, CliError
+
+if TYPE_CHECKING:
+    import argparse
+    from types import ModuleType
 
 __all__ = ["COMMANDS", "CliError", "batch_collector", "build_parser", "main"]
 
@@ -58,6 +60,8 @@ examples:
 
 
 def command_module(name: str) -> ModuleType:
+    import importlib
+
     return importlib.import_module(f"{__name__}.{COMMANDS[name][0]}")
 
 
@@ -69,17 +73,23 @@ def _epilog(module: ModuleType) -> str:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with ``only``, the other commands are listed but
     not built (their modules are not imported)."""
+    import argparse
+
+    from .formatter import Formatter
+
     parser = argparse.ArgumentParser(
         prog="fraglens",
         description=DESCRIPTION,
         epilog=TOP_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Formatter,
     )
     parser.add_argument("--version", action="version", version=f"fraglens {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # prog given: argparse would otherwise format a usage line to find it (and
+    # import shutil to measure the terminal) on every start
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog="fraglens")
     for name, (_, help_text) in COMMANDS.items():
         if only is not None and name != only:
-            sub.add_parser(name, help=help_text)
+            sub.add_parser(name, help=help_text, formatter_class=Formatter)
             continue
         module = command_module(name)
         p = sub.add_parser(
@@ -87,7 +97,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             help=help_text,
             description=help_text,
             epilog=_epilog(module),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=Formatter,
         )
         module.build(p)
         p.set_defaults(run=module.run)
@@ -128,6 +138,11 @@ def batch_collector() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # what scripts ask first: answered before any import
+        print(f"fraglens {__version__}")
+        return 0
+    from ..reading.capture import LoadError
+
     if argv and argv[0] in BATCH:
         batch_collector()
     try:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from ..fit.tools import Tool, ToolsError, read_tools
-from ..fit.verdicts import fit_for_request
 from ..reading.capture import load_stream
 from ..report.document import build_report, exit_code
 from .common import CliError, add_stall_option, add_stream_options, read_json, write_json
+
+if TYPE_CHECKING:
+    from ..fit.tools import Tool
 
 EXAMPLES = """\
 examples:
@@ -43,6 +45,8 @@ def build(p: argparse.ArgumentParser) -> None:
 
 def load_tools(path: str) -> list[Tool]:
     """The tools declared in a JSON file, or a one-line CliError."""
+    from ..fit.tools import ToolsError, read_tools
+
     try:
         return read_tools(read_json(path, "--tools"))
     except ToolsError as exc:
@@ -59,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
     if not stream.model_response:
         raise CliError(f"{args.path}: no model response found ({stream.framing} of "
                        f"{len(stream.events)} event(s), none of them a model API's)")
-    fit = fit_for_request(stream, framed.meta.get("request"), tools)
+    fit = None
+    request = framed.meta.get("request")
+    if tools is not None or request is not None:  # the schema checks load only then
+        from ..fit.verdicts import fit_for_request
+
+        fit = fit_for_request(stream, request, tools)
     doc = build_report(stream, compare=args.compare, fit=fit, stall_ms=args.stall_ms)
     if args.chunking:
         from ..report.chunking import chunking_profile

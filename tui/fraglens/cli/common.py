@@ -17,6 +17,7 @@ from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..reading.capture import LoadError, read_bytes
 from ..reading.stream import FORMATS
 from ..report.document import dumps
+from .exits import EXIT_CODES, CliError
 
 __all__ = [
     "CliError",
@@ -30,17 +31,6 @@ __all__ = [
     "size",
     "write_json",
 ]
-
-#: the epilog every command's --help ends with
-EXIT_CODES = (
-    "exit codes: 0 all good, 1 read but something is wrong (a call not ok, an error "
-    "diagnostic), 2 could not run (bad usage, unreadable input), 130 interrupted"
-)
-
-
-class CliError(Exception):
-    """A usage or input problem: printed as one line, exit 2."""
-
 
 def size(text: str) -> int:
     """An argparse type: a positive byte count, ``512k``, ``4M``, ``1GiB``..."""

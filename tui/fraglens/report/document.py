@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.calls import Call
 from ..engine.diagnostics import SEVERITY_RANK
 from ..engine.finalize import OK_STATUSES
-from ..fit.verdicts import Fit
 from ..reading.stream import Stream
 from .timing import DEFAULT_STALL_MS, stream_timing
+
+if TYPE_CHECKING:  # a verdict's module loads only where there are tools (start-up)
+    from ..fit.verdicts import Fit
 
 SCHEMA_VERSION = 1
 
