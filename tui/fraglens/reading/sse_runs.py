@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate, repeat
-from operator import add
+from itertools import accumulate
+from operator import itemgetter
 
 from ..adapters.envelope import Envelope
 from ..framing.events import FrameTooLarge, FramingProblem
@@ -83,18 +83,21 @@ def incremental_sse(data: bytes) -> bool:
 
 
 class _Run:
-    """The learned event's bytes around its piece, as expressions."""
+    """The learned event's bytes around its piece, as expressions: its lines
+    before the payload and after it as they are, the payload's envelope with
+    its holes (``Envelope.lead``, ``Envelope.trail``)."""
 
-    __slots__ = ("block", "fewest", "head", "many", "payload_at", "payload_end", "tail")
+    __slots__ = ("events", "fewest", "payload_at", "payload_end")
 
     def __init__(self, head: bytes, tail: bytes, payload_at: int, payload_end: int) -> None:
-        self.head, self.tail = head, tail
         #: where the payload starts in a block, and how far before its end it stops
         self.payload_at, self.payload_end = payload_at, payload_end
-        lead, trail = re.escape(head), re.escape(tail)
-        self.block = re.compile(lead + b"(" + PIECE + b")" + trail)
-        self.many = re.compile(b"(?:" + lead + PIECE + trail + b"){1,%d}" % MAX_RUN)
-        self.fewest = re.compile(b"(?:" + lead + PIECE + trail + b"){%d}" % FEWEST)
+        #: an event (and its piece), or else the rest: searched from where the
+        #: decoder stands, it finds such events end to end and then at most one
+        #: rest, where the first other event begins (findall tries the event
+        #: first at every place it reaches)
+        self.events = re.compile(b"(" + head + b"(" + PIECE + b")" + tail + b")|[\\s\\S]+")
+        self.fewest = re.compile(b"(?:" + head + PIECE + tail + b"){%d}" % FEWEST)
 
 
 class SliceReader:
@@ -148,7 +151,7 @@ class SSEReader(SliceReader):
         #: what the framing met on the way, once done
         self.problems: list[FramingProblem] = []
         self._window = _FIRST_WINDOW
-        self._runs: dict[tuple[bytes, bytes], _Run] = {}
+        self._runs: dict[tuple[bytes, bytes, bytes, bytes], _Run] = {}
 
     def _slice_once(self, size: int) -> None:
         data, pos, stream = self.data, self.pos, self.stream
@@ -187,31 +190,26 @@ class SSEReader(SliceReader):
         if run.fewest.match(data, pos) is None:
             return False  # not a run worth taking: read on one by one
         end = min(len(data), pos + min(self._window, self._budget))
-        pieces = run.block.findall(data, pos, end)
-        if not pieces:
+        # the events from here that are the learned one with another piece (and
+        # other values in its holes), end to end
+        blocks = run.events.findall(data, pos, end)
+        if blocks and not blocks[-1][0]:
+            blocks.pop()  # the rest, from the first other event on
+        if not blocks:
             return False
-        del pieces[MAX_RUN:]
-        const = len(run.head) + len(run.tail)
-        starts = list(accumulate(map(add, map(len, pieces), repeat(const)), initial=pos))
-        # the blocks found are the run when they lie end to end from here: one
-        # comparison of what they make with the bytes (else some event between
-        # them differs, and the run ends before it)
-        if data.startswith(run.head + (run.tail + run.head).join(pieces) + run.tail, pos):
-            self._window = min(2 * self._window, _MAX_WINDOW)
+        del blocks[MAX_RUN:]
+        starts = list(accumulate(map(len, map(itemgetter(0), blocks)), initial=pos))
+        pieces = list(map(itemgetter(1), blocks))
+        stop = starts[-1]
+        # the next run is looked for in about twice this one's bytes when it
+        # ended inside the window: a capture whose runs are short is not
+        # searched far past each of them
+        if stop < end:
+            self._window = max(_SHORT_WINDOW, 2 * (stop - pos))
         else:
-            found = run.many.match(data, pos, end)
-            if found is None:
-                return False
-            try:
-                count = starts.index(found.end())
-            except ValueError:  # cannot be: the blocks found first are the run's
-                return False
-            del pieces[count:], starts[count + 1 :]
-            # the next run is looked for in about twice this one's bytes: a
-            # capture whose runs are short is not searched far past each of them
-            self._window = max(_SHORT_WINDOW, 2 * (starts[-1] - pos))
+            self._window = min(2 * self._window, _MAX_WINDOW)
         max_line = min(self._decoder.max_line, self._decoder.max_event)
-        if starts[-1] - pos > max_line and max(map(len, pieces)) + const > max_line:
+        if stop - pos > max_line and max(map(len, map(itemgetter(0), blocks))) > max_line:
             return False  # the decoder says where a line is too long
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
@@ -234,22 +232,18 @@ class SSEReader(SliceReader):
         log = self.stream.events
         last = len(log) - 1
         span, at = log.span(last), log.at(last)
-        if span is None or at is None:
+        if span is None or at is None or env.pattern is None:
             return None
         data = self.data
-        lead, trail = env.encoded()
-        head = data[span[0] : at[0] + len(lead)]
-        tail = data[at[1] - len(trail) : span[1]]
-        if (
-            not head.endswith(lead) or not tail.startswith(trail)
-            or _HEAD.fullmatch(head, 0, len(head) - len(lead)) is None
-            or tail[len(trail) :] not in _TAILS
-        ):
+        lines, blank = data[span[0] : at[0]], data[at[1] : span[1]]
+        if _HEAD.fullmatch(lines) is None or blank not in _TAILS:
             return None
-        key = (head, tail)
+        key = (lines, env.lead, env.trail, blank)
         run = self._runs.get(key)
         if run is None:
             if len(self._runs) >= 64:  # a stream has a few envelopes at a time
                 self._runs.clear()
-            run = self._runs[key] = _Run(head, tail, at[0] - span[0], span[1] - at[1])
+            run = self._runs[key] = _Run(re.escape(lines) + env.lead,
+                                         env.trail + re.escape(blank),
+                                         at[0] - span[0], span[1] - at[1])
         return run

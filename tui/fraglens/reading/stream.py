@@ -202,7 +202,7 @@ class Stream:
                 found = shortcut(payload)
                 if found is not None and r.continue_call(number, *found):
                     if envelopes is not None:
-                        envelopes.learn(data, *found, label_of(payload))
+                        envelopes.learn(data, *found, label_of(payload), payload)
                     return
             if envelopes is not None:
                 envelopes.forget()  # the adapter's state may change from here
@@ -319,7 +319,8 @@ class Stream:
         path = getattr(self.adapter, "continuation_path", None)
         if self._continuation is None or path is None:
             return None
-        return Envelopes(path, label_of)
+        return Envelopes(path, label_of, getattr(self.adapter, "unread_fields", ()),
+                         self._continuation)
 
     def _apply(self, number: int, payload: Any, event: str | None) -> None:
         assert self.adapter is not None
