@@ -3,17 +3,21 @@
     .venv/bin/python bench/real.py                        # 1 MB rows, 1/2/8 calls, 5 rounds
     .venv/bin/python bench/real.py --mb 10 --calls 1      # the 10 MB rows
     .venv/bin/python bench/real.py --formats anthropic,gemini --rounds 7
+    .venv/bin/python bench/real.py --before ../main       # another checkout's check beside
 
 Each row is one capture from ``bench/shapes.py`` (real per-event variation,
-``calls`` calls of ``--mb`` MB of arguments each in 10-character pieces),
-written to a file and read by three whole processes that take turns in
-every round:
+``--mb`` MB of arguments in all, shared by ``calls`` calls, in 10-character
+pieces: about 100k of them per MB), written to a file and read by whole
+processes that take turns in every round:
 
 - **floor**: ``bench/floors.py FORMAT FILE``, the least a reader of the
   format does with the standard library alone (cut the events, decode each
   payload with json's C scanner, append the pieces, join, parse);
 - **msgspec**: the same with msgspec's decoder, from bytes;
-- **check**: ``fraglens check --json FILE``.
+- **check**: ``fraglens check --json FILE``;
+- **before** (with ``--before DIR``): the same command from another checkout
+  (``DIR/tui`` first on the path), so that a change is measured against what
+  it changes in the same rounds.
 
 The figures are the medians of the rounds' CPU seconds (user + system, from
 ``wait4``), so the other tenants of a shared machine count less; the ratios
@@ -34,6 +38,7 @@ arguments equal to what the generator wrote.
 from __future__ import annotations
 
 import argparse
+import compileall
 import gc
 import json
 import os
@@ -59,9 +64,9 @@ IDENTICAL = ("openai-chat", "anthropic", "openai-responses", "cohere", "bedrock-
              "bedrock-invoke", "ollama", "ai-sdk")
 
 
-def _child(cmd: list[str]) -> tuple[float, int]:
+def _child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
     """Run ``cmd``: its CPU seconds (user + system) and peak RSS in bytes."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
@@ -69,14 +74,14 @@ def _child(cmd: list[str]) -> tuple[float, int]:
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
-def _verify(label: str, fmt: str, calls: int, mb: float, data: bytes) -> None:
+def _verify(label: str, fmt: str, calls: int, total: int, data: bytes) -> None:
     doc = build_report(stream_from_bytes(data)[0])
     want_fmt = "gemini" if fmt == "gemini-long" else fmt
     assert doc["format"] == want_fmt, (label, doc["format"])
     assert [c["status"] for c in doc["calls"]] == ["ok"] * calls, label
     if fmt != "gemini-long":
         got = [json.loads(c["arguments_raw"]) for c in doc["calls"]]
-        assert got == [json.loads(args_text(c, int(mb * 1e6))) for c in range(calls)], label
+        assert got == [json.loads(args_text(c, total // calls)) for c in range(calls)], label
 
 
 def _trace(data: bytes) -> int:
@@ -95,6 +100,7 @@ def main() -> None:
     ap.add_argument("--formats", default=",".join(FORMATS))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-trace", action="store_true", help="skip the tracemalloc column")
+    ap.add_argument("--before", help="a checkout whose check is timed beside (its tui/ first)")
     ap.add_argument("--no-extra", action="store_true",
                     help="only the real shapes (no identical rows, no recording)")
     args = ap.parse_args()
@@ -103,7 +109,7 @@ def main() -> None:
     # pointing at its tui/) is then timed the same way
     check = [sys.executable, "-m", "fraglens"]
     floor = [sys.executable, str(ROOT / "bench" / "floors.py")]
-    arg_bytes = int(args.mb * 1e6)
+    total = int(args.mb * 1e6)
     rows: list[tuple[str, str, int, bytes]] = []
     for fmt in args.formats.split(","):
         for calls in (int(c) for c in args.calls.split(",")):
@@ -112,19 +118,19 @@ def main() -> None:
                                                           "ai-sdk"} else "in turn"
             label = f"{fmt}, {calls} call{'s' if calls > 1 else ''}" + (
                 f" ({wire})" if calls > 1 else "")
-            rows.append((label, fmt, calls, real_shape(fmt, calls, arg_bytes)))
+            rows.append((label, fmt, calls, real_shape(fmt, calls, total // calls)))
     if not args.no_extra:
         for fmt in IDENTICAL:
             if fmt in args.formats.split(","):
-                rows.append((f"{fmt}, identical (synthetic)", fmt, 1, identical(fmt, 1, arg_bytes)))
-        body = real_shape("openai-chat", 1, arg_bytes)
+                rows.append((f"{fmt}, identical (synthetic)", fmt, 1, identical(fmt, 1, total)))
+        body = real_shape("openai-chat", 1, total)
         rows.append(("chat body as SSE", "openai-chat", 1, body))
         rows.append(("the same as a recording", "openai-chat", 1, recording(body)))
     with tempfile.TemporaryDirectory() as tmp:
         files = []
         for i, (label, fmt, calls, data) in enumerate(rows):
             if "identical" not in label:
-                _verify(label, fmt, calls, args.mb, data)
+                _verify(label, fmt, calls, total, data)
             path = Path(tmp) / f"{i}.bin"
             path.write_bytes(data)
             files.append(path)
@@ -135,8 +141,12 @@ def main() -> None:
         tiny.write_bytes(real_shape("openai-chat", 1, 100))
         base = statistics.median(_child([*check, "check", "--json", str(tiny)])[1]
                                  for _ in range(3))
-        times: list[tuple[list[float], list[float], list[float]]] = [([], [], []) for _ in rows]
+        times: list[tuple[list[float], ...]] = [([], [], [], []) for _ in rows]
         rss: list[list[int]] = [[] for _ in rows]
+        before_env = None
+        if args.before:
+            before_env = {**os.environ, "PYTHONPATH": str(Path(args.before).resolve() / "tui")}
+            compileall.compile_dir(str(Path(args.before).resolve() / "tui" / "fraglens"), quiet=1)
         for _ in range(args.rounds):
             for i, (_, fmt, _, _) in enumerate(rows):
                 times[i][0].append(_child([*floor, fmt, str(floor_files[i])])[0])
@@ -144,15 +154,22 @@ def main() -> None:
                 cpu, peak = _child([*check, "check", "--json", str(files[i])])
                 times[i][2].append(cpu)
                 rss[i].append(peak)
+                if before_env is not None:
+                    times[i][3].append(_child([*check, "check", "--json", str(files[i])],
+                                              before_env)[0])
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     print(f"check --json vs the floors, whole processes, CPU s, median of {args.rounds} in turns; "
-          f"{args.mb:g} MB of arguments per call; load average at the end {' '.join(load)}")
-    print(f"{'stream':<40}{'input':>7}{'floor':>7}{'msgspec':>8}{'check':>7}{'x floor':>8}"
+          f"{args.mb:g} MB of arguments per stream; load average at the end {' '.join(load)}")
+    before = f"{'before':>7}{'x floor':>8}" if args.before else ""
+    print(f"{'stream':<40}{'input':>7}{'floor':>7}{'msgspec':>8}{before}{'check':>7}{'x floor':>8}"
           f"{'x msgspec':>10}{'rss/in':>7}{'trace/in':>9}")
     for i, (label, _, _, data) in enumerate(rows):
-        tf, tm, tc = (statistics.median(v) for v in times[i])
+        tf, tm, tc = (statistics.median(v) for v in times[i][:3])
+        if args.before:
+            tb = statistics.median(times[i][3])
+            before = f"{tb:>6.2f}s{tb / tf:>7.2f}x"
         trace = "-" if args.no_trace else f"{_trace(data) / len(data):.1f}x"
-        print(f"{label:<40}{len(data) / 1e6:>6.1f}M{tf:>6.2f}s{tm:>7.2f}s{tc:>6.2f}s"
+        print(f"{label:<40}{len(data) / 1e6:>6.1f}M{tf:>6.2f}s{tm:>7.2f}s{before}{tc:>6.2f}s"
               f"{tc / tf:>7.2f}x{tc / tm:>9.2f}x{(max(rss[i]) - base) / len(data):>6.1f}x"
               f"{trace:>9}")
         sys.stdout.flush()
