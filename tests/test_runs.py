@@ -344,6 +344,31 @@ def _real_anthropic(pieces: list[str], noise: list) -> list[tuple[str | None, st
     return out
 
 
+def _real_ai_sdk(pieces: list[str], noise: list, calls: int = 3) -> list[tuple[str | None, str]]:
+    """Parallel calls of the AI SDK's UI stream, their deltas in turns (the
+    adapter keeps each call's pieces for its closing check: continued_run)."""
+    def ev(payload: dict) -> tuple[None, str]:
+        return None, json.dumps(payload, separators=(",", ":"))
+
+    out = [ev({"type": "tool-input-start", "toolCallId": f"c{c}", "toolName": "f"})
+           for c in range(calls)]
+    for k, p in enumerate(pieces):
+        for c in range(calls):
+            if noise and k % (len(noise) + 2) == c:
+                continue  # a call skips a turn now and then
+            out.append(ev({"type": "tool-input-delta", "toolCallId": f"c{c}",
+                           "inputTextDelta": p}))
+    joined = "".join(pieces)
+    try:
+        value = json.loads(joined)
+    except ValueError:
+        value = {"raw": joined}
+    out += [ev({"type": "tool-input-available", "toolCallId": f"c{c}", "toolName": "f",
+                "input": value}) for c in range(calls)]
+    out.append(ev({"type": "finish"}))
+    return out
+
+
 def _real_sse(events: list[tuple[str | None, str]], eol: str = "\n") -> bytes:
     return "".join((f"event: {name}{eol}" if name else "") + f"data: {text}{eol}{eol}"
                    for name, text in events).encode("utf-8", "surrogatepass")
@@ -362,24 +387,28 @@ REAL_SHAPES = {
     "chat, 2 calls": lambda p, n: _real_chat(p, n, calls=2),
     "responses": _real_responses,
     "anthropic": _real_anthropic,
+    "ai-sdk, 3 calls": _real_ai_sdk,
 }
 
 
 @pytest.mark.parametrize("shape", list(REAL_SHAPES))
 def test_real_envelopes_are_read_in_runs(shape, monkeypatch):
-    """Every event differs from the last outside its piece, and still (one
-    call at a time) nearly all are taken in runs: the holes are not vacuous."""
+    """Every event differs from the last outside its piece, and still nearly
+    all are taken in runs, one call's or several calls' in turns: the holes
+    and the runs of calls in turns are not vacuous."""
     rnd = __import__("random").Random(24)
     noise = ["".join(rnd.choices("abcXYZ019", k=rnd.randint(1, 16))) for _ in range(97)]
     data = _real_sse(REAL_SHAPES[shape](_args_pieces(600), noise))
     taken = []
-    real = runs.Stream.take_run
-    monkeypatch.setattr(runs.Stream, "take_run",
-                        lambda self, *a: taken.append(real(self, *a)) or taken[-1])
+    for method in ("take_run", "take_mixed_run"):
+        real = getattr(runs.Stream, method)
+        monkeypatch.setattr(runs.Stream, method, lambda self, *a, real=real: taken.append(
+            (real.__name__, real(self, *a))) or taken[-1][1])
     _agree_with_the_full_path(data, monkeypatch)
-    in_runs = sum(taken) / len(_args_pieces(600))
-    # interleaved calls alternate envelopes: no run, each event read in its envelope
-    assert in_runs == 0 if "2 calls" in shape else in_runs > 0.9
+    calls = 3 if "3 calls" in shape else 2 if "2 calls" in shape else 1
+    assert sum(n for _, n in taken) > 0.9 * calls * len(_args_pieces(600))
+    # several calls in turns make runs of all their envelopes at once
+    assert {how for how, n in taken if n} == {"take_mixed_run" if calls > 1 else "take_run"}
 
 
 @settings(max_examples=examples(150), deadline=None,

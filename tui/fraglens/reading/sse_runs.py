@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate
-from operator import itemgetter
+from itertools import accumulate, repeat
+from operator import attrgetter, itemgetter, sub
 
 from ..adapters.envelope import Envelope
 from ..framing.events import FrameTooLarge, FramingProblem
@@ -152,6 +152,7 @@ class SSEReader(SliceReader):
         self.problems: list[FramingProblem] = []
         self._window = _FIRST_WINDOW
         self._runs: dict[tuple[bytes, bytes, bytes, bytes], _Run] = {}
+        self._mixed: dict[tuple[bytes, ...], re.Pattern[bytes]] = {}
 
     def _slice_once(self, size: int) -> None:
         data, pos, stream = self.data, self.pos, self.stream
@@ -187,9 +188,11 @@ class SSEReader(SliceReader):
         run = self._run_of(env)
         if run is None:
             return False
-        if run.fewest.match(data, pos) is None:
-            return False  # not a run worth taking: read on one by one
         end = min(len(data), pos + min(self._window, self._budget))
+        if run.fewest.match(data, pos) is None:
+            # not a run of this call worth taking: several calls in turns, or
+            # nothing to take (then read on one by one)
+            return self._take_mixed(env, end)
         # the events from here that are the learned one with another piece (and
         # other values in its holes), end to end
         blocks = run.events.findall(data, pos, end)
@@ -218,6 +221,60 @@ class SSEReader(SliceReader):
             return False
         taken = stream.take_run(env, texts, stream.events.name(len(stream.events) - 1),
                                 starts, run.payload_at, run.payload_end)
+        if not taken:
+            return False
+        self._decoder.skip(starts[taken], taken)
+        self.pos = starts[taken]
+        if self.pos == len(data):
+            self._slice_once(0)  # the end: close the decoder
+        return True
+
+    def _take_mixed(self, env: Envelope, end: int) -> bool:
+        """Events from here that are each one of the stream's envelopes with
+        another piece, several calls' continuations in turns (parallel calls
+        streamed interleaved): taken in bulk as a run is, when there are at
+        least so many (``FEWEST``)."""
+        data, pos, stream = self.data, self.pos, self.stream
+        envs = stream.run_envelopes()
+        if len(envs) < 2:
+            return False
+        log = self.stream.events
+        span, at = log.span(len(log) - 1), log.at(len(log) - 1)
+        if span is None or at is None or any(e.pattern is None for e in envs):
+            return False
+        lines, blank = re.escape(data[span[0] : at[0]]), re.escape(data[at[1] : span[1]])
+        key = (lines, blank, *(e.lead + b"\0" + e.trail for e in envs))
+        pattern = self._mixed.get(key)
+        if pattern is None:
+            if len(self._mixed) >= 64:
+                self._mixed.clear()
+            pattern = self._mixed[key] = re.compile(b"|".join(
+                [lines + e.lead + b"(" + PIECE + b")" + e.trail + blank for e in envs]
+                + [b"([\\s\\S]+)"]))
+        found = list(pattern.finditer(data, pos, end))
+        if found and found[-1].lastindex == len(envs) + 1:
+            found.pop()  # the rest, from the first other event on
+        if len(found) < FEWEST:
+            return False
+        del found[MAX_RUN:]
+        groups = list(map(attrgetter("lastindex"), found))
+        pieces = list(map(re.Match.group, found, groups))
+        starts = [pos, *map(re.Match.end, found)]
+        if starts[-1] < end:
+            self._window = max(_SHORT_WINDOW, 2 * (starts[-1] - pos))
+        else:
+            self._window = min(2 * self._window, _MAX_WINDOW)
+        max_line = min(self._decoder.max_line, self._decoder.max_event)
+        if starts[-1] - pos > max_line and max(map(sub, starts[1:], starts)) > max_line:
+            return False  # the decoder says where a line is too long
+        try:
+            # decoded strictly first: json.loads would let encoded surrogates through
+            texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
+        except ValueError:
+            return False
+        taken = stream.take_mixed_run(
+            envs, list(map(sub, groups, repeat(1))), texts, log.name(len(log) - 1), starts,
+            at[0] - span[0], span[1] - at[1])
         if not taken:
             return False
         self._decoder.skip(starts[taken], taken)
