@@ -30,10 +30,11 @@ length to every chunk, Responses an increasing ``sequence_number`` and an
 ``obfuscation``, Anthropic pads its payloads with 0-15 spaces before the last
 brace. The stream's envelopes (``Envelopes(..., unread=...)``) are therefore
 patterns, not texts: the learned payload's tokens with any run of spaces or
-tabs allowed between two of them, the piece, and a hole for each top-level
-field the adapter says it never reads (``unread_fields``) that holds a string
-or a whole number. Both are exact. Whitespace between tokens means nothing
-in JSON, so such a payload decodes to the learned one. A field's hole is
+tabs allowed where it has whitespace between two of them and before its last
+one (where providers pad), the piece, and a hole for each top-level field the
+adapter says it never reads (``unread_fields``) that holds a string or a
+whole number. Both are exact. Whitespace between tokens means nothing in
+JSON, so such a payload decodes to the learned one. A field's hole is
 proved as the piece is, and more: the learned payload with another value
 there decodes to the same document but for that field, and the adapter's
 shortcut reads the same continuation from it. A hole takes a value of the
