@@ -101,6 +101,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-trace", action="store_true", help="skip the tracemalloc column")
     ap.add_argument("--before", help="a checkout whose check is timed beside (its tui/ first)")
+    ap.add_argument("--identical", default=",".join(IDENTICAL),
+                    help="the formats of the synthetic identical-envelope rows")
     ap.add_argument("--no-extra", action="store_true",
                     help="only the real shapes (no identical rows, no recording)")
     args = ap.parse_args()
@@ -121,7 +123,7 @@ def main() -> None:
             rows.append((label, fmt, calls, real_shape(fmt, calls, total // calls)))
     if not args.no_extra:
         for fmt in IDENTICAL:
-            if fmt in args.formats.split(","):
+            if fmt in args.formats.split(",") and fmt in args.identical.split(","):
                 rows.append((f"{fmt}, identical (synthetic)", fmt, 1, identical(fmt, 1, total)))
         body = real_shape("openai-chat", 1, total)
         rows.append(("chat body as SSE", "openai-chat", 1, body))
