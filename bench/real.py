@@ -20,7 +20,7 @@ processes that take turns in every round:
   it changes in the same rounds.
 
 The figures are the medians of the rounds' CPU seconds (user + system, from
-``wait4``), so the other tenants of a shared machine count less; the ratios
+``getrusage`` of the children), so the other tenants of a shared machine count less; the ratios
 are check's median over each floor's. **rss/in** is the check process's peak
 resident set, less that of ``check`` on a 9-event capture (the interpreter
 and the imports, about 40 MB), over the input's size; **trace/in** tracemalloc's peak for the
@@ -42,6 +42,7 @@ import compileall
 import gc
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -65,13 +66,22 @@ IDENTICAL = ("openai-chat", "anthropic", "openai-responses", "cohere", "bedrock-
 
 
 def _child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
-    """Run ``cmd``: its CPU seconds (user + system) and peak RSS in bytes."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):
-        raise RuntimeError(f"{cmd} exited {code}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+    """Run ``cmd``: its CPU seconds (user + system) and peak RSS in bytes. The
+    RSS is what ``/usr/bin/time`` reports of it: the child's own ``ru_maxrss``
+    carries this process's peak (the captures it built) over fork and exec."""
+    before = _children_cpu()
+    proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env=env)
+    _, err = proc.communicate()
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"{cmd} exited {proc.returncode}")
+    return _children_cpu() - before, int(err.decode().strip().splitlines()[-1]) * 1024
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the child processes waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _verify(label: str, fmt: str, calls: int, total: int, data: bytes) -> None:
