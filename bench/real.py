@@ -20,10 +20,11 @@ processes that take turns in every round:
   it changes in the same rounds.
 
 The figures are the medians of the rounds' CPU seconds (user + system, from
-``getrusage`` of the children), so the other tenants of a shared machine count less; the ratios
-are check's median over each floor's. **rss/in** is the check process's peak
-resident set, less that of ``check`` on a 9-event capture (the interpreter
-and the imports, about 40 MB), over the input's size; **trace/in** tracemalloc's peak for the
+``getrusage`` of the children), so the other tenants of a shared machine
+count less; the ratios are check's median over each floor's. **rss/in** is
+the check process's peak resident set (as ``/usr/bin/time`` reports it),
+less that of ``check`` on a 9-event capture (the interpreter and the
+imports), over the input's size; **trace/in** is tracemalloc's peak for the
 pipeline in process (framing to report) over the input's size.
 
 After the real shapes come the synthetic rows (``identical``: one
