@@ -62,6 +62,7 @@ bench: $(BENCH)
 	$(BIN)/python bench/proxy.py
 	$(BIN)/python bench/fit_timing.py
 	$(BIN)/python bench/chunking.py
+	$(BIN)/python bench/leaks.py
 
 conformance: $(APP)
 	$(BIN)/python ../shared/tools/conformance.py --cmd "$(BIN)/fraglens check --json" -v

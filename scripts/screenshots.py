@@ -165,9 +165,10 @@ def serving(captures: list[str]) -> Iterator[str]:
 
 async def take_compare(out: Path) -> Path:
     """The comparison screen once every backend is in, the tiny-fragments one highlighted."""
+    from fraglens.net.cost import Prices
+
     from fraglens.app.screens.compare import CompareApp
     from fraglens.net.compare import make_backends
-    from fraglens.net.cost import Prices
     from fraglens.net.request import build_spec
 
     captures = sorted(str(p) for p in COMPARE_CAPTURES.glob("*.*") if p.suffix != ".md")

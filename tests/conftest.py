@@ -37,6 +37,19 @@ def shared_or_skip() -> Path:
     return SHARED
 
 
+@pytest.fixture(scope="session")
+def _cache_home(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(autouse=True)
+def cache_home(_cache_home, monkeypatch) -> Path:
+    """Prices resolved from the genai-prices table are cached under
+    ``$XDG_CACHE_HOME``: one cache for the session, never the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(_cache_home))
+    return _cache_home
+
+
 @pytest.fixture(autouse=True)
 def state_home(tmp_path_factory, monkeypatch) -> Path:
     """The app remembers the captures it opened under ``$XDG_STATE_HOME``:

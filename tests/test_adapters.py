@@ -1070,6 +1070,9 @@ def test_make_adapter_gives_fresh_state_and_knows_aliases():
         "bedrock-invoke",
         "ollama",
         "ai-sdk",
+        "ag-ui",
+        "langgraph",
+        "mistral-conversations",
     }
     assert make_adapter("bedrock").name == "bedrock-converse"
     assert make_adapter("vercel").name == "ai-sdk"
@@ -1093,6 +1096,9 @@ def test_every_adapter_says_how_its_streams_end():
         "bedrock-invoke": "terminal",
         "ollama": "terminal",
         "ai-sdk": "done",
+        "ag-ui": "terminal",
+        "langgraph": "finish",
+        "mistral-conversations": "terminal",
     }
 
 

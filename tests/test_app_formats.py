@@ -1,6 +1,7 @@
 """The app reads the new formats through the engine, as it reads the others:
 binary Bedrock events (a damaged one among them), NDJSON lines, AI SDK parts
-with a tool output."""
+with a tool output, AG-UI, LangGraph and Mistral Conversations events,
+cumulative argument pieces."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ SIZE = (120, 36)
         ("bedrock_invoke_claude_parallel.eventstream", "chunk"),
         ("ollama_native_parallel.ndjson", None),
         ("native_ai_sdk_tool_with_output.sse", None),
+        ("native_ag_ui_args_misrouted.sse", "TOOL_CALL_ARGS"),
+        ("native_langgraph_index_null.sse", "messages"),
+        ("native_mistral_conversations.sse", "function.call"),
+        ("quirk_cumulative_args_openai.sse", None),
     ],
 )
 async def test_every_step_of_a_new_format_renders(name, label):

@@ -189,11 +189,18 @@ def test_compare_json_has_a_row_per_backend_and_the_differences(capsys, server, 
     assert rows["claude-sonnet-4-5"]["chunking"] == profile("tiny_fragments.sse")
     assert rows["glm-4.6"]["chunking"]["whole_in_one_chunk"] == 1
     # usage 812 in / 41 out: at 3 and 15 per million, x1.3 = 0.0039663
-    assert rows["claude-sonnet-4-5"]["usage"]["prompt_tokens"] == 812
-    assert rows["claude-sonnet-4-5"]["cost"] == pytest.approx((812 * 3 + 41 * 15) / 1e6 * 1.3)
+    assert rows["claude-sonnet-4-5"]["usage"]["reported"]["prompt_tokens"] == 812
+    assert rows["claude-sonnet-4-5"]["usage"]["input"] == 812
+    assert rows["claude-sonnet-4-5"]["cost"]["total"] == pytest.approx(
+        (812 * 3 + 41 * 15) / 1e6 * 1.3)
     # no entry in --prices: --price-in/--price-out apply
-    assert rows["glm-4.6"]["cost"] == pytest.approx((812 * 1 + 41 * 2) / 1e6 * 1.3)
+    assert rows["glm-4.6"]["cost"]["total"] == pytest.approx((812 * 1 + 41 * 2) / 1e6 * 1.3)
+    assert rows["glm-4.6"]["cost"]["source"] == "user"
     assert kimi["cost"] is None
+    # ranked by cost, cheapest first, naming the prices used
+    ranked = [m for m in doc["by_cost"]]
+    assert ranked.index("glm-4.6") < ranked.index("claude-sonnet-4-5")
+    assert doc["prices"] == ["user"]
     # timing from the events' receive times: the tool call opens after the first event
     for model in MODELS[:4]:
         t = rows[model]["timing"]

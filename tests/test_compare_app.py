@@ -43,7 +43,6 @@ def backends(url: str, tmp_path):
         MODELS,
         record_dir=tmp_path,
         timeout=PATIENCE,
-        prices_for=lambda model: None,
     )
 
 

@@ -31,6 +31,7 @@ SDK_WRONG = {
     "id-changed": "Q08: the SDK appends the second id",
     "args-object": "Q15: the SDK cannot add objects as text",
     "name-missing": "Q12: the SDK reports a call that never got a name with the name ''",
+    "args-cumulative": "cumulative pieces: the SDK joins every restatement into one text",
 }
 #: quirks with no code of their own, pinned by the sample that shows them
 SDK_WRONG_SAMPLES = {

@@ -33,11 +33,13 @@ LAYERS: dict[str, int] = {
     "report": 3,  # a finished stream in, a document out
     "net": 4,
     "history": 4,
+    "batch": 4,  # many captures checked on local processes or a cluster
     "app": 5,
     "cli": 6,
     "__main__": 7,
 }
-SIBLINGS = {frozenset({"net", "history"})}
+SIBLINGS = {frozenset({"net", "history"}), frozenset({"batch", "history"}),
+            frozenset({"batch", "net"})}
 CORE = {name for name, layer in LAYERS.items() if layer == 0}
 
 FORBIDDEN_IN_CORE = {

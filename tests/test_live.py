@@ -17,11 +17,11 @@ import pytest
 
 from fraglens.cli import main
 from fraglens.framing.recording import parse_recording
-from fraglens.net.cost import Prices
 from fraglens.net.live import LiveCall, Phase, describe_error
 from fraglens.net.replay import NO_CHAOS, Chaos, Pace, load_source, plan
 from fraglens.net.request import LIVE_FORMATS, build_spec
 from fraglens.net.serve import ServerHandle, bind, start_server
+from fraglens.report.cost import PriceOptions, UserPrices
 from fraglens.report.document import build_report
 
 from .conftest import PATIENCE
@@ -102,7 +102,8 @@ async def test_the_live_report_equals_check_on_the_recording(tmp_path, body):
 
 async def test_anthropic_live_call_sends_x_api_key_and_reads_message_delta_usage(tmp_path):
     source = write(tmp_path, "claude.sse", ANTHROPIC_SSE)
-    call, record, _ = await live(source, tmp_path, fmt="anthropic", prices=Prices(3, 15))
+    prices = PriceOptions(user={"*": UserPrices(3, 15)})
+    call, record, _ = await live(source, tmp_path, fmt="anthropic", prices=prices)
     assert calls_of(record) == calls_of(source)
     headers = parse_recording(Path(record).read_bytes()).request["headers"]
     assert headers["x-api-key"] == "[redacted]" and "authorization" not in headers
@@ -118,7 +119,7 @@ async def test_status_goes_connecting_waiting_streaming_done(tmp_path):
         tmp_path,
         on_status=lambda s: seen.append(s.phase),
         on_event=lambda ev: events.append(ev.number),
-        prices=Prices(2.5, 10, markup=1.3),
+        prices=PriceOptions(user={"*": UserPrices(2.5, 10)}, markup=1.3),
     )
     phases = [p for i, p in enumerate(seen) if i == 0 or seen[i - 1] is not p]
     assert phases == [Phase.CONNECTING, Phase.WAITING, Phase.STREAMING, Phase.DONE]

@@ -129,7 +129,7 @@ def test_the_openai_stream_has_two_calls_with_multibyte_arguments(tmp_path):
     doc = report_of(path)
     assert doc["events"] == OPENAI_EVENTS
     assert doc["end"] == "done"
-    assert doc["usage"]["completion_tokens"] == 48
+    assert doc["usage"]["output"] == doc["usage"]["reported"]["completion_tokens"] == 48
 
 
 def test_the_anthropic_stream_has_one_call(tmp_path):

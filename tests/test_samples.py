@@ -78,37 +78,59 @@ def test_sample_matches_its_golden(path):
     assert json.loads(golden.read_text(encoding="utf-8")) == json.loads(text)
 
 
-def header_spec(path) -> tuple[list[dict[str, str]], set[str]]:
-    """The expected calls and codes a sample's leading comment announces:
-    ``#N name=.. id=.. status=..`` lines with an ``args text:`` line below,
-    and ``expected codes: code (severity), ...`` (possibly over several lines)."""
+def header_spec(path) -> tuple[list[dict[str, str]], set[str], list[dict[str, str]]]:
+    """The expected calls, codes and leaked calls a sample's leading comment
+    announces: ``#N name=.. id=.. status=..`` lines with an ``args text:`` line
+    below (after ``expected leaked:``, the same for the calls that leaked into
+    the text, with ``arguments:`` holding their value as JSON), and
+    ``expected codes: code (severity), ...`` (possibly over several lines)."""
     # a sample about bytes that are not UTF-8 holds some: read as fraglens reads them
     lines = [
         line[1:].strip() for line in path.read_bytes().decode("utf-8", "replace").splitlines()
         if line.startswith(":")
     ]
     calls: list[dict[str, str]] = []
+    leaked: list[dict[str, str]] = []
+    listed = calls
     codes_text = ""
     in_codes = False
     for line in lines:
         m = re.match(r"#(\d+)\s+(.*)", line)
+        if line.startswith("expected leaked:"):
+            listed = leaked
+        elif line.startswith("expected codes:"):
+            listed = calls
         if m:
-            calls.append(dict(re.findall(r"(\w+)=(\S+)", m.group(2))))
-        elif line.startswith("args text:") and calls:
-            calls[-1]["args_text"] = line[len("args text:"):].strip()
+            listed.append(dict(re.findall(r"(\w+)=(\S+)", m.group(2))))
+            tail = re.search(r"\barguments: (.*)", m.group(2))
+            if tail:
+                listed[-1]["value"] = tail.group(1)
+        elif line.startswith(("args text:", "arguments text:")) and listed:
+            listed[-1]["args_text"] = line.split(":", 1)[1].split(" -> ")[0].strip()
+        elif line.startswith("arguments:") and listed:
+            listed[-1]["value"] = line[len("arguments:"):].strip()
         in_codes = line.startswith("expected codes:") or (in_codes and ":" not in line[:20])
         if in_codes:
             codes_text += " " + line
     codes = set(re.findall(r"([a-z][a-z0-9-]+) \((?:info|warning|error)\)", codes_text))
-    return calls, codes
+    return calls, codes, leaked
 
 
 @pytest.mark.parametrize("path", SSE, ids=lambda p: p.name)
 def test_sample_does_what_its_header_says(path):
     """The sample's leading comment is its spec, written before fraglens ran on
     it: the calls (name, status, argument text) and exactly the codes raised."""
-    calls, codes = header_spec(path)
+    calls, codes, leaked = header_spec(path)
     doc = report_for(path)
+    got_leaked = [(x["family"], x["name"], x["status"], x["source"]) for x in doc["leaked"]]
+    assert got_leaked == [
+        (x["family"], x["name"], x["status"], x.get("source", "text")) for x in leaked
+    ]
+    for want, found in zip(leaked, doc["leaked"], strict=True):
+        if "value" in want:
+            assert found["arguments"] == json.loads(want["value"])
+        if "args_text" in want:
+            assert found["arguments_raw"].startswith(want["args_text"])
     got = [(c["name"] or "(none)", c["status"]) for c in doc["calls"]]
     assert got == [(c.get("name"), c.get("status")) for c in calls]
     for want, call in zip(calls, doc["calls"], strict=True):

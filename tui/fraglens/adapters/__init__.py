@@ -16,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .ag_ui import EVENT_TYPES as _AG_UI_TYPES
+from .ag_ui import OLDER_TYPES as _AG_UI_OLDER
+from .ag_ui import AGUIAdapter
 from .ai_sdk import PART_TYPES as _AI_SDK_TYPES
 from .ai_sdk import AISDKAdapter
 from .anthropic import AnthropicAdapter
@@ -26,6 +29,10 @@ from .cohere import EVENT_TYPES as _COHERE_TYPES
 from .cohere import CohereAdapter
 from .dashscope import DashScopeAdapter
 from .gemini import GeminiAdapter
+from .langgraph import LangGraphAdapter
+from .langgraph import is_message as _is_langchain_message
+from .mistral_conversations import EVENT_TYPES as _MISTRAL_TYPES
+from .mistral_conversations import MistralConversationsAdapter
 from .ollama import OllamaAdapter
 from .openai_chat import OpenAIChatAdapter
 from .responses import ResponsesAdapter
@@ -53,6 +60,9 @@ ADAPTERS: dict[str, type[Adapter]] = {
         BedrockInvokeAdapter,
         OllamaAdapter,
         AISDKAdapter,
+        AGUIAdapter,
+        LangGraphAdapter,
+        MistralConversationsAdapter,
     )
 }
 
@@ -70,6 +80,11 @@ ALIASES = {
     "ollama-native": "ollama",
     "vercel": "ai-sdk",
     "ai-sdk-ui": "ai-sdk",
+    "agui": "ag-ui",
+    "copilotkit": "ag-ui",
+    "langgraph-messages": "langgraph",
+    "mistral-agents": "mistral-conversations",
+    "conversations": "mistral-conversations",
 }
 
 
@@ -110,6 +125,10 @@ _CHAT_OBJECTS = frozenset({"chat.completion.chunk", "chat.completion", "text_com
 
 
 def _by_type(kind: str, payload: dict[str, Any]) -> Detection | None:
+    if kind in _AG_UI_TYPES or kind in _AG_UI_OLDER:
+        return Detection("ag-ui", "certain", f"AG-UI event {kind!r}")
+    if kind in _MISTRAL_TYPES:
+        return Detection("mistral-conversations", "certain", f"Conversations event {kind!r}")
     if kind in _AI_SDK_TYPES or kind.startswith("data-"):
         return Detection("ai-sdk", "certain", f"UI message part {kind!r}")
     if kind.startswith("response."):
@@ -173,8 +192,26 @@ def _by_shape(payload: dict[str, Any]) -> Detection | None:
     return None
 
 
+def _langgraph(payload: Any, event: str | None) -> Detection | None:
+    """LangGraph's message modes: the SSE event's name, or a ``[message, metadata]`` pair."""
+    mode = event.split("|", 1)[0] if isinstance(event, str) else ""
+    if mode == "messages" or mode.startswith("messages/"):
+        return Detection("langgraph", "certain", f"LangGraph event {event!r}")
+    if (
+        isinstance(payload, list)
+        and len(payload) == 2
+        and _is_langchain_message(payload[0])
+        and isinstance(payload[1], dict)
+    ):
+        return Detection("langgraph", "certain", "a [message, metadata] pair")
+    return None
+
+
 def sniff(payload: Any, event: str | None = None) -> Detection | None:
     """What one chunk tells about the wire format, with how sure it is; None if nothing."""
+    graph = _langgraph(payload, event)
+    if graph is not None:
+        return graph
     if isinstance(payload, list):
         items = [sniff(item) for item in payload[:8] if isinstance(item, dict)]
         certain = [d for d in items if d is not None and d.confidence == "certain"]

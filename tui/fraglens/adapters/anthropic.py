@@ -287,7 +287,7 @@ def _unknown_event(kind: str | None, payload: dict[str, Any]) -> list[Op]:
         if key in where:
             return [unread(f"event {kind!r} carries tool input fraglens does not read: "
                            "ignored", where[key])]
-    if block.get("type") in TOOL_BLOCKS:
+    if isinstance(block.get("type"), str) and block["type"] in TOOL_BLOCKS:
         return [unread(f"event {kind!r} carries a tool block fraglens does not read: "
                        "ignored", block)]
     return []

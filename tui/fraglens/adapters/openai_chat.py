@@ -151,7 +151,14 @@ class OpenAIChatAdapter:
 
         err = payload.get("error")
         if err not in (None, False, "", {}, []):
-            errors.append(StreamError(error_message(err, "error")))
+            # Groq's refused tool call; its json_validate_failed (a JSON answer
+            # that missed its schema) carries a generation too, but no call
+            refused = isinstance(err, dict) and err.get("code") == "tool_use_failed"
+            generation = err.get("failed_generation") if refused else None
+            errors.append(StreamError(
+                error_message(err, "error"),
+                generation if isinstance(generation, str) and generation else None,
+            ))
         elif payload.get("object") == "error":
             errors.append(StreamError(error_message(payload, "error")))
 

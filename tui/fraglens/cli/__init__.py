@@ -31,6 +31,7 @@ __all__ = ["COMMANDS", "CliError", "batch_collector", "build_parser", "main"]
 COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check", "the calls and diagnostics of a capture, headless"),
     "explain": ("explain", "what a diagnostic code means and what to do about it"),
+    "diff": ("diff", "two captures of one exchange, call by call: what changed between layers"),
     "live": ("live", "send a request, watch the tool calls assemble as they stream, record it"),
     "compare": (
         "compare",
@@ -120,7 +121,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 #: the commands that read their input, report and exit (the others run servers or the app)
-BATCH = frozenset({"check", "history", "export", "import-har", "explain"})
+BATCH = frozenset({"check", "history", "export", "import-har", "explain", "diff"})
 
 
 def batch_collector() -> None:

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..reading.capture import load_stream
-from ..report.document import build_report, exit_code
-from .common import CliError, add_stall_option, add_stream_options, read_json, write_json
+from ..report.checked import CheckOptions, checked
+from ..report.document import exit_code
+from .common import (
+    CliError,
+    add_otlp_options,
+    add_price_options,
+    add_stall_option,
+    add_stream_options,
+    otlp_wanted,
+    positive_count,
+    price_options,
+    read_json,
+    write_json,
+)
 
 if TYPE_CHECKING:
     from ..fit.tools import Tool
+    from ..reading.stream import Stream
 
 EXAMPLES = """\
 examples:
@@ -18,12 +30,37 @@ examples:
   fraglens check --tools request.json capture.sse   # do the calls fit the declared tools?
   fraglens check --stall-ms 500 recording.jsonl
   fraglens check --chunking capture.sse             # how the backend cut the calls up
-  curl -sN ... | fraglens check --json - | jq '.calls[].status'"""
+  curl -sN ... | fraglens check --json - | jq '.calls[].status'
+  fraglens check --jsonl recordings/ > day.jsonl     # one line per capture, on every core
+  fraglens check --jsonl --dask tcp://10.0.0.5:8786 's3://bucket/2026-12-01/*.jsonl'"""
 
 
 def build(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", help="a capture: SSE, NDJSON, JSON, HAR or a recording; - for stdin")
+    p.add_argument(
+        "path",
+        nargs="+",
+        help="a capture: SSE, NDJSON, JSON, HAR or a recording; - for stdin (with --jsonl: "
+        "any number of files, folders and globs)",
+    )
     p.add_argument("--json", action="store_true", help="print the JSON report (the contract)")
+    p.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="check every capture given (files, folders, globs, fsspec URLs): one JSON line "
+        "each, the report and its file, in a stable order; a summary on stderr",
+    )
+    p.add_argument(
+        "--jobs",
+        type=positive_count,
+        metavar="N",
+        help="with --jsonl: check on N local processes (default: one per core)",
+    )
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="with --jsonl: check on the Dask cluster whose scheduler is at ADDRESS "
+        "(needs fraglens[dask]); the workers read the paths",
+    )
     p.add_argument(
         "--compare", action="store_true", help="add what naive by-id / by-arrival grouping gives"
     )
@@ -41,6 +78,8 @@ def build(p: argparse.ArgumentParser) -> None:
     )
     add_stall_option(p)
     add_stream_options(p)
+    add_otlp_options(p, "capture")
+    add_price_options(p)
 
 
 def load_tools(path: str) -> list[Tool]:
@@ -53,33 +92,38 @@ def load_tools(path: str) -> list[Tool]:
         raise CliError(f"--tools {path}: {exc}") from None
 
 
-def run(args: argparse.Namespace) -> int:
+def options(args: argparse.Namespace) -> CheckOptions:
     tools = load_tools(args.tools) if args.tools else None
-    stream, framed = load_stream(
-        args.path, format=args.format, max_arg_bytes=args.max_arg_bytes, keep_naive=args.compare
+    return CheckOptions(
+        format=args.format,
+        max_arg_bytes=args.max_arg_bytes,
+        compare=args.compare,
+        chunking=args.chunking,
+        stall_ms=args.stall_ms,
+        tools=tuple(tools) if tools is not None else None,
+        prices=price_options(args),
     )
-    if not stream.events:
-        raise CliError(f"{args.path}: no events in the stream")
-    if not stream.model_response:
-        raise CliError(f"{args.path}: no model response found ({stream.framing} of "
-                       f"{len(stream.events)} event(s), none of them a model API's)")
-    fit = None
-    request = framed.meta.get("request")
-    if tools is not None or request is not None:  # the schema checks load only then
-        from ..fit.verdicts import fit_for_request
 
-        fit = fit_for_request(stream, request, tools)
-    doc = build_report(stream, compare=args.compare, fit=fit, stall_ms=args.stall_ms)
-    if args.chunking:
-        from ..report.chunking import chunking_profile
 
-        doc["chunking"] = chunking_profile(stream)
+def run(args: argparse.Namespace) -> int:
+    if args.jsonl:
+        from .batch import run_batch
+
+        return run_batch(args, options(args))
+    if args.jobs is not None or args.dask is not None:
+        raise CliError("--jobs and --dask check several captures: use them with --jsonl")
+    if len(args.path) > 1:
+        raise CliError(f"{len(args.path)} captures given: check reads one, or use --jsonl "
+                       "for one line per capture")
+    path = args.path[0]
+    doc, stream = checked(path, options(args))
+    _export_span(args, doc, stream)
     if args.json:
         write_json(doc)
     else:
         from ..report.text import print_report
 
-        print_report(doc, "stdin" if args.path == "-" else args.path)
+        print_report(doc, "stdin" if path == "-" else path)
         if args.compare and "naive" in doc:
             for how in ("by_id", "by_arrival"):
                 keys = doc["naive"][how]
@@ -90,3 +134,21 @@ def run(args: argparse.Namespace) -> int:
 
             print(f"chunking: {chunking_line(doc['chunking'])}")
     return exit_code(doc)
+
+
+def _export_span(args: argparse.Namespace, doc: dict[str, Any], stream: Stream) -> None:
+    """One span for the capture, when ``--otlp`` or the environment asks."""
+    if not otlp_wanted(args):
+        return
+    from ..net.otlp import OtlpUnavailable, exporter_for
+
+    try:
+        exporter = exporter_for(args.otlp, "fraglens check")
+    except OtlpUnavailable as exc:
+        raise CliError(str(exc)) from None
+    if exporter is None:
+        return
+    from ..report.genai_span import genai_span
+
+    exporter.export(genai_span(doc, stream, content=args.otlp_content))
+    exporter.close()

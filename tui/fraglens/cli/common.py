@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -22,11 +23,16 @@ from .exits import EXIT_CODES, CliError
 __all__ = [
     "CliError",
     "EXIT_CODES",
+    "add_otlp_options",
+    "add_price_options",
+    "price_options",
+    "otlp_wanted",
     "add_stall_option",
     "add_stream_options",
     "count",
     "non_negative",
     "positive",
+    "positive_count",
     "read_json",
     "size",
     "write_json",
@@ -71,6 +77,7 @@ def _number(kind: type, above_zero: bool) -> Callable[[str], Any]:
 positive = _number(float, above_zero=True)
 non_negative = _number(float, above_zero=False)
 count = _number(int, above_zero=False)
+positive_count = _number(int, above_zero=True)
 
 
 def add_stream_options(p: argparse.ArgumentParser) -> None:
@@ -135,3 +142,120 @@ def read_json(path: str, what: str) -> Any:
         return json.loads(data)
     except (ValueError, RecursionError) as exc:
         raise CliError(f"{what} {path}: not JSON ({exc})") from None
+
+
+def add_otlp_options(p: argparse.ArgumentParser, what: str = "exchange") -> None:
+    """``--otlp URL`` and ``--otlp-content``: one OpenTelemetry span per ``what``."""
+    p.add_argument(
+        "--otlp",
+        metavar="URL",
+        help=f"send one OpenTelemetry span per {what} over OTLP/HTTP to URL/v1/traces "
+        "(default: $OTEL_EXPORTER_OTLP_ENDPOINT when set; needs fraglens[otel])",
+    )
+    p.add_argument(
+        "--otlp-content",
+        action="store_true",
+        help="put the calls' text and arguments in the spans (gen_ai.output.messages); "
+        "off by default, as the conventions ask",
+    )
+
+
+def otlp_wanted(args: argparse.Namespace) -> bool:
+    """Spans are asked for: ``--otlp``, or an OTLP endpoint in the environment
+    (``net/otlp.py`` says which one is used). Checked before the exporter's
+    module is loaded, so that a plain ``check`` loads nothing of ``net``."""
+    return bool(args.otlp) or any(
+        value and name.startswith("OTEL_EXPORTER_OTLP_") and name.endswith("ENDPOINT")
+        for name, value in os.environ.items()
+    )
+
+
+def add_price_options(p: argparse.ArgumentParser, each: str = "") -> argparse._ArgumentGroup:
+    """The "cost" group, as ``check``, ``live``, ``compare`` and the app take
+    it: the table's prices unless the user gives their own (``each``: words
+    after a price's help)."""
+    price = p.add_argument_group(
+        "cost (prices from the genai-prices table unless given; per million tokens)"
+    )
+    price.add_argument(
+        "--provider",
+        metavar="NAME",
+        help="price as this provider's model (genai-prices' ids: openai, anthropic, google, "
+        "aws, deepseek, x-ai, mistral, groq...; default: the one the wire format implies)",
+    )
+    price.add_argument(
+        "--prices",
+        metavar="FILE.json",
+        help='per model: {"gpt-4o": {"input": 2.5, "output": 10, "cached_input": 1.25, '
+        '"cache_write": 3.75}} ("*": any model)',
+    )
+    price.add_argument(
+        "--price-in", type=non_negative, metavar="X", help=f"per million input tokens{each}"
+    )
+    price.add_argument(
+        "--price-out", type=non_negative, metavar="Y", help=f"per million output tokens{each}"
+    )
+    price.add_argument(
+        "--price-cached-in",
+        type=non_negative,
+        metavar="X",
+        help="per million input tokens read from the cache (default: --price-in)",
+    )
+    price.add_argument(
+        "--price-cache-write",
+        type=non_negative,
+        metavar="X",
+        help="per million input tokens written to the cache (default: --price-in)",
+    )
+    price.add_argument(
+        "--markup", type=positive, default=1.0, metavar="M",
+        help="multiplies the total: an aggregator billing the official price x 1.3 is 1.3",
+    )
+    return price
+
+
+def _price(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise CliError(f"{where}: a price must be a number, not {value!r}")
+    if not math.isfinite(value) or value < 0:
+        raise CliError(f"{where}: a price must be 0 or more, not {value!r}")
+    return float(value)
+
+
+def _user_prices(entry: Any, where: str) -> Any:
+    from ..report.cost import UserPrices
+
+    if isinstance(entry, list) and len(entry) == 2:
+        return UserPrices(_price(entry[0], where), _price(entry[1], where))
+    if not isinstance(entry, dict) or not {"input", "output"} <= entry.keys():
+        raise CliError(f'{where}: expected {{"input": X, "output": Y}} or [X, Y]')
+    unknown = entry.keys() - {"input", "output", "cached_input", "cache_write", "currency"}
+    if unknown:
+        raise CliError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    optional = {k: _price(entry[k], where) for k in ("cached_input", "cache_write") if k in entry}
+    currency = entry.get("currency", "USD")
+    if not isinstance(currency, str) or not currency:
+        raise CliError(f"{where}: the currency must be a name such as USD")
+    return UserPrices(_price(entry["input"], where), _price(entry["output"], where),
+                      currency=currency, **optional)
+
+
+def price_options(args: argparse.Namespace) -> Any:
+    """The ``PriceOptions`` the cost flags ask for: the table's prices, a
+    ``--prices`` file's per model, ``--price-in``/``--price-out`` for any model."""
+    from ..report.cost import PriceOptions, UserPrices
+
+    user: dict[str, UserPrices] = {}
+    if args.prices:
+        doc = read_json(args.prices, "--prices")
+        if not isinstance(doc, dict):
+            raise CliError(f"--prices {args.prices}: expected an object mapping model -> prices")
+        for model, entry in doc.items():
+            user[model] = _user_prices(entry, f"--prices {args.prices}: {model}")
+    flags = (args.price_in, args.price_out, args.price_cached_in, args.price_cache_write)
+    if any(v is not None for v in flags):
+        if args.price_in is None or args.price_out is None:
+            raise CliError("--price-in and --price-out go together (the cache prices are optional)")
+        user.setdefault("*", UserPrices(args.price_in, args.price_out, args.price_cached_in,
+                                        args.price_cache_write))
+    return PriceOptions(provider=args.provider, user=user, markup=args.markup)

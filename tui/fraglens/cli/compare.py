@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..net.cost import Prices
 from ..net.request import RequestSpec
-from .common import CliError, count, read_json, write_json
-from .live import (
+from .common import (
+    CliError,
+    add_otlp_options,
     add_price_options,
+    count,
+    price_options,
+    write_json,
+)
+from .live import (
     add_request_options,
     bedrock_signer,
     is_bedrock,
@@ -29,7 +33,7 @@ from .live import (
 if TYPE_CHECKING:  # httpx and asyncio load only when the calls are made
     from ..net.compare import Backend
 
-__all__ = ["build", "prices_for", "run"]
+__all__ = ["build", "run"]
 
 EXAMPLES = """\
 examples:
@@ -37,7 +41,8 @@ examples:
       --api-key-env AGGREGATOR_KEY --models claude-sonnet-4-5,gpt-4o,glm-4.6 \\
       --prompt "Weather in Paris?" --tools tools.json --prices prices.json --markup 1.3
   fraglens serve captures/*.sse &    # one capture per model, no network
-  fraglens compare --url http://127.0.0.1:8765/v1 --models glm-4.6,qwen3-coder --prompt hi --json"""
+  fraglens compare --url http://127.0.0.1:8765/v1 --models glm-4.6,qwen3-coder --prompt hi --json
+  fraglens compare --url ... --models gpt-4o --prompt hi --repeat 5 --nonstream   # flaky?"""
 
 
 def build(p: argparse.ArgumentParser) -> None:
@@ -53,16 +58,26 @@ def build(p: argparse.ArgumentParser) -> None:
         help="how many models are called at once (default 4)",
     )
     p.add_argument(
+        "--repeat",
+        type=count,
+        default=1,
+        metavar="N",
+        help="send the request N times per model and report how often each diagnostic and "
+        "each call shape occurred (a flaky backend; default 1)",
+    )
+    p.add_argument(
+        "--nonstream",
+        action="store_true",
+        help="also send it once per model without streaming, and report every streamed call "
+        "that differs from the non-streamed answer",
+    )
+    p.add_argument(
         "--record-dir",
         metavar="DIR",
         help="write one recording per model there (MODEL.jsonl); created if missing",
     )
-    price = add_price_options(p, ", every model")
-    price.add_argument(
-        "--prices",
-        metavar="FILE.json",
-        help='per model, per million tokens: {"gpt-4o": {"input": 2.5, "output": 10}}',
-    )
+    add_price_options(p, ", every model")
+    add_otlp_options(p, "backend")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the comparison as JSON")
     out.add_argument(
@@ -80,36 +95,6 @@ def _models(text: str) -> list[str]:
             raise CliError(f"--models: {m!r} is listed twice")
         seen.add(m)
     return models
-
-
-def _price(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise CliError(f"{where}: a price must be a number, not {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise CliError(f"{where}: a price must be 0 or more, not {value!r}")
-    return float(value)
-
-
-def prices_for(args: argparse.Namespace) -> Callable[[str], Prices | None]:
-    """Each model's prices: its entry in --prices, else --price-in/--price-out, else none."""
-    table: dict[str, Prices] = {}
-    if args.prices:
-        doc = read_json(args.prices, "--prices")
-        if not isinstance(doc, dict):
-            raise CliError(f"--prices {args.prices}: expected an object mapping model -> prices")
-        for model, entry in doc.items():
-            where = f"--prices {args.prices}: {model}"
-            if isinstance(entry, dict) and {"input", "output"} <= entry.keys():
-                pair = (entry["input"], entry["output"])
-            elif isinstance(entry, list) and len(entry) == 2:
-                pair = (entry[0], entry[1])
-            else:
-                raise CliError(f'{where}: expected {{"input": X, "output": Y}} or [X, Y]')
-            table[model] = Prices(_price(pair[0], where), _price(pair[1], where), args.markup)
-    default = None
-    if args.price_in is not None or args.price_out is not None:
-        default = Prices(args.price_in or 0.0, args.price_out or 0.0, args.markup)
-    return lambda model: table.get(model, default)
 
 
 def _spec_for(args: argparse.Namespace, models: list[str]) -> Callable[[str], RequestSpec]:
@@ -151,34 +136,85 @@ def backends_from_args(args: argparse.Namespace) -> list[Backend]:
     if args.concurrency < 1:
         raise CliError("--concurrency: at least 1")
     spec_for = _spec_for(args, models)
-    prices = prices_for(args)
+    prices = price_options(args)
     record_dir = _record_dir(args.record_dir)
+    if args.repeat < 1:
+        raise CliError("--repeat: at least 1")
     return make_backends(
-        spec_for, models, record_dir=record_dir, timeout=args.timeout, prices_for=prices
+        spec_for, models, record_dir=record_dir, timeout=args.timeout, prices=prices,
+        repeat=args.repeat,
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.app and (args.repeat > 1 or args.nonstream):
+        raise CliError("--repeat and --nonstream print their rates and mismatches: not with --app")
+    from ..net.otlp import OtlpUnavailable, exporter_for
+
+    try:
+        exporter = exporter_for(args.otlp, "fraglens compare")
+    except OtlpUnavailable as exc:
+        raise CliError(str(exc)) from None
+    try:
+        return _run(args, exporter)
+    finally:
+        if exporter is not None:
+            exporter.close()
+
+
+def _span(args: argparse.Namespace, exporter: Any, backend: Backend) -> None:
+    """The span of one backend's call, once it has ended."""
+    from ..net.live import Phase
+    from ..net.otlp import export_exchange
+    from ..report.document import build_report
+
+    call = backend.call
+    status, stream = call.status, call.stream
+    doc = build_report(stream) if stream.events else None
+    error = None if status.phase is Phase.DONE else (status.message or status.phase.value)
+    export_exchange(exporter, doc, stream, content=args.otlp_content, model=backend.model,
+                    duration=status.elapsed, error=error)
+
+
+def _run(args: argparse.Namespace, exporter: Any) -> int:
     backends = backends_from_args(args)
     if args.app:
         from ..app.screens.compare import run_compare_app
 
         url = backends[0].call.spec.for_record()["url"]  # a key in the URL never shows
-        return run_compare_app(backends, concurrency=args.concurrency, source=url)
+        code = run_compare_app(backends, concurrency=args.concurrency, source=url)
+        if exporter is not None:
+            for backend in backends:
+                if backend.call.status.elapsed:
+                    _span(args, exporter, backend)
+        return code
     import asyncio
 
-    from ..net.compare import compare_doc, compare_exit, run_backends
+    from ..net.compare import compare_doc, compare_exit, nonstream_answer, run_backends
 
     def done(backend: Backend) -> None:
+        if exporter is not None:
+            _span(args, exporter, backend)
         if not args.json and backend.row is not None:
             state = backend.row["error"] or "done"
-            print(f"fraglens: compare: {backend.model}: {state}", file=sys.stderr)
+            run = f" (run {backend.run + 1})" if args.repeat > 1 else ""
+            print(f"fraglens: compare: {backend.model}{run}: {state}", file=sys.stderr)
+
+    async def calls() -> dict[str, dict[str, Any]] | None:
+        await run_backends(backends, concurrency=args.concurrency, on_done=done)
+        if not args.nonstream:
+            return None
+        firsts = {b.model: b for b in backends if b.run == 0}
+        found = await asyncio.gather(
+            *(nonstream_answer(b.call.spec, args.timeout) for b in firsts.values())
+        )
+        return dict(zip(firsts, found, strict=True))
 
     try:
-        asyncio.run(run_backends(backends, concurrency=args.concurrency, on_done=done))
+        answers = asyncio.run(calls())
     except KeyboardInterrupt:
         return 130
-    doc = compare_doc([b.row for b in backends if b.row is not None])
+    doc = compare_doc([b.row for b in backends if b.row is not None], answers)
     if args.json:
         write_json(doc)
     else:

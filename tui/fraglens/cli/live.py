@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..net.cost import Prices
 from ..net.limits import Limits
 from ..net.request import (
     DEFAULT_TIMEOUT,
@@ -25,10 +25,12 @@ from ..net.request import (
 )
 from .common import (
     CliError,
+    add_otlp_options,
+    add_price_options,
     add_read_caps,
     add_stall_option,
-    non_negative,
     positive,
+    price_options,
     read_json,
     write_json,
 )
@@ -38,7 +40,6 @@ if TYPE_CHECKING:  # httpx and asyncio load only when a call is made, not for `c
     from ..net.live import LiveCall, LiveStatus
 
 __all__ = [
-    "add_price_options",
     "add_request_options",
     "bedrock_signer",
     "build",
@@ -123,22 +124,6 @@ def add_request_options(p: argparse.ArgumentParser, *, one_model: bool = True) -
     )
 
 
-def add_price_options(p: argparse.ArgumentParser, each: str = "") -> argparse._ArgumentGroup:
-    """The "cost" group: ``--price-in``, ``--price-out`` and ``--markup``, as
-    ``live`` and ``compare`` take them (``each``: words after a price's help)."""
-    price = p.add_argument_group("cost")
-    price.add_argument(
-        "--price-in", type=non_negative, metavar="X", help=f"per million input tokens{each}"
-    )
-    price.add_argument(
-        "--price-out", type=non_negative, metavar="Y", help=f"per million output tokens{each}"
-    )
-    price.add_argument(
-        "--markup", type=positive, default=1.0, metavar="M", help="multiplies the cost (1.3)"
-    )
-    return price
-
-
 def build(p: argparse.ArgumentParser) -> None:
     add_request_options(p)
     p.add_argument("--record", metavar="FILE", help="write a recording as the events arrive")
@@ -149,6 +134,7 @@ def build(p: argparse.ArgumentParser) -> None:
         decoded="the most a compressed body may inflate to",
     )
     add_stall_option(p)
+    add_otlp_options(p, "call")
     add_price_options(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument(
@@ -270,12 +256,6 @@ def _inputs(args: argparse.Namespace) -> tuple[dict[str, Any] | None, list[Any] 
     return body, tools
 
 
-def prices_from_args(args: argparse.Namespace) -> Prices | None:
-    if args.price_in is None and args.price_out is None:
-        return None
-    return Prices(args.price_in or 0.0, args.price_out or 0.0, args.markup)
-
-
 def call_from_args(args: argparse.Namespace) -> LiveCall:
     from ..net.live import LiveCall
 
@@ -290,16 +270,48 @@ def call_from_args(args: argparse.Namespace) -> LiveCall:
         spec,
         record=args.record,
         timeout=args.timeout,
-        prices=prices_from_args(args),
+        prices=price_options(args),
         limits=limits,
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..net.otlp import OtlpUnavailable, exporter_for
+
+    try:
+        exporter = exporter_for(args.otlp, "fraglens live")
+    except OtlpUnavailable as exc:
+        raise CliError(str(exc)) from None
     call = call_from_args(args)
-    if not (args.headless or args.json):
-        return run_app(args, call)
-    return run_headless(args, call)
+    made = [call]  # the app may make the call again: the span is the last one's
+    started = time.time()
+    try:
+        if not (args.headless or args.json):
+            return run_app(args, call, made)
+        return run_headless(args, call)
+    finally:
+        if exporter is not None:
+            _export(args, exporter, made[-1], started)
+            exporter.close()
+
+
+def _export(args: argparse.Namespace, exporter: Any, call: LiveCall, started: float) -> None:
+    """The span of the call, once it has ended."""
+    from ..fit.verdicts import fit_for_request
+    from ..net.live import Phase
+    from ..net.otlp import export_exchange
+    from ..report.document import build_report
+
+    status, stream = call.status, call.stream
+    doc = None
+    if stream.events:
+        fit = fit_for_request(stream, {"body": call.spec.body})
+        doc = build_report(stream, fit=fit, stall_ms=args.stall_ms)
+    model = call.spec.body.get("model") if isinstance(call.spec.body, dict) else None
+    error = None if status.phase is Phase.DONE else (status.message or status.phase.value)
+    export_exchange(exporter, doc, stream, content=args.otlp_content,
+                    model=model if isinstance(model, str) else None,
+                    started=started, duration=status.elapsed, error=error)
 
 
 def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
@@ -345,7 +357,8 @@ def finish_code(status: LiveStatus, doc: dict[str, Any] | None) -> int:
     return 130 if status.phase is Phase.CANCELLED else 2
 
 
-def run_app(args: argparse.Namespace, call: LiveCall) -> int:
+def run_app(args: argparse.Namespace, call: LiveCall, made: list[LiveCall] | None = None) -> int:
+    """The app over the call; ``made``: every call it makes is appended."""
     from ..app.live import AGAIN, make_live_app
     from ..net.live import Phase
 
@@ -354,6 +367,8 @@ def run_app(args: argparse.Namespace, call: LiveCall) -> int:
     while app.run() == AGAIN:
         attempt += 1
         call = call.again(record=_numbered(args.record, attempt))
+        if made is not None:
+            made.append(call)
         app = make_live_app(call)
     status = call.status
     code = 0

@@ -14,7 +14,7 @@ from types import FrameType
 from typing import Any
 
 from ..net.limits import DEFAULT_LIMITS, Limits
-from .common import CliError, add_read_caps, add_stall_option, size
+from .common import CliError, add_otlp_options, add_read_caps, add_stall_option, size
 
 DEFAULT_PORT = 8788
 EXAMPLES = """\
@@ -71,6 +71,7 @@ def build(p: argparse.ArgumentParser) -> None:
         help="headless, one JSON object per flow (with its check --json document)",
     )
     add_stall_option(p)
+    add_otlp_options(p, "flow")
 
 
 def exposure_warning(host: str) -> str | None:
@@ -131,8 +132,6 @@ class StopOnSigterm:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..net.proxy.child import ChildProxy
-    from ..net.proxy.flows import FlowStore
     from ..net.proxy.server import bind, parse_upstream
 
     try:
@@ -148,8 +147,29 @@ def run(args: argparse.Namespace) -> int:
         sock = bind(args.host, args.port)
     except OSError as exc:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    from ..net.otlp import OtlpUnavailable, exporter_for
+
+    try:
+        exporter = exporter_for(args.otlp, "fraglens proxy")
+    except OtlpUnavailable as exc:
+        raise CliError(str(exc)) from None
+    try:
+        return _serve(args, upstream, sock, exporter)
+    finally:
+        if exporter is not None:
+            exporter.close()
+
+
+def _serve(args: argparse.Namespace, upstream: Any, sock: Any, exporter: Any) -> int:
+    from ..net.proxy.child import ChildProxy
+    from ..net.proxy.flows import FlowStore
+
     headless = args.headless or args.json
     store = FlowStore()
+    if exporter is not None:
+        from ..net.proxy.spans import FlowSpans
+
+        FlowSpans(store, exporter, content=args.otlp_content, stall_ms=args.stall_ms)
     lines: list[str] = []
     proxy = ChildProxy(
         args.upstream,

@@ -61,6 +61,27 @@ def build(p: argparse.ArgumentParser) -> None:
         help="how long to stall (default 30)",
     )
     chaos.add_argument(
+        "--chaos-odds",
+        type=float,
+        default=1.0,
+        metavar="P",
+        help="apply the chaos to this share of requests only, 0 to 1 (default 1: all): "
+        "a flaky backend",
+    )
+    chaos.add_argument(
+        "--chaos-seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the seed of the draw --chaos-odds makes per request (default 0: reproducible)",
+    )
+    p.add_argument(
+        "--answer-nonstream",
+        action="store_true",
+        help='answer "stream": false with the non-streamed body the provider sends (Chat '
+        "Completions, Messages, Responses), made from the capture, instead of HTTP 400",
+    )
+    chaos.add_argument(
         "--http-error",
         type=int,
         metavar="STATUS",
@@ -73,6 +94,8 @@ def chaos_from_args(args: argparse.Namespace) -> Chaos:
         raise CliError(f"--http-error {args.http_error}: give a status from 400 to 599")
     if args.split_bytes == 0:
         raise CliError("--split-bytes must be at least 1")
+    if not 0.0 <= args.chaos_odds <= 1.0:
+        raise CliError(f"--chaos-odds {args.chaos_odds}: give a share from 0 to 1")
     return Chaos(
         split_bytes=args.split_bytes,
         split_seed=args.split_random,
@@ -80,6 +103,8 @@ def chaos_from_args(args: argparse.Namespace) -> Chaos:
         stall_after=args.stall_after,
         stall_seconds=args.stall_seconds,
         http_error=args.http_error,
+        odds=args.chaos_odds,
+        odds_seed=args.chaos_seed,
     )
 
 
@@ -99,7 +124,9 @@ def run(args: argparse.Namespace) -> int:
     def log(line: str) -> None:
         print(line, flush=True)
 
-    app = ReplayApp(sources, chaos, Pace(args.pace, args.rate), log)
+    app = ReplayApp(
+        sources, chaos, Pace(args.pace, args.rate), log, answer_nonstream=args.answer_nonstream
+    )
     url = url_of(sock)
     if not is_loopback(args.host):
         print(f"fraglens: note: serving on {args.host}: reachable beyond this machine")

@@ -8,7 +8,8 @@ The public surface is below; the modules behind it are the engine's own and
 may change shape: ``fragments`` (what adapters hand in), ``reassembler`` (the
 state machine), ``calls`` (per-call buffers), ``slots`` (which call a fragment
 belongs to), ``scanner`` (incremental JSON), ``finalize`` (strict, then honest
-repair), ``diagnostics`` (the code table) and ``explanations`` (its reference, kept
+repair), ``leaks`` (tool calls that leaked into the text: the markup families),
+``diagnostics`` (the code table) and ``explanations`` (its reference, kept
 out of this surface: only ``explain`` and the app's ``e`` need it, and
 ``check`` should not pay for importing it).
 """

@@ -85,6 +85,9 @@ class Call:
         #: the arguments restated whole by the adapter, replacing the text
         #: streamed so far (ArgsFinal.replaces), when that happened
         self.restated: str | None = None
+        #: ``restated`` is the last of cumulative pieces (engine/cumulative.py),
+        #: found by the engine itself, not restated by the adapter
+        self.cumulative = False
         #: the state after the whole text, scanned in one feed (scan_state)
         self._ended: ScanState | None = None
 

@@ -40,6 +40,19 @@ class Explanation:
 # -- building the wire examples ---------------------------------------------------
 
 
+def _families_table() -> str:
+    """The leaked-markup families, from their table (engine/leaks.py)."""
+    from .leaks import FAMILIES
+
+    rows = ["| family | how it is written | what makes the server parse it |", "|---|---|---|"]
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")  # a bar inside a cell, even in code, splits it
+
+    rows += [f"| {cell(f.label)} (`{f.key}`) | {cell(f.shape)} | {cell(f.fix)} |"
+             for f in FAMILIES]
+    return "\n".join(rows)
+
+
 def _data(payload: Any) -> str:
     return "data: " + json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
@@ -674,16 +687,41 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Nothing. Clients that assume text or calls, never both, drop one of them.",
     ),
     "tool-markup-in-content": Explanation(
-        means="The text content holds tool-call markup (`<tool_call>`, `[TOOL_CALLS]`, "
-              "`<|python_tag|>`, ...): the server did not turn the model's output into "
-              "tool calls.",
+        means="The text content holds a tool call in the markup the model's chat template "
+              "taught it: the server did not turn the model's output into tool calls (its "
+              "tool-call parser is off, or is another model's). The client sees text and "
+              "never runs the tool. The families fraglens knows:\n\n" + _families_table(),
         wire=_wire(
             _text('<tool_call>{"name":"get_time","arguments":{}}</tool_call>'),
             _finish("stop"),
         ),
-        did="Named the markup it found and made no call out of the text.",
-        todo="Turn on the server's tool-call parser for this model (with vLLM, "
-             "`--enable-auto-tool-choice` and `--tool-call-parser`).",
+        did="Named the family and made no call out of the text. Each call the markup holds "
+            "is read out of it and listed under `leaked` in `check --json` (name, arguments "
+            "judged like a real call's: ok, repaired, truncated, invalid; the choice, the "
+            "offset in its text and the event it began at), never counted as a call. A "
+            "warning: the exit status is unchanged.",
+        todo="Turn on the server's tool-call parser for this model, the one the message names "
+             "(the last column above). With vLLM that is `--enable-auto-tool-choice` and "
+             "`--tool-call-parser NAME`; with llama.cpp, `--jinja` (the model's own chat "
+             "template); with Ollama, a model whose template declares tools.",
+    ),
+    "tool-call-rejected": Explanation(
+        means="The provider refused the model's tool call and ended the stream with an "
+              "error that carries what the model generated (Groq: code `tool_use_failed` "
+              "with `failed_generation`): the model wrote a call the provider could not "
+              "parse, or one to a tool the request did not declare.",
+        wire=_wire(
+            _data({"error": {
+                "message": "Failed to call a function. Please adjust your prompt.",
+                "type": "invalid_request_error", "code": "tool_use_failed",
+                "failed_generation": '<function=get_time>{"tz": "UTC"}</function>'}}),
+        ),
+        did="Kept the error (`error-event`) and read the generation like leaked markup: "
+            "each call in it is listed under `leaked` with `source: error` and the error's "
+            "event; a generation no family reads is listed whole, without a name.",
+        todo="Read the attempted call: a wrong tool name, arguments that are not JSON, or "
+             "markup instead of a call. Retrying often works; fewer or simpler tools, a lower "
+             "temperature, or a system prompt that asks for one call at a time make it rarer.",
     ),
     "frame-damaged": Explanation(
         means="Part of a binary event stream (AWS Bedrock) did not hold together: a "
@@ -710,6 +748,96 @@ EXPLANATIONS: dict[str, Explanation] = {
             "value). An error.",
         todo="The connection dropped or the capture stopped early: look at timeouts on "
              "the way (load balancer, proxy) and at how the capture was saved.",
+    ),
+    "args-cumulative": Explanation(
+        means="Each argument fragment of a call was the whole text so far, not the new "
+              "part: every piece begins with the one before it and is longer. A gateway "
+              "that re-streams snapshots as deltas, a LangGraph model wrapper, an AG-UI "
+              "bridge. Joined, the pieces are no JSON (they end inside a string, or hold "
+              "several values), and a lenient parser makes a wrong value of them. Pieces "
+              "that merely repeat one text are `args-duplicated`, not this.",
+        wire=_wire(
+            _calls(_entry('{"city":', id="call_1", name="get_weather")),
+            _calls(_entry('{"city": "Oslo"}')),
+            _finish("tool_calls"),
+        ),
+        did="Read the last piece as the arguments and judged it like any other call; "
+            "`arguments_streamed` keeps the joined pieces as they came. A warning.",
+        todo="Nothing for the value. Whoever sends the stream should send only the new "
+             "text per fragment (or say the stream is cumulative, as DashScope's "
+             "`incremental_output` does); a client that joins the pieces breaks on it.",
+    ),
+    "args-misrouted": Explanation(
+        means="Argument text arrived under the id of another call: after that call had "
+              "ended, or while a call started later stayed open and then ended with none "
+              "of its own. An AG-UI adapter that kept the first call's `toolCallId` "
+              "(ag-ui issue 1776) does this: the first call's arguments become two glued "
+              "values and the second runs with none.",
+        wire=_wire(
+            _data({"type": "TOOL_CALL_START", "toolCallId": "call_A", "toolCallName": "f"}),
+            _data({"type": "TOOL_CALL_START", "toolCallId": "call_B", "toolCallName": "f"}),
+            _data({"type": "TOOL_CALL_ARGS", "toolCallId": "call_A", "delta": '{"x": 2}'}),
+            _data({"type": "TOOL_CALL_END", "toolCallId": "call_B"}),
+        ),
+        did="Kept the text where the wire put it (as the client glues it), judged both "
+            "calls, and named both in the finding. An error.",
+        todo="Fix the layer that re-streams the calls: each call's deltas must carry its "
+             "own id. Do not run either call from this stream.",
+    ),
+    "args-missing": Explanation(
+        means="A call was started and ended with no argument events between "
+              "(AG-UI `TOOL_CALL_START` then `TOOL_CALL_END`, ag-ui PR 2464). Its "
+              "arguments are an empty string, which a client that parses them rejects, "
+              "even for a tool that takes no arguments.",
+        wire=_wire(
+            _data({"type": "TOOL_CALL_START", "toolCallId": "call_1",
+                   "toolCallName": "get_time"}),
+            _data({"type": "TOOL_CALL_END", "toolCallId": "call_1"}),
+        ),
+        did="Read the arguments as `{}` with status `empty` (not `ok`). A warning.",
+        todo="If the tool takes arguments, the layer that re-streams the call lost them. "
+             "If it takes none, send `{}` as the one argument delta.",
+    ),
+    "result-orphan": Explanation(
+        means="The stream carried a tool's result (AG-UI `TOOL_CALL_RESULT`, a LangGraph "
+              "tool message) for a call id that no call of the stream has: the call was "
+              "never started, or started under another id.",
+        wire=_wire(
+            _data({"type": "TOOL_CALL_RESULT", "messageId": "m1", "toolCallId": "call_9",
+                   "content": "42"}),
+        ),
+        did="Showed the result in the stream view and named the id; no call was made up "
+            "for it. A warning.",
+        todo="Check the ids: a result that answers no call is dropped by most clients, "
+             "and the model never sees it.",
+    ),
+    "index-null-chunk": Explanation(
+        means="A LangChain `tool_call_chunks` entry (LangGraph's `messages` stream) had "
+              "`index: null`. LangChain merges chunks by index, so this one stays apart: "
+              "the client shows a phantom call holding a piece of another's arguments.",
+        wire=_wire(
+            _data([{"type": "AIMessageChunk", "id": "run-1", "content": "",
+                    "tool_call_chunks": [{"name": "f", "args": '{"x": ', "id": "call_1",
+                                          "index": 0}]}, {}]),
+            _data([{"type": "AIMessageChunk", "id": "run-1", "content": "",
+                    "tool_call_chunks": [{"name": None, "args": "1}", "id": None,
+                                          "index": None}]}, {}]),
+        ),
+        did="Read the piece as more of the call its id names, else of the message's "
+            "latest call, and said so. A warning.",
+        todo="Fix the provider integration that drops the index; until then, merge such "
+             "chunks by id or into the open call yourself.",
+    ),
+    "event-unknown": Explanation(
+        means="An event whose type the format does not define (an AG-UI `type` outside "
+              "the protocol, a LangGraph event that is no stream mode): a newer protocol "
+              "version, or a framework's own extension.",
+        wire=_wire(
+            _data({"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}),
+            _data({"type": "TOOL_CALL_PROGRESS", "toolCallId": "call_1"}),
+        ),
+        did="Kept it in the stream view under its type and read nothing from it. Info.",
+        todo="Nothing, unless it carries call data you expected to see: then tell us.",
     ),
     "tool-input-error": Explanation(
         means="A Vercel AI SDK UI stream sent a `tool-input-error` part: the backend could "
@@ -794,7 +922,16 @@ def explain(code: str, width: int = 78) -> str:
     entry = EXPLANATIONS[code]
 
     def para(text: str, indent: str = "") -> list[str]:
-        return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent)
+        out: list[str] = []
+        for block in text.split("\n\n"):
+            if out:
+                out.append("")
+            if block.startswith("|"):  # a table: its rows stay whole
+                out += [indent + row.replace("\\|", "|") for row in block.splitlines()]
+            else:
+                out += textwrap.wrap(block, width, initial_indent=indent,
+                                     subsequent_indent=indent)
+        return out
 
     lines = [f"{code} ({severity}): {summary}", "", *para(entry.means), ""]
     if entry.tools is not None:

@@ -100,6 +100,9 @@ class StreamError:
     """An error reported inside the stream (``error-event``)."""
 
     message: str
+    #: the model's output the provider refused to turn into a call (Groq's
+    #: ``failed_generation`` with ``tool_use_failed``), kept to be read
+    generation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

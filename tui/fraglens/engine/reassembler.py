@@ -19,6 +19,7 @@ from operator import eq, itemgetter, methodcaller
 from typing import Any
 
 from .calls import Call
+from .cumulative import last_restatement
 from .diagnostics import Diagnostic, make
 from .finalize import Result, finalize
 from .fragments import (
@@ -34,6 +35,7 @@ from .fragments import (
     ToolOutput,
     Usage,
 )
+from .leaks import BY_KEY, Leaked, judge, rejected, scan
 from .slots import SlotResolver, clean
 
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
@@ -84,9 +86,11 @@ def _utf8_len(text: str) -> int:
 #: a text's UTF-8 bytes, lone surrogates included, for counting them in C loops
 _ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 
-_MARKUP = re.compile(
-    r"<tool_call>|</tool_call>|\[TOOL_CALLS\]|<\|tool_call|<\|python_tag\|>|<function=|"
-    r"✿FUNCTION✿|<\|tool▁calls▁begin\|>|<tool_calls>"
+
+#: adapter notices told apart by what they say (they name calls, parts or types)
+_PER_MESSAGE = frozenset(
+    {"chunk-unreadable", "args-misrouted", "args-missing", "result-orphan", "index-null-chunk",
+     "event-unknown"}
 )
 
 
@@ -122,6 +126,9 @@ class Reassembler:
         self.terminal: tuple[int, str] | None = None
         #: fragments nothing could be attributed to: kept, never dropped
         self.unattributed: list[tuple[int, ToolDelta]] = []
+        #: calls the model meant that arrived as text or in a rejected
+        #: generation: shown, never made calls (engine/leaks.py)
+        self.leaked: list[Leaked] = []
         self.closed_at: int | None = None
         self._slots = SlotResolver(self)
         self._once: set[str] = set()
@@ -291,8 +298,9 @@ class Reassembler:
         keep-alive every second is not 600 findings). Unreadable parts are
         told apart by what they quote: each different one is named, or all
         but the first would be dropped without a word; the same one repeated
-        (a DashScope snapshot re-sends it every event) is named once."""
-        key = f"notice-{code}" if code != "chunk-unreadable" else f"notice-{code}-{message}"
+        (a DashScope snapshot re-sends it every event) is named once. So are
+        the notices that name calls: each pair of calls, each orphan result."""
+        key = f"notice-{code}" if code not in _PER_MESSAGE else f"notice-{code}-{message}"
         if key in self._once:
             return
         self._once.add(key)
@@ -437,6 +445,10 @@ class Reassembler:
         streamed, restated = _json_value(current), _json_value(op.text)
         if streamed is not _NOT_JSON and streamed == restated:
             return  # the same value, spelled differently
+        if streamed is _NOT_JSON and restated is not _NOT_JSON and self._cumulative(call, event):
+            if _json_value(call.final_text) == restated:
+                return  # the last cumulative piece is the value restated: one finding
+            call.restated, call.cumulative = None, False
         if streamed is _NOT_JSON and restated is not _NOT_JSON:
             # the pieces were no JSON (obfuscated, encrypted, or a gateway's
             # own rendering); the format's restatement is: it is the arguments
@@ -487,6 +499,16 @@ class Reassembler:
     def _error(self, event: int, err: StreamError) -> None:
         self.errors.append((event, err.message))
         self.diag("error-event", err.message, event)
+        if err.generation is not None:
+            found = rejected(err.generation, event)
+            self.leaked.extend(found)
+            names = ", ".join(str(f.piece.name) for f in found if f.piece.name) or "no call"
+            self.diag(
+                "tool-call-rejected",
+                f"the provider refused the model's call and sent back what it generated: "
+                f"{names} (see leaked)",
+                event,
+            )
         for call in self.calls:
             if not call.finalized:
                 # a call whose arguments were already one whole value was closed
@@ -495,6 +517,7 @@ class Reassembler:
 
     def _finalize(self, call: Call, event: int, aborted: bool = False) -> None:
         finish = self._choice(call.choice).finish
+        self._cumulative(call, event)
         self._surrogate_split(call)
         result: Result = finalize(
             call.final_text,
@@ -520,6 +543,40 @@ class Reassembler:
                 + ", ".join(c["name"] for c in inner[:5]),
                 event,
             )
+
+    def _cumulative(self, call: Call, event: int) -> bool:
+        """``args-cumulative``: every piece restated the text so far; the last
+        one is the arguments (engine/cumulative.py). Decided again each time
+        the call is finalized, since more pieces may have come."""
+        if call.cumulative:
+            call.restated, call.cumulative = None, False
+        if call.restated is not None or call.obj_seen or call.fragments < 2:
+            return False
+        text, ends = call.text, call.frag_end
+        if call.over_limit:
+            # restatements fill the limit quadratically sooner: the pieces kept
+            # whole still tell, the one cut at the limit is left out
+            ends = ends[:-1]
+            if len(ends) < 2:
+                return False
+            text = text[: ends[-1]]
+        found = last_restatement(text, ends)
+        if found is None:
+            return False
+        last, pieces = found
+        call.restated, call.cumulative = last, True
+        if "args-cumulative" not in call.raised:
+            call.notes.append(
+                "each argument piece restated the text so far: the last one is the arguments"
+            )
+        self.call_once(
+            call,
+            "args-cumulative",
+            f"each of {pieces} argument pieces restated the whole text so far (cumulative, "
+            "not deltas); the last one is read as the arguments",
+            call.frag_event[-1],
+        )
+        return True
 
     def _surrogate_split(self, call: Call) -> None:
         """``args-surrogate-split``: a surrogate pair escape cut between two fragments, said at the
@@ -598,22 +655,39 @@ class Reassembler:
                     "text-with-tool-calls", f"choice {number} has text besides its calls",
                     max(first_text, min(c.first_event for c in calls)),
                 )
-            m = _MARKUP.search(content)
-            if m:
-                # at the event whose text completed the markup
-                end, at = 0, ch.text[-1][0]
-                for e, piece in ch.text:
-                    end += len(piece)
-                    if end >= m.end():
-                        at = e
-                        break
-                self.diag(
-                    "tool-markup-in-content",
-                    f"choice {number}: tool-call markup {m.group(0)!r} in the text; "
-                    "no call was invented from it",
-                    at,
-                )
+            self._leaked_in_text(number, ch, content)
+        # a refused call was read when its error came, the text's only now
+        self.leaked.sort(key=lambda found: found.event)
         self._choice_drift()
+
+    def _leaked_in_text(self, number: int, ch: ChoiceState, content: str) -> None:
+        """``tool-markup-in-content``: markup of a known family in the text,
+        said at the event whose text completed its opener; the calls read out
+        of it go to ``leaked`` with the event their markup began at."""
+        marks, pieces = scan(content)
+        if not marks:
+            return
+        ends = list(accumulate(len(p) for _, p in ch.text))
+
+        def event_at(offset: int) -> int:
+            return ch.text[min(bisect_right(ends, offset), len(ends) - 1)][0]
+
+        found = [judge(p, "text", number, event_at(p.start)) for p in pieces]
+        self.leaked.extend(found)
+        first = marks[0]
+        family = BY_KEY[(found[0].piece.family if found else None) or first.family]
+        if found:
+            names = ", ".join(str(f.piece.name) for f in found[:5])
+            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+            read = f"{len(found)} call(s) read from it ({names}{more}), none made"
+        else:
+            read = "no call could be read from it"
+        self.diag(
+            "tool-markup-in-content",
+            f"choice {number}: {family.label} markup {first.opener!r} in the text; {read}. "
+            f"The server should parse it: {family.fix}",
+            event_at(first.end - 1),
+        )
 
     def _choice_drift(self) -> None:
         """``choice-index-unstable``: choices that each keep their own index (an

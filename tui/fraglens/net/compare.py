@@ -20,19 +20,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
 
 from ..engine.finalize import OK_STATUSES
+from ..reading.capture import LoadError, stream_from_bytes
 from ..reading.stream import Stream
 from ..report.chunking import chunking_profile
+from ..report.cost import PriceOptions, warm
+from ..report.diff import diff_doc
 from ..report.document import build_report, exit_code, ordered_calls
 from ..report.timing import stream_timing
-from .cost import Prices
 from .live import LiveCall, LiveStatus, Phase
 from .proxy.flows import worst_status
-from .request import RequestSpec
+from .request import RequestSpec, is_loopback
 
 __all__ = [
     "CONCURRENCY",
@@ -41,7 +44,11 @@ __all__ = [
     "backend_row",
     "compare_doc",
     "compare_exit",
+    "call_shape",
     "make_backends",
+    "nonstream_answer",
+    "nonstream_mismatches",
+    "repeat_summary",
     "recording_path",
     "run_backends",
 ]
@@ -58,12 +65,15 @@ class Backend:
     call: LiveCall
     recording: str | None = None
     row: dict[str, Any] | None = None
+    #: which of the model's repeated calls this is (0 when it is called once)
+    run: int = 0
 
 
-def recording_path(record_dir: Path, model: str) -> Path:
-    """``provider/model:tag`` -> ``record_dir/provider_model_tag.jsonl``."""
+def recording_path(record_dir: Path, model: str, run: int | None = None) -> Path:
+    """``provider/model:tag`` -> ``record_dir/provider_model_tag.jsonl``
+    (``..._tag.2.jsonl`` for the second of repeated calls)."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._") or "model"
-    return record_dir / f"{safe}.jsonl"
+    return record_dir / (f"{safe}.jsonl" if run is None else f"{safe}.{run + 1}.jsonl")
 
 
 def make_backends(
@@ -72,12 +82,14 @@ def make_backends(
     *,
     record_dir: Path | None,
     timeout: float,
-    prices_for: Callable[[str], Prices | None],
+    prices: PriceOptions | None = None,
+    repeat: int = 1,
 ) -> list[Backend]:
-    """One call per model, each with its own request body and recording file."""
+    """``repeat`` calls per model, each with its own request body and recording file."""
     backends = []
-    for model in models:
-        record = recording_path(record_dir, model) if record_dir is not None else None
+    for model, run in ((m, k) for m in models for k in range(repeat)):
+        numbered = run if repeat > 1 else None
+        record = recording_path(record_dir, model, numbered) if record_dir is not None else None
         # each call's transport is made here, before any clock starts: making one
         # (its TLS context) blocks the event loop for a tenth of a second or more,
         # which would otherwise count in the timing of every call already running
@@ -85,10 +97,10 @@ def make_backends(
             spec_for(model),
             record=record,
             timeout=timeout,
-            prices=prices_for(model),
+            prices=prices,
             transport=httpx.AsyncHTTPTransport(),
         )
-        backends.append(Backend(model, call, None if record is None else str(record)))
+        backends.append(Backend(model, call, None if record is None else str(record), run=run))
     return backends
 
 
@@ -105,11 +117,15 @@ async def run_backends(
     # backend then (a fifth of a second on a busy machine, the event loop blocked):
     # loaded here, it counts in no backend's timing instead of in every one running
     anyio.Event()
+    # and the price table: loaded when the first usage came, it stalled every stream
+    for backend in backends:
+        warm(backend.model, backend.call.spec.format, backend.call.prices or PriceOptions())
 
     async def one(backend: Backend) -> None:
         async with gate:
             status = await backend.call.run()
         backend.row = backend_row(backend.model, backend.recording, status, backend.call)
+        backend.row["run"] = backend.run
         if on_done is not None:
             on_done(backend)
 
@@ -122,7 +138,8 @@ def backend_row(
 ) -> dict[str, Any]:
     """What one backend did, as ``compare --json`` prints it."""
     stream = call.stream
-    doc = build_report(stream) if stream.events else None
+    doc = build_report(stream, prices=call.prices, request_model=model) if stream.events \
+        else None
     failed = status.phase is not Phase.DONE or doc is None
     error = None
     if failed:
@@ -130,6 +147,7 @@ def backend_row(
     calls = doc["calls"] if doc else []
     return {
         "model": model,
+        "run": 0,
         "recording": recording,
         "error": error,
         "http_status": status.http_status,
@@ -139,8 +157,8 @@ def backend_row(
         "chunking": chunking_profile(stream) if doc else None,
         "timing": _timing(stream, status) if doc else None,
         "usage": doc["usage"] if doc else None,
-        # to a billionth of the currency: no float noise (0.0005773999999999999)
-        "cost": None if status.cost is None else round(status.cost, 9),
+        # the report's: the same figure check and the app give for the recording
+        "cost": doc["cost"] if doc else None,
         "ok": doc is not None and not failed and exit_code(doc) == 0,
     }
 
@@ -216,15 +234,137 @@ def _differing_keys(values: list[Any]) -> list[str]:
     return [k for k in keys if len({_key(v[k]) if k in v else "" for v in values}) > 1]
 
 
-def compare_doc(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    agree, differences = agreement(rows)
-    return {"backends": list(rows), "agree": agree, "differences": differences}
+def call_shape(calls: Sequence[dict[str, Any]]) -> str:
+    """What a run's calls look like, to count how often each look occurred: each
+    call's name, its top-level argument keys and its status, in order."""
+    if not calls:
+        return "(no calls)"
+    parts = []
+    for call in calls:
+        value = call["arguments"]
+        keys = ",".join(sorted(value)) if isinstance(value, dict) else "…"
+        parts.append(f"{call['name']}({keys}) {call['status']}")
+    return "; ".join(parts)
+
+
+def repeat_summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per model, over its repeated runs: how many answered, and in how many
+    runs each diagnostic code and each call shape occurred."""
+    by_model: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_model.setdefault(row["model"], []).append(row)
+    out = []
+    for model, runs in by_model.items():
+        codes: dict[str, int] = {}
+        shapes: dict[str, int] = {}
+        failures: dict[str, int] = {}
+        # a run cut off mid-stream counts with what it streamed: that is the flaky bug
+        for row in runs:
+            for code in sorted({d["code"] for d in row["diagnostics"]}):
+                codes[code] = codes.get(code, 0) + 1
+            shape = call_shape(row["calls"])
+            shapes[shape] = shapes.get(shape, 0) + 1
+            if row["error"] is not None:
+                failures[row["error"]] = failures.get(row["error"], 0) + 1
+        out.append({
+            "model": model,
+            "runs": len(runs),
+            "answered": sum(r["error"] is None for r in runs),
+            "diagnostics": dict(sorted(codes.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "shapes": [{"shape": k, "runs": n}
+                       for k, n in sorted(shapes.items(), key=lambda kv: -kv[1])],
+            "failures": [{"error": k, "runs": n} for k, n in failures.items()],
+        })
+    return out
+
+
+#: the formats whose non-streamed request is the streamed one with ``"stream": false``
+NONSTREAM_FORMATS = frozenset({"openai-chat", "anthropic", "openai-responses", "ollama"})
+
+
+async def nonstream_answer(spec: RequestSpec, timeout: float) -> dict[str, Any]:
+    """The same request sent once without streaming: its calls as ``check``
+    reads the JSON answer, or why there are none (``error``)."""
+    if spec.format not in NONSTREAM_FORMATS:
+        return {"error": f"no non-streamed request for {spec.format}", "calls": []}
+    body = {k: v for k, v in spec.body.items() if k != "stream_options"}
+    body["stream"] = False
+    host = urlsplit(spec.url).hostname or ""
+    headers = {k: v for k, v in spec.headers if k.lower() != "accept"}
+    try:
+        async with httpx.AsyncClient(timeout=timeout, trust_env=not is_loopback(host)) as client:
+            response = await client.post(spec.url, headers=headers,
+                                         content=json.dumps(body).encode())
+    except httpx.HTTPError as exc:
+        return {"error": spec.safe(f"the non-streamed request failed: {exc}"), "calls": []}
+    if response.status_code >= 400:
+        said = spec.safe(" ".join(response.text.split())[:200])
+        return {"error": f"HTTP {response.status_code}: {said}", "calls": []}
+    try:
+        stream, _ = stream_from_bytes(response.content, "non-streamed answer",
+                                      format=spec.format)
+    except LoadError as exc:
+        return {"error": spec.safe(str(exc)), "calls": []}
+    return {"error": None, "calls": build_report(stream)["calls"]}
+
+
+def nonstream_mismatches(
+    rows: Sequence[dict[str, Any]], answers: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Per model with a non-streamed answer: each streamed run whose calls are
+    not that answer's (a call missing or extra, a name or an argument changed:
+    ``fraglens diff``'s matching), with what differs."""
+    out = []
+    for model, answer in answers.items():
+        entry: dict[str, Any] = {"model": model, "error": answer["error"],
+                                 "calls": [_shown(c) for c in answer["calls"]], "runs": []}
+        if answer["error"] is None:
+            for row in rows:
+                if row["model"] != model:
+                    continue  # a run cut off is held to the answer with what it streamed
+                doc = diff_doc("stream", {"calls": row["calls"]}, "non-stream",
+                               {"calls": answer["calls"]})
+                if not doc["same"]:
+                    entry["runs"].append({
+                        "run": row["run"],
+                        "calls": [c for c in doc["calls"] if c["differs"]],
+                        "only_streamed": doc["missing_in_b"],
+                        "only_nonstreamed": doc["extra_in_b"],
+                    })
+        out.append(entry)
+    return out
+
+
+def compare_doc(
+    rows: Sequence[dict[str, Any]], answers: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The comparison: the backends agree on their first run's calls; with
+    repeats, each model's rates; with non-streamed answers, the mismatches."""
+    first = [r for r in rows if r.get("run", 0) == 0]
+    agree, differences = agreement(first)
+    priced = sorted((r for r in first if r.get("cost")), key=lambda r: r["cost"]["total"])
+    doc: dict[str, Any] = {
+        "backends": list(rows),
+        "agree": agree,
+        "differences": differences,
+        # cheapest first (by the first run); a backend without a cost (no usage,
+        # no price) is not ranked
+        "by_cost": [r["model"] for r in priced],
+        "prices": sorted({r["cost"]["source"] for r in priced}),
+    }
+    if any(r.get("run", 0) > 0 for r in rows):
+        doc["repeats"] = repeat_summary(rows)
+    if answers is not None:
+        doc["nonstream"] = nonstream_mismatches(rows, answers)
+    return doc
 
 
 def compare_exit(doc: dict[str, Any]) -> int:
-    """0: every backend answered, every call ok, and they agree; 2: no backend
-    could even be reached (nothing ran); 1: anything else."""
+    """0: every backend answered, every call ok, they agree, and every stream
+    is its non-streamed answer; 2: no backend could even be reached (nothing
+    ran); 1: anything else."""
     rows = doc["backends"]
     if rows and all(r["error"] is not None and r["http_status"] is None for r in rows):
         return 2
-    return 0 if doc["agree"] and all(r["ok"] for r in rows) else 1
+    mismatched = any(e["error"] is not None or e["runs"] for e in doc.get("nonstream", []))
+    return 0 if doc["agree"] and all(r["ok"] for r in rows) and not mismatched else 1

@@ -36,8 +36,10 @@ from httpx_sse import aconnect_sse
 from ..framing.events import RawEvent
 from ..framing.recording import RecordingWriter
 from ..reading.stream import Stream
+from ..report.cost import PriceOptions, cost_of, warm
+from ..report.identity import streamed_identity
+from ..report.usage import Tokens, Usage, read_usage
 from .body import LiveBody
-from .cost import Prices, Tokens, cost, tokens
 from .decoded import DecodedCopy
 from .limits import DEFAULT_LIMITS, Limits
 from .request import (
@@ -83,8 +85,9 @@ class LiveStatus:
     #: when the first event was complete
     first_event: float | None = None
     tokens: Tokens | None = None
-    #: in the prices' currency, once usage is known and prices were given
+    #: the report's cost total, once usage is known and the model has a price
     cost: float | None = None
+    currency: str | None = None
     #: FAILED: the one-line reason; CANCELLED: what was cancelled
     message: str | None = None
     #: FAILED: connect, dns, tls, connect-timeout, read-timeout, http-status, cut-off,
@@ -116,7 +119,7 @@ class LiveStatus:
         if self.tokens is not None:
             bits.append(f"tokens {self.tokens}")
         if self.cost is not None:
-            bits.append(f"cost {self.cost:.6f}")
+            bits.append(f"cost {self.cost:.6f} {self.currency or ''}".rstrip())
         text = " · ".join(bits)
         return f"{text} — {self.message}" if self.message and message else text
 
@@ -150,7 +153,7 @@ class LiveCall:
         on_chunk: Callable[[float, bytes], None] | None = None,
         record: str | Path | IO[bytes] | None = None,
         timeout: float = DEFAULT_TIMEOUT,
-        prices: Prices | None = None,
+        prices: PriceOptions | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
@@ -227,6 +230,19 @@ class LiveCall:
             return 0.0
         return (self._t_end or time.monotonic()) - self._t0
 
+    @property
+    def model(self) -> str | None:
+        """The model the request names (a Bedrock request names it in its URL)."""
+        model = self.spec.body.get("model")
+        return model if isinstance(model, str) and model else None
+
+    def _price(self, used: Usage | None) -> None:
+        """The cost the report will give, kept current as usage arrives."""
+        model = streamed_identity(self.stream.events).model or self.model
+        found, _ = cost_of(used, model, self.stream.format, self.prices or PriceOptions())
+        self._now["cost"] = found["total"] if found else None
+        self._now["currency"] = found["currency"] if found else None
+
     # -- running ----------------------------------------------------------------------
     async def run(self) -> LiveStatus:
         """Make the call; returns the final status (never raises for network trouble)."""
@@ -235,6 +251,8 @@ class LiveCall:
             # signed as it starts: AWS refuses a signature minutes old, and a call
             # may wait that long for its turn (compare runs a few at a time)
             self.spec = self.spec.resign()
+        # the price table loads now, not when the usage comes mid-stream
+        warm(self.model, self.spec.format, self.prices or PriceOptions())
         self._t0 = time.monotonic()
         fp, owned = self._open_record()
         writer = RecordingWriter(fp) if fp is not None else None
@@ -357,9 +375,9 @@ class LiveCall:
         usage = self.stream.reassembler.usage
         if len(usage) != self._usage_seen:
             self._usage_seen = len(usage)
-            used = tokens(usage[-1][1])
-            self._now["tokens"] = used
-            self._now["cost"] = cost(used, self.prices)
+            used = read_usage(usage[-1][1])
+            self._now["tokens"] = None if used is None else Tokens(used.input, used.output)
+            self._price(used)
 
     def _on_eof(self, response: httpx.Response) -> None:
         """The body ended cleanly: was it the stream we asked for?"""

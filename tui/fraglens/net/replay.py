@@ -32,6 +32,7 @@ from ..framing.events import Framed, FramingError, RawEvent
 from ..framing.har import default_entry, har_entry_to_recording
 from ..framing.recording import Recording, parse_recording
 from ..reading.capture import LoadError, demo_bytes, read_bytes, stream_from_framed
+from ..report.identity import streamed_identity
 from .request import NDJSON_FORMATS
 
 __all__ = ["Chaos", "Pace", "Plan", "Source", "Write", "load_source", "plan", "source_from_bytes"]
@@ -86,6 +87,10 @@ class Chaos:
     stall_seconds: float = 30.0
     #: answer every request with this HTTP status and a provider-shaped error body
     http_error: int | None = None
+    #: the share of requests the chaos above is applied to (a flaky backend),
+    #: drawn per request from a generator seeded with ``odds_seed``
+    odds: float = 1.0
+    odds_seed: int = 0
 
     def describe(self) -> str:
         bits = []
@@ -99,6 +104,8 @@ class Chaos:
             bits.append(f"stall {self.stall_seconds:g}s after {self.stall_after} events")
         if self.http_error is not None:
             bits.append(f"HTTP {self.http_error}")
+        if bits and self.odds < 1.0:
+            bits.append(f"on {self.odds:.0%} of requests (seed {self.odds_seed})")
         return ", ".join(bits) or "no chaos"
 
 
@@ -160,29 +167,9 @@ def source_from_bytes(data: bytes, name: str) -> Source:
     return source
 
 
-#: how many events to look through for the model's name (it rides on the first ones)
-_MODEL_EVENTS = 8
-
-
 def _streamed_model(events: Sequence[RawEvent]) -> str | None:
-    """The model a stream names in its first chunks: ``model`` (Chat Completions),
-    ``message.model`` (Anthropic), ``response.model`` (Responses), ``modelVersion``
-    (Gemini); None when none does."""
-    for ev in events[:_MODEL_EVENTS]:
-        if ev.kind != "data":
-            continue
-        try:
-            doc = json.loads(ev.data)
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(doc, dict):
-            continue
-        for holder in (doc, doc.get("message"), doc.get("response")):
-            if isinstance(holder, dict):
-                for key in ("model", "modelVersion"):
-                    if isinstance(holder.get(key), str) and holder[key]:
-                        return str(holder[key])
-    return None
+    """The model a stream names in its first chunks; None when none does."""
+    return streamed_identity(events).model
 
 
 def _recording_of(data: bytes, framed: Framed) -> Recording:

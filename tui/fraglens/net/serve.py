@@ -28,6 +28,7 @@ import asyncio
 import itertools
 import json
 import logging
+import random
 import socket
 import threading
 import time
@@ -126,11 +127,19 @@ class ReplayApp:
         chaos: Chaos = NO_CHAOS,
         pace: Pace = RECORDED_PACE,
         log: Log | None = None,
+        answer_nonstream: bool = False,
     ) -> None:
+        """``answer_nonstream``: answer ``"stream": false`` with the body the
+        provider sends without streaming, made from the capture
+        (``net/nonstream.py``), where HTTP 400 is the default."""
         if not sources:
             raise ValueError("nothing to replay: give at least one capture")
         self.sources = list(sources)
         self.chaos = chaos
+        self.answer_nonstream = answer_nonstream
+        self._odds = random.Random(chaos.odds_seed)
+        #: each source's non-streamed answer per endpoint format, made once
+        self._answers: dict[tuple[int, str], dict[str, Any] | None] = {}
         self.pace = pace
         self.log = log or (lambda line: None)
         self.requests = 0
@@ -186,23 +195,48 @@ class ReplayApp:
             return
         self.requests += 1
         source = self.pick(path, _requested_model(request))
-        if self.chaos.http_error is not None:
-            status = self.chaos.http_error
+        chaos = self._chaos_now()
+        if chaos.http_error is not None:
+            status = chaos.http_error
             shape = format_for_path(path) or source.format
             self.log(f"POST {path} -> HTTP {status} (chaos), in the shape of {shape}")
             await _send_json(send, status, error_body(status, shape))
             return
         fmt = format_for_path(path)
         if fmt is not None and _is_stream(source) and _asks_no_stream(request):
+            answer = self._answer(source, fmt) if self.answer_nonstream else None
+            if answer is not None:
+                self.log(f"POST {path} -> {source.name}: answered without streaming")
+                await _send_json(send, 200, answer)
+                return
             # an SDK's non-stream path would get SSE and fail somewhere deep in
             # its JSON parsing: say plainly what to change instead
             self.log(f'POST {path} -> HTTP 400: "stream": false, and {source.name} is a stream')
             await _send_json(send, 400, error_body(400, fmt, _NOT_STREAMED, param="stream"))
             return
-        await self._replay(source, path, receive, send)
+        await self._replay(source, path, receive, send, chaos)
 
-    async def _replay(self, source: Source, path: str, receive: Any, send: Any) -> None:
-        steps = plan(source, self.chaos, self.pace)
+    def _chaos_now(self) -> Chaos:
+        """The chaos for this request: all of it, or none on the requests the
+        odds spare."""
+        if self.chaos.odds >= 1.0:
+            return self.chaos
+        with self._lock:
+            hit = self._odds.random() < self.chaos.odds
+        return self.chaos if hit else NO_CHAOS
+
+    def _answer(self, source: Source, fmt: str) -> dict[str, Any] | None:
+        from .nonstream import answer_body
+
+        key = (id(source), fmt)
+        if key not in self._answers:
+            self._answers[key] = answer_body(source, fmt)
+        return self._answers[key]
+
+    async def _replay(
+        self, source: Source, path: str, receive: Any, send: Any, chaos: Chaos
+    ) -> None:
+        steps = plan(source, chaos, self.pace)
         gone = asyncio.Event()
         self._gone_events.add(gone)
         watcher = asyncio.ensure_future(_watch_disconnect(receive, gone))
@@ -241,7 +275,7 @@ class ReplayApp:
                 )
                 return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-            self.log(f"POST {path} -> {source.name}: {sent} events, {self.chaos.describe()}")
+            self.log(f"POST {path} -> {source.name}: {sent} events, {chaos.describe()}")
         except OSError:
             self.log(f"POST {path} -> {source.name}: the connection broke after {sent} events")
         finally:
@@ -435,9 +469,10 @@ def start_server(
     chaos: Chaos = NO_CHAOS,
     pace: Pace = RECORDED_PACE,
     log: Log | None = None,
+    answer_nonstream: bool = False,
 ) -> ServerHandle:
     """Serve ``captures`` (paths or loaded sources) in a background thread; returns once
     the server accepts connections. Stop it with ``handle.stop()`` or ``with``."""
     sources = [c if isinstance(c, Source) else load_source(c) for c in captures]
-    app = ReplayApp(sources, chaos, pace, log)
+    app = ReplayApp(sources, chaos, pace, log, answer_nonstream=answer_nonstream)
     return ServerHandle(app, bind(host, port)).start()

@@ -12,9 +12,18 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from .diff import change_line
 from .text import STATUS_STYLE
 
-__all__ = ["COLUMNS", "agreement_lines", "backend_cells", "print_compare", "render_compare"]
+__all__ = [
+    "COLUMNS",
+    "agreement_lines",
+    "backend_cells",
+    "nonstream_lines",
+    "print_compare",
+    "render_compare",
+    "repeat_lines",
+]
 
 #: the table's columns, in order (the app's comparison screen shows the same):
 #: "median" is the median fragment size in characters, "1st tool" the time from
@@ -50,7 +59,7 @@ def backend_cells(row: dict[str, Any]) -> tuple[Text, ...]:
         Text(str(chunking.get("fragments", "-"))),
         Text("-" if median is None else f"{median:g}"),
         Text(_ms(_first_tool_byte(row))),
-        Text("-" if row["cost"] is None else f"{row['cost']:.6f}"),
+        Text("-" if not row["cost"] else f"{row['cost']['total']:.6f} {row['cost']['currency']}"),
     )
 
 
@@ -98,13 +107,69 @@ def render_compare(doc: dict[str, Any]) -> Group:
     recorded = [row["recording"] for row in rows if row.get("recording")]
     if recorded:
         parts.append(Text(f"recorded: {' '.join(recorded)}", style="dim"))
+    if doc.get("by_cost"):
+        prices = ", ".join(doc.get("prices") or [])
+        parts.append(Text(f"by cost, cheapest first: {', '.join(doc['by_cost'])} "
+                          f"(prices: {prices})"))
     parts.extend(agreement_lines(doc))
+    parts.extend(repeat_lines(doc))
+    parts.extend(nonstream_lines(doc))
     return Group(*parts)
+
+
+def repeat_lines(doc: dict[str, Any]) -> list[Text]:
+    """With ``--repeat``: per model, in how many runs each code and call shape came."""
+    lines = []
+    for entry in doc.get("repeats", []):
+        runs = entry["runs"]
+        lines.append(Text(f"{entry['model']}: {runs} runs, {entry['answered']} answered",
+                          style="bold"))
+        for code, n in entry["diagnostics"].items():
+            lines.append(Text(f"  {code}: {n}/{runs} runs"))
+        for shape in entry["shapes"]:
+            lines.append(Text(f"  calls {shape['shape']}: {shape['runs']}/{runs} runs"))
+        for failure in entry["failures"]:
+            lines.append(Text(f"  failed: {failure['error']}: {failure['runs']}/{runs} runs",
+                              "red"))
+    return lines
+
+
+def nonstream_lines(doc: dict[str, Any]) -> list[Text]:
+    """With ``--nonstream``: per model, the streamed runs whose calls are not the
+    non-streamed answer's, and what differs."""
+    lines = []
+    for entry in doc.get("nonstream", []):
+        model = entry["model"]
+        if entry["error"] is not None:
+            lines.append(Text(f"{model}: no non-streamed answer: {entry['error']}", "red"))
+            continue
+        if not entry["runs"]:
+            lines.append(Text(f"{model}: every streamed run is the non-streamed answer", "green"))
+            continue
+        runs = ", ".join(str(r["run"] + 1) for r in entry["runs"])
+        lines.append(Text(f"{model}: run(s) {runs} differ from the non-streamed answer:",
+                          "bold yellow"))
+        for run in entry["runs"]:
+            for call in run["calls"]:
+                what = ", ".join(call["differs"])
+                head = f"  run {run['run'] + 1}: call #{call['a']} {call['name']} ({what})"
+                lines.append(Text(head, "yellow"))
+                lines.extend(Text(f"    {change_line(c)}") for c in call.get("changes", []))
+                if "verdict" in call["differs"]:
+                    st = call["status"]
+                    lines.append(Text(f"    streamed {st['a']}, non-streamed {st['b']}"))
+            for side, key in (("only streamed", "only_streamed"),
+                              ("only non-streamed", "only_nonstreamed")):
+                for call in run[key]:
+                    lines.append(Text(f"  run {run['run'] + 1}: {side}: {call['name']} "
+                                      f"{call['arguments_raw']}", "yellow"))
+    return lines
 
 
 def agreement_lines(doc: dict[str, Any]) -> list[Text]:
     """Whether the backends that answered agree, then each difference."""
-    answered = sum(r["error"] is None for r in doc["backends"])
+    # with --repeat, the backends are held to each other on their first run
+    answered = sum(r["error"] is None for r in doc["backends"] if r.get("run", 0) == 0)
     if doc["agree"]:
         return [Text(f"the {answered} backend(s) that answered agree", style="green")]
     lines = [Text(f"the {answered} backends that answered disagree:", style="bold yellow")]

@@ -12,13 +12,19 @@ from typing import TYPE_CHECKING, Any
 from ..engine.calls import Call
 from ..engine.diagnostics import SEVERITY_RANK
 from ..engine.finalize import OK_STATUSES
+from ..engine.leaks import Leaked
 from ..reading.stream import Stream
+from .cost import PriceOptions, cost_of
+from .identity import streamed_identity
 from .timing import DEFAULT_STALL_MS, stream_timing
+from .usage import read_usage
 
 if TYPE_CHECKING:  # a verdict's module loads only where there are tools (start-up)
     from ..fit.verdicts import Fit
 
-SCHEMA_VERSION = 1
+#: 2: ``usage`` is read into one shape (the reported numbers under ``reported``),
+#: and ``model`` and ``cost`` are given
+SCHEMA_VERSION = 2
 
 
 def ordered_calls(stream: Stream) -> list[Call]:
@@ -70,19 +76,49 @@ def call_json(call: Call, position: int) -> dict[str, Any]:
     return out
 
 
+def leaked_json(found: Leaked, errors: dict[int, str]) -> dict[str, Any]:
+    """A call the model meant that never became one (engine/leaks.py); one a
+    provider refused carries the error it came in."""
+    piece, result = found.piece, found.result
+    out: dict[str, Any] = {
+        "family": piece.family,
+        "name": piece.name,
+        "arguments_raw": piece.raw,
+        "status": result.status,
+        "arguments": result.arguments,
+        "repairs": list(result.repairs),
+        "source": found.source,
+        "choice": found.choice,
+        "offset": piece.start,
+        "event": found.event,
+    }
+    if piece.built is not None:
+        out["arguments_built"] = piece.built  # what the XML pairs say, as JSON
+    if found.source == "error":
+        out["error"] = errors.get(found.event)
+    return out
+
+
 def build_report(
     stream: Stream,
     compare: bool = False,
     fit: Fit | None = None,
     stall_ms: float = DEFAULT_STALL_MS,
+    prices: PriceOptions | None = None,
+    request_model: str | None = None,
 ) -> dict[str, Any]:
-    """``fit``: the calls checked against the declared tools, when they are known."""
+    """``fit``: the calls checked against the declared tools, when they are known;
+    ``prices``: how to price the usage (the table's prices by default);
+    ``request_model``: the model the request named, where it is known."""
     r = stream.reassembler
     calls = ordered_calls(stream)
     position = {c.seq: i for i, c in enumerate(calls)}
     found = r.diagnostics()
     if fit is not None:
         found = sorted(found + fit.diagnostics, key=lambda d: (d.event is None, d.event or 0))
+    model = streamed_identity(stream.events).model or request_model
+    usage = read_usage(r.usage[-1][1] if r.usage else None)
+    cost, cost_note = cost_of(usage, model, stream.format, prices or PriceOptions())
     diagnostics = []
     for d in found:
         item = d.as_json()
@@ -92,6 +128,8 @@ def build_report(
     doc: dict[str, Any] = {
         "fraglens": SCHEMA_VERSION,
         "format": stream.format,
+        # the model the stream names (else the request's: Bedrock's stream names none)
+        "model": model,
         "framing": stream.framing,
         "end": stream.end,
         "events": len(stream.events),
@@ -99,11 +137,15 @@ def build_report(
             str(n): (ch.finishes[-1][2] if ch.finishes else None)
             for n, ch in sorted(r.choices.items())
         },
-        "usage": r.usage[-1][1] if r.usage else None,
+        "usage": usage.as_json() if usage is not None else None,
+        "cost": cost,
         "text": {
             str(n): "".join(p for _, p in ch.text) for n, ch in sorted(r.choices.items()) if ch.text
         },
         "calls": [call_json(c, i) for i, c in enumerate(calls)],
+        # always present, so scripts can read it without a guard: calls that
+        # leaked into the text or a rejected generation, never counted as calls
+        "leaked": [leaked_json(found, dict(r.errors)) for found in r.leaked],
         "diagnostics": diagnostics,
     }
     reasoning = {
@@ -125,6 +167,8 @@ def build_report(
         by_seq = {t["call"]: t for t in timing["calls"]}
         timing["calls"] = [dict(by_seq[c.seq], call=position[c.seq]) for c in calls]
         doc["timing"] = timing
+    if cost_note is not None:
+        doc["cost_note"] = cost_note
     if stream.format_note:
         doc["format_note"] = stream.format_note
     if r.errors:

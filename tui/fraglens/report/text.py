@@ -10,7 +10,9 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from .cost import cost_text
 from .document import printable
+from .usage import usage_text
 
 STATUS_STYLE = {
     "ok": "bold green",
@@ -54,6 +56,7 @@ def render(doc: dict[str, Any], source: str) -> Group:
             _preview(args),
         )
     parts.append(table)
+    parts.extend(leaked_lines(doc))
     for c in doc["calls"]:
         for k, inner in enumerate(c.get("inner_calls") or ()):
             line = f"  call {c['position']} wraps #{k}: {printable(inner['name'])} "
@@ -69,6 +72,10 @@ def render(doc: dict[str, Any], source: str) -> Group:
                 name = printable(c["name"])
                 parts.append(Text(f"  call {c['position']} {name}: {printable(line)}", style=style))
     parts.extend(Text(printable(line)) for line in timing_lines(doc))
+    used = usage_text(doc.get("usage"))
+    if used is not None:
+        parts.append(Text(f"usage: {used}"))
+        parts.append(Text(f"cost: {cost_text(doc.get('cost'), doc.get('cost_note'))}"))
     for severity in ("error", "warning", "info"):
         found = [d for d in doc["diagnostics"] if d["severity"] == severity]
         if not found:
@@ -88,6 +95,28 @@ def render(doc: dict[str, Any], source: str) -> Group:
     for choice, value in text.items():
         parts.append(Text(f"text (choice {choice}): {_preview(value, 100)}", style="dim"))
     return Group(*parts)
+
+
+def leaked_lines(doc: dict[str, Any]) -> list[Text]:
+    """Calls the model meant that never became calls: one line each."""
+    leaked = doc.get("leaked") or []
+    if not leaked:
+        return []
+    codes = sorted({"tool-call-rejected" if f["source"] == "error" else "tool-markup-in-content"
+                    for f in leaked})
+    out = [Text(f"{len(leaked)} leaked call(s), not made (fraglens explain "
+                f"{' / '.join(codes)})", style="bold yellow")]
+    for k, found in enumerate(leaked):
+        where = (f"error at event {found['event']}" if found["source"] == "error" else
+                 f"choice {found['choice']} text at offset {found['offset']}, "
+                 f"event {found['event']}")
+        args = found["arguments"] if found["arguments"] is not None else found["arguments_raw"]
+        line = Text(f"  leaked {k} [{found['family'] or 'unread'}, {where}] "
+                    f"{printable(found['name']) or '(no name)'} ")
+        line.append(found["status"], STATUS_STYLE.get(found["status"], ""))
+        line.append(" " + _preview(args, 80))
+        out.append(line)
+    return out
 
 
 def fit_line(call: dict[str, Any]) -> tuple[str, str]:

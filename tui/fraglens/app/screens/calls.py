@@ -3,8 +3,9 @@
 One line per call (position, id, name, verdict, size, first to last event)
 so that a session with 15 calls fits on one screen; ``enter`` goes to the
 chosen call's first event and selects it. Above the list: the usage the
-stream reported, and, in a recording with receive times, the timing the
-``check`` report gives (time to the first event and to the first tool byte,
+stream reported and what it cost at the table's prices (``check``'s
+figure), and, in a recording with receive times, the timing the ``check``
+report gives (time to the first event and to the first tool byte,
 duration, stalls) with a sparkline of the gaps between events.
 """
 
@@ -18,8 +19,10 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Sparkline, Static
 from textual.widgets.option_list import Option
 
+from ...report.cost import PriceOptions, cost_of, cost_text
+from ...report.identity import streamed_identity
 from ...report.timing import stream_timing
-from ...report.usage import tokens
+from ...report.usage import read_usage, usage_text
 from ..steps import StepIndex
 from ..widgets.parse import STATUS_GLYPH
 
@@ -56,8 +59,12 @@ def about(index: StepIndex) -> str:
     stream = index.stream
     lines: list[str] = []
     r = stream.reassembler
-    if r.usage:
-        lines.append(f"usage (as the stream reported it): {tokens(r.usage[-1][1])} tokens")
+    used = read_usage(r.usage[-1][1]) if r.usage else None
+    if used is not None:
+        found, note = cost_of(used, streamed_identity(stream.events).model, stream.format,
+                              PriceOptions())
+        lines.append(f"usage: {usage_text(used.as_json())} tokens")
+        lines.append(f"cost: {cost_text(found, note)}")
     timing = stream_timing(stream) if index.timed else None
     if timing is not None:
         if timing.get("note"):

@@ -39,7 +39,8 @@ class ExplainScreen(ModalScreen[None]):
         out = Text(end="")
         out.append(f"{SEVERITY_GLYPH[severity]} {self.code}", SEVERITY_STYLE[severity])
         out.append(f"  {severity}: {summary}\n\n")
-        out.append(entry.means + "\n\n")
+        # a table's bars are escaped for Markdown; here they are plain text
+        out.append(entry.means.replace("\\|", "|") + "\n\n")
         out.append("On the wire (one event per line)\n", "bold")
         out.append(entry.wire + "\n\n", "dim")
         out.append("What fraglens did\n", "bold")

@@ -22,6 +22,7 @@ from textual.binding import BindingType
 from textual.color import Color
 from textual.containers import VerticalScroll
 from textual.widget import Widget
+from textual.widgets import Static
 
 from ...engine.calls import Call
 from ...engine.diagnostics import Diagnostic
@@ -345,6 +346,34 @@ class DiagnosticsView(ComponentStyles, Titled, Prerendered):
         return table
 
 
+class LeakedCalls(Static):
+    """Calls the model meant that never became calls (the report's ``leaked``):
+    markup in the text, or a refused call's generation; one line each, from
+    the event that carried them."""
+
+    def __init__(self, index: StepIndex, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.index = index
+        self._shown = -1
+
+    def show(self, step: int) -> None:
+        leaked = [f for f in self.index.stream.reassembler.leaked if f.event <= step]
+        self.display = bool(leaked)
+        if len(leaked) == self._shown:
+            return
+        self._shown = len(leaked)
+        out = Text()
+        for k, found in enumerate(leaked):
+            piece, result = found.piece, found.result
+            value = result.arguments if result.has_value else found.arguments_text
+            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            out.append(("\n" if k else "") + f"leaked e{found.event} ", "bold yellow")
+            out.append(f"{piece.name or '(no name)'} {STATUS_GLYPH[result.status]} ", "bold")
+            out.append(cell_safe(clip(shown, 120)))
+            out.append(f"  ({piece.family or 'unread'} markup; not a call)", "dim")
+        self.update(out)
+
+
 class ParsePane(Titled, VerticalScroll):
     """The verdicts, then the diagnostics."""
 
@@ -358,6 +387,7 @@ class ParsePane(Titled, VerticalScroll):
         self.border_title = "Parse"
 
     def compose(self):
+        yield LeakedCalls(self.index, id="leaked")
         yield DiagnosticsView(self.index, id="diagnostics")
 
     def show(self, step: int, selected: int | None) -> None:
@@ -372,6 +402,7 @@ class ParsePane(Titled, VerticalScroll):
             if widget.display:
                 status = widget.result.status if widget.result else "streaming"
                 counts[status] = counts.get(status, 0) + 1
+        self.query_one(LeakedCalls).show(step)
         self.query_one(DiagnosticsView).show(step)
         chosen = self.results.get(selected) if selected is not None else None
         if chosen is not None and chosen.display and selected != self._scrolled_to:
@@ -382,7 +413,7 @@ class ParsePane(Titled, VerticalScroll):
         )
 
     def _mount_new(self) -> None:
-        following: Widget = self.query_one(DiagnosticsView)
+        following: Widget = self.query_one(LeakedCalls)
         for call in reversed(self.index.calls):
             widget = self.results.get(call.seq)
             if widget is None:

@@ -1,0 +1,83 @@
+"""One capture checked: a path and the options of ``check`` in, its report out.
+
+What ``fraglens check`` prints and what a batch (``check --jsonl``, on local
+processes or a Dask cluster) writes one line of: the same function, so a
+capture gets the same verdict whichever way it was checked. The options are
+plain data, so they travel to another process as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
+from ..reading.capture import LoadError, load_stream, stream_from_bytes
+from ..reading.stream import Stream
+from .cost import PriceOptions
+from .document import build_report
+from .timing import DEFAULT_STALL_MS
+
+if TYPE_CHECKING:  # the schema checks load only where there are tools (start-up)
+    from ..fit.tools import Tool
+
+__all__ = ["CheckOptions", "checked", "NoResponse"]
+
+
+class NoResponse(LoadError):
+    """The capture was read but holds no model response: a one-line reason
+    (exit 2, as for input that cannot be read)."""
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    format: str | None = None
+    max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES
+    #: add what naive by-id / by-arrival grouping gives
+    compare: bool = False
+    #: add how the calls were cut into fragments
+    chunking: bool = False
+    stall_ms: float = DEFAULT_STALL_MS
+    #: ``--tools``: the declared tools, else those of the request a capture holds
+    tools: tuple[Tool, ...] | None = None
+    #: how the usage is priced (the table's prices by default)
+    prices: PriceOptions | None = None
+
+
+def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[dict[str, Any],
+                                                                             Stream]:
+    """The report of the capture at ``path`` (or of ``data``, named ``path``)
+    and the stream it was read into. LoadError (``NoResponse`` among them)
+    when it cannot be read or holds no model response."""
+    kwargs: dict[str, Any] = {"format": opts.format, "max_arg_bytes": opts.max_arg_bytes,
+                              "keep_naive": opts.compare}
+    if data is None:
+        stream, framed = load_stream(path, **kwargs)
+    else:
+        stream, framed = stream_from_bytes(data, path, **kwargs)
+    if not stream.events:
+        raise NoResponse(f"{path}: no events in the stream")
+    if not stream.model_response:
+        raise NoResponse(f"{path}: no model response found ({stream.framing} of "
+                         f"{len(stream.events)} event(s), none of them a model API's)")
+    tools = list(opts.tools) if opts.tools is not None else None
+    request = framed.meta.get("request")
+    fit = None
+    if tools is not None or request is not None:
+        from ..fit.verdicts import fit_for_request
+
+        fit = fit_for_request(stream, request, tools)
+    doc = build_report(stream, compare=opts.compare, fit=fit, stall_ms=opts.stall_ms,
+                       prices=opts.prices, request_model=_request_model(request))
+    if opts.chunking:
+        from .chunking import chunking_profile
+
+        doc["chunking"] = chunking_profile(stream)
+    return doc, stream
+
+
+def _request_model(request: Any) -> str | None:
+    """The model a recording's or HAR's request names, if it does."""
+    body = request.get("body") if isinstance(request, dict) else None
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) and model else None

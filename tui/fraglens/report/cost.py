@@ -1,0 +1,292 @@
+"""What an exchange cost: its usage (``usage.py``) at a model's prices.
+
+The prices come from pydantic's ``genai-prices`` (its bundled snapshot: it
+is never updated over the network here), for the model the stream or the
+request names and the provider the wire format implies (``--provider`` to
+say another); a user's prices (``--prices FILE``, ``--price-in`` …) replace
+the table's for the models they name. ``markup`` multiplies the total, for
+an aggregator that bills the official price times a factor.
+
+Each part (uncached input, cache reads, cache writes, output, reasoning) is
+the model's unit price for it times its count, the way ``genai-prices``
+computes (a tiered price goes by the whole input, and crossing a tier
+prices every token at the tier's rate), and the total is their sum; the
+tests hold it to ``genai_prices.calc_price`` on the same usage.
+
+Importing ``genai-prices`` costs more than checking a small capture (its
+table is a megabyte of Python, and it loads an HTTP client for its optional
+updates), so a model's resolved unit prices are kept in a small cache file
+(``$XDG_CACHE_HOME/fraglens/prices.json``), keyed by the table's version,
+the day, the provider and the model: the table is loaded once a day per
+model, and never when a capture has no usage. A model the table does not
+know, or a stream without usage, gives no cost and a note saying why:
+never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from .usage import Usage
+
+__all__ = [
+    "FORMAT_PROVIDERS", "PriceOptions", "UserPrices", "cost_of", "cost_text", "table_version",
+    "warm",
+]
+
+#: the wire format -> the provider whose prices apply, where the format says
+#: it (an OpenAI-compatible stream may come from any backend: the table finds
+#: the provider from the model's name)
+FORMAT_PROVIDERS: dict[str, str | None] = {
+    "openai-chat": None,
+    "openai-responses": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google",
+    "cohere": "cohere",
+    "dashscope": None,
+    "bedrock-converse": "aws",
+    "bedrock-invoke": "aws",
+    "ollama": None,
+    "ai-sdk": None,
+}
+#: a sum of money is given to this many decimal places (a millionth of a cent is 1e-8)
+_PLACES = Decimal("1e-10")
+_MILLION = Decimal(1_000_000)
+#: the table's unit prices a part is priced at (the cache ones fall back to input)
+_UNITS = ("input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok")
+#: resolved models kept in the cache file at most
+_CACHE_ENTRIES = 512
+
+
+@dataclass(frozen=True)
+class UserPrices:
+    """Per million tokens, in the user's currency; the cache prices default
+    to the input price (no discount the user did not state)."""
+
+    input: float
+    output: float
+    cached_input: float | None = None
+    cache_write: float | None = None
+    currency: str = "USD"
+
+
+@dataclass(frozen=True)
+class PriceOptions:
+    #: the provider to price as (``--provider``), else the one the format implies
+    provider: str | None = None
+    #: prices per model (``--prices FILE``); the key ``*`` is any model
+    user: Mapping[str, UserPrices] = field(default_factory=dict)
+    markup: float = 1.0
+
+
+def table_version() -> str | None:
+    """``genai-prices X.Y.Z``, or None when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"genai-prices {version('genai-prices')}"
+    except PackageNotFoundError:  # not installed (it needs Python 3.11)
+        return None
+
+
+def _money(value: Decimal) -> float:
+    return float(value.quantize(_PLACES))
+
+
+def _uncached(usage: Usage) -> int:
+    return max(0, (usage.input or 0) - (usage.cached or 0) - (usage.cache_write or 0))
+
+
+def _visible(usage: Usage) -> int:
+    return max(0, (usage.output or 0) - (usage.reasoning or 0))
+
+
+def _document(parts: dict[str, Decimal], markup: float, currency: str, source: str,
+              **extra: Any) -> dict[str, Any]:
+    m = Decimal(str(markup))
+    return {
+        "total": _money(sum(parts.values(), Decimal(0)) * m),
+        "currency": currency,
+        "markup": markup,
+        "source": source,
+        "parts": {name: _money(value * m) for name, value in parts.items()},
+        **extra,
+    }
+
+
+def _user_cost(usage: Usage, prices: UserPrices, markup: float) -> dict[str, Any]:
+    def per(value: float) -> Decimal:
+        return Decimal(str(value)) / _MILLION
+
+    cached = prices.input if prices.cached_input is None else prices.cached_input
+    write = prices.input if prices.cache_write is None else prices.cache_write
+    parts = {
+        "input": _uncached(usage) * per(prices.input),
+        "cached": (usage.cached or 0) * per(cached),
+        "cache_write": (usage.cache_write or 0) * per(write),
+        "output": _visible(usage) * per(prices.output),
+        "reasoning": (usage.reasoning or 0) * per(prices.output),
+    }
+    return _document(parts, markup, prices.currency, "user")
+
+
+# -- the table's prices ------------------------------------------------------------
+
+#: a unit price: per million tokens, or tiers ``{"base": x, "tiers": [[start, x]...]}``
+_Price = Decimal | dict[str, Any]
+
+
+def _unit(price: _Price | None, count: int, whole_input: int) -> Decimal:
+    """``count`` tokens at ``price``: as ``genai_prices.types.calc_unit_price``
+    reads a price (a tier crossed by the whole input prices every token)."""
+    if price is None or not count:
+        return Decimal(0)
+    if isinstance(price, dict):
+        rate = Decimal(price["base"])
+        for start, tier_rate in reversed(price["tiers"]):
+            if whole_input > start:
+                rate = Decimal(tier_rate)
+                break
+    else:
+        rate = price
+    return rate * count / _MILLION
+
+
+def _cache_path() -> Path:
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(home) / "fraglens" / "prices.json"
+
+
+def _cache_read() -> dict[str, Any]:
+    try:
+        cache = json.loads(_cache_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return cache if isinstance(cache, dict) else {}
+
+
+def _cache_write(cache: dict[str, Any]) -> None:
+    """Best effort: a cache that cannot be written only costs the next run time."""
+    path = _cache_path()
+    if len(cache) > _CACHE_ENTRIES:
+        cache = dict(list(cache.items())[-_CACHE_ENTRIES:])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(cache), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def _plain(price: Any) -> str | dict[str, Any] | None:
+    """A table price as JSON: a decimal string, or its tiers."""
+    if price is None:
+        return None
+    if hasattr(price, "tiers"):
+        return {"base": str(price.base), "tiers": [[t.start, str(t.price)] for t in price.tiers]}
+    return str(price)
+
+
+def _resolve(model: str, provider: str | None) -> dict[str, Any]:
+    """The table's entry for ``model``: ``{"model", "provider", "units"}``, or
+    ``{"unknown": reason}``; from the cache when it has it."""
+    version = table_version() or ""
+    key = "|".join((version, time.strftime("%Y-%m-%d"), provider or "", model))
+    cache = _cache_read()
+    if key in cache:
+        return dict(cache[key])
+    from genai_prices import Usage as TableUsage
+    from genai_prices import calc_price
+
+    try:
+        calc = calc_price(TableUsage(input_tokens=1, output_tokens=1), model_ref=model,
+                          provider_id=provider)
+    except (LookupError, ValueError) as exc:
+        found: dict[str, Any] = {"unknown": str(exc)}
+    else:
+        units = {name: _plain(getattr(calc.model_price, name, None)) for name in _UNITS}
+        found = {"model": calc.model.id, "provider": calc.provider.id,
+                 "units": {k: v for k, v in units.items() if v is not None}}
+    cache[key] = found
+    _cache_write(cache)
+    return found
+
+
+def _table_cost(usage: Usage, model: str, provider: str | None,
+                markup: float) -> tuple[dict[str, Any] | None, str | None]:
+    source = table_version()
+    if source is None:
+        return None, "no cost: genai-prices is not installed (it needs Python 3.11 or later)"
+    entry = _resolve(model, provider)
+    if "unknown" in entry:
+        where = f" from {provider}" if provider else ""
+        return None, f"no cost: no price for the model {model!r}{where} in {source}"
+    units: dict[str, _Price] = {
+        name: (Decimal(v) if isinstance(v, str) else v) for name, v in entry["units"].items()
+    }
+    whole = usage.input or 0
+
+    def at(name: str, fallback: str, count: int) -> Decimal:
+        return _unit(units.get(name, units.get(fallback)), count, whole)
+
+    parts = {
+        "input": at("input_mtok", "input_mtok", _uncached(usage)),
+        "cached": at("cache_read_mtok", "input_mtok", usage.cached or 0),
+        "cache_write": at("cache_write_mtok", "input_mtok", usage.cache_write or 0),
+        "output": at("output_mtok", "output_mtok", _visible(usage)),
+        "reasoning": at("output_mtok", "output_mtok", usage.reasoning or 0),
+    }
+    return _document(parts, markup, "USD", source, model=entry["model"],
+                     provider=entry["provider"]), None
+
+
+def warm(model: str | None, fmt: str | None, opts: PriceOptions) -> None:
+    """Resolve ``model``'s prices now (the table loads, unless today's cache
+    has them), so that pricing it later costs nothing: ``compare`` does this
+    before its clocks start, as loading the table would stall every stream
+    that shares the event loop."""
+    if model is None or opts.user.get(model) or opts.user.get("*") or table_version() is None:
+        return
+    if fmt == "ollama" and opts.provider is None:
+        return
+    provider = opts.provider if opts.provider is not None else FORMAT_PROVIDERS.get(fmt or "")
+    _resolve(model, provider)
+
+
+def cost_of(usage: Usage | None, model: str | None, fmt: str | None,
+            opts: PriceOptions) -> tuple[dict[str, Any] | None, str | None]:
+    """The cost document (``check --json``'s ``cost``) and None, or None and
+    the reason there is no cost."""
+    if usage is None:
+        return None, "no cost: the stream reported no usage"
+    user = opts.user.get(model or "") or opts.user.get("*")
+    if user is not None:
+        return _user_cost(usage, user, opts.markup), None
+    if model is None:
+        return None, "no cost: neither the stream nor the request names the model"
+    if fmt == "ollama" and opts.provider is None:
+        return None, ("no cost: a local model (Ollama) has no price list; "
+                      "give --price-in/--price-out")
+    provider = opts.provider if opts.provider is not None else FORMAT_PROVIDERS.get(fmt or "")
+    return _table_cost(usage, model, provider, opts.markup)
+
+
+def cost_text(cost: Mapping[str, Any] | None, note: str | None = None) -> str:
+    """The cost in a few words, the same wherever it is shown: ``0.0377 USD
+    (genai-prices 0.2.3: gpt-4o at openai, markup 1.3)``; else the note."""
+    if not cost:
+        return note or "no cost"
+    how = [cost["source"]]
+    if cost.get("model"):
+        how[0] += f": {cost['model']} at {cost.get('provider')}"
+    if cost.get("markup") != 1:
+        how.append(f"markup {cost['markup']}")
+    return f"{cost['total']:.6f} {cost['currency']} ({', '.join(how)})"

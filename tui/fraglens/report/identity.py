@@ -1,0 +1,62 @@
+"""Which model answered, and the response's id, as the stream's first chunks
+name them: ``model``/``id`` (Chat Completions, Cohere, DashScope, Ollama),
+``message.model``/``message.id`` (Anthropic), ``response.model``/``response.id``
+(Responses), ``modelVersion``/``responseId`` (Gemini); LangGraph's
+``[message, metadata]`` pairs name the model in the metadata
+(``ls_model_name``). Bedrock's stream names neither (the model is in the
+request's URL).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..framing.events import RawEvent
+
+__all__ = ["Identity", "streamed_identity"]
+
+#: how many events to look through (the names ride on the first ones)
+_FIRST_EVENTS = 8
+_MODEL_KEYS = ("model", "modelVersion")
+_ID_KEYS = ("id", "responseId")
+
+
+@dataclass(frozen=True)
+class Identity:
+    model: str | None = None
+    response_id: str | None = None
+
+
+def _first_str(holder: dict[str, object], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        value = holder.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def streamed_identity(events: Sequence[RawEvent]) -> Identity:
+    """The model and the response id the first chunks of ``events`` name."""
+    model = response_id = None
+    for ev in events[:_FIRST_EVENTS]:
+        if ev.kind != "data":
+            continue
+        try:
+            doc = json.loads(ev.data)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(doc, list) and len(doc) == 2 and isinstance(doc[1], dict):
+            name = doc[1].get("ls_model_name")  # a LangGraph message's metadata
+            model = model or (name if isinstance(name, str) and name else None)
+            continue
+        if not isinstance(doc, dict):
+            continue
+        for holder in (doc, doc.get("message"), doc.get("response")):
+            if isinstance(holder, dict):
+                model = model or _first_str(holder, _MODEL_KEYS)
+                response_id = response_id or _first_str(holder, _ID_KEYS)
+        if model and response_id:
+            break
+    return Identity(model, response_id)
