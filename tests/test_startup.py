@@ -82,6 +82,9 @@ def test_check_of_an_sse_capture_loads_no_other_reader_and_no_schema_check() -> 
         assert name not in modules, f"check imported {name}"
     # argparse measures the terminal with shutil (and loads bz2, lzma) unless told
     assert "shutil" not in modules
+    # no usage: no price table; no text: no scan for leaked markup
+    assert "fraglens.report.cost" not in modules
+    assert "fraglens.engine.leaks" not in modules
 
 
 def test_the_readers_a_capture_needs_still_load(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from .common import (
     otlp_wanted,
     positive_count,
     price_options,
+    prices_asked,
     read_json,
     write_json,
 )
@@ -101,7 +102,7 @@ def options(args: argparse.Namespace) -> CheckOptions:
         chunking=args.chunking,
         stall_ms=args.stall_ms,
         tools=tuple(tools) if tools is not None else None,
-        prices=price_options(args),
+        prices=price_options(args) if prices_asked(args) else None,
     )
 
 

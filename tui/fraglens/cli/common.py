@@ -240,6 +240,14 @@ def _user_prices(entry: Any, where: str) -> Any:
                       currency=currency, **optional)
 
 
+def prices_asked(args: argparse.Namespace) -> bool:
+    """Any of the cost flags was given (else the table's prices, the default,
+    are loaded only for a stream that reported usage)."""
+    flags = (args.prices, args.provider, args.price_in, args.price_out, args.price_cached_in,
+             args.price_cache_write)
+    return any(v is not None for v in flags) or args.markup != 1.0
+
+
 def price_options(args: argparse.Namespace) -> Any:
     """The ``PriceOptions`` the cost flags ask for: the table's prices, a
     ``--prices`` file's per model, ``--price-in``/``--price-out`` for any model."""

@@ -16,7 +16,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate, compress, count, repeat
 from operator import eq, itemgetter, methodcaller
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .calls import Call
 from .cumulative import last_restatement
@@ -35,8 +35,10 @@ from .fragments import (
     ToolOutput,
     Usage,
 )
-from .leaks import BY_KEY, Leaked, judge, rejected, scan
 from .slots import SlotResolver, clean
+
+if TYPE_CHECKING:  # the markup families load with the first text or refusal (start-up)
+    from .leaks import Leaked
 
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
 
@@ -500,6 +502,8 @@ class Reassembler:
         self.errors.append((event, err.message))
         self.diag("error-event", err.message, event)
         if err.generation is not None:
+            from .leaks import rejected
+
             found = rejected(err.generation, event)
             self.leaked.extend(found)
             names = ", ".join(str(f.piece.name) for f in found if f.piece.name) or "no call"
@@ -655,7 +659,8 @@ class Reassembler:
                     "text-with-tool-calls", f"choice {number} has text besides its calls",
                     max(first_text, min(c.first_event for c in calls)),
                 )
-            self._leaked_in_text(number, ch, content)
+            if content:  # no text holds no markup
+                self._leaked_in_text(number, ch, content)
         # a refused call was read when its error came, the text's only now
         self.leaked.sort(key=lambda found: found.event)
         self._choice_drift()
@@ -664,6 +669,8 @@ class Reassembler:
         """``tool-markup-in-content``: markup of a known family in the text,
         said at the event whose text completed its opener; the calls read out
         of it go to ``leaked`` with the event their markup began at."""
+        from .leaks import BY_KEY, judge, scan
+
         marks, pieces = scan(content)
         if not marks:
             return

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..reading.capture import LoadError, load_stream, stream_from_bytes
 from ..reading.stream import Stream
-from .cost import PriceOptions
 from .document import build_report
 from .timing import DEFAULT_STALL_MS
 
-if TYPE_CHECKING:  # the schema checks load only where there are tools (start-up)
+if TYPE_CHECKING:  # the schema checks and the price table load only where needed (start-up)
     from ..fit.tools import Tool
+    from .cost import PriceOptions
 
 __all__ = ["CheckOptions", "checked", "NoResponse"]
 
