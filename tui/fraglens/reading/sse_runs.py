@@ -13,6 +13,13 @@ them all, the event records and the call's records are extended at once
 (``Stream.take_run``), and the decoder goes on after the run
 (``SSEDecoder.skip``). No Python code runs per event of a run.
 
+Real streams vary each event outside its piece (an ``obfuscation``, a
+``sequence_number``, padding): the envelope's holes (``adapters/envelope.py``)
+are part of the expression, so such events make runs too. Parallel calls
+streamed in turns alternate envelopes and have no run each; the stream's
+envelopes then make one expression with an alternative per call, and each
+event found says whose it is (``Stream.take_mixed_run``).
+
 Why this is exact. A run is taken only where the decoder holds nothing (it is
 between two events), and only events whose lines are exactly the learned
 event's, but for the piece: an ``event:`` line or none, one ``data:`` line,
