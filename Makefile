@@ -6,7 +6,7 @@ APP := $(VENV)/.installed-app
 TEST := $(VENV)/.installed-test
 BENCH := $(VENV)/.installed-bench
 
-.PHONY: demo test test-deep lint screenshots bench conformance diagnostics-doc clean
+.PHONY: demo test test-deep lint screenshots bench conformance diagnostics-doc e2e-codex clean
 
 # the app alone: what a user gets from `pip install .`
 $(APP): pyproject.toml
@@ -60,9 +60,17 @@ bench: $(BENCH)
 	$(BIN)/python bench/live.py
 	$(BIN)/python bench/bedrock_live.py
 	$(BIN)/python bench/proxy.py
+	$(BIN)/python bench/ws_proxy.py
 	$(BIN)/python bench/fit_timing.py
+	$(BIN)/python bench/report_text.py
 	$(BIN)/python bench/chunking.py
 	$(BIN)/python bench/leaks.py
+	$(BIN)/python bench/scrub.py
+
+# outside CI: the Codex CLI (installed from npm into .e2e/ the first time) over
+# WebSocket through fraglens proxy in front of fraglens serve
+e2e-codex: $(APP)
+	$(BIN)/python scripts/e2e_codex.py
 
 conformance: $(APP)
 	$(BIN)/python ../shared/tools/conformance.py --cmd "$(BIN)/fraglens check --json" -v

@@ -1063,6 +1063,7 @@ def test_make_adapter_gives_fresh_state_and_knows_aliases():
         "openai-chat",
         "anthropic",
         "openai-responses",
+        "openai-realtime",
         "gemini",
         "cohere",
         "dashscope",
@@ -1089,6 +1090,7 @@ def test_every_adapter_says_how_its_streams_end():
         "openai-chat": "done",
         "anthropic": "terminal",
         "openai-responses": "terminal",
+        "openai-realtime": "terminal",
         "cohere": "terminal",
         "gemini": "finish",
         "dashscope": "finish",
@@ -1106,7 +1108,9 @@ def test_native_block_and_item_positions_are_not_call_counts():
     positional = {name for name, cls in ADAPTERS.items() if not cls.indexes_calls}
     # Bedrock content blocks count text blocks too; InvokeModel hands Claude's own
     # events to the Anthropic adapter
-    assert positional == {"anthropic", "openai-responses", "bedrock-converse", "bedrock-invoke"}
+    assert positional == {
+        "anthropic", "openai-responses", "openai-realtime", "bedrock-converse", "bedrock-invoke"
+    }
 
 
 # == the recorded real streams ========================================================

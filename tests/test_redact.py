@@ -13,7 +13,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 import pytest
 
-from fraglens.redact import MIN_SECRET, REDACTED, Scrubber, Secrets, redact_url
+from fraglens.redact import MIN_SECRET, REDACTED, Fingerprints, Scrubber, Secrets, redact_url
 
 KEY = "sk-fraglens-redact-9d2e4c7a1b"
 SECRETS = Secrets.of_request({"authorization": f"Bearer {KEY}"})
@@ -177,3 +177,98 @@ def test_a_sigv4_authorization_gives_its_key_id_and_signature_and_unsent_values_
         assert secrets.scrub_text(f"<{escaped}>") == f"<{REDACTED}>"
     # the region and the date in the scope are no secrets
     assert secrets.scrub_text("us-east-1 20260101") == "us-east-1 20260101"
+
+
+# -- base64 and hex ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("before", ["", "u", "us", "use"])
+@pytest.mark.parametrize("urlsafe", [False, True], ids=["standard", "url-safe"])
+def test_base64_of_the_key_is_scrubbed_at_every_offset_in_a_longer_text(before, urlsafe):
+    """A key inside base64 (a Basic credential, a signed blob) is spelled one of three
+    ways, by where it starts; the characters its own bytes alone decide are scrubbed."""
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    blob = encode(f"{before}:{KEY}:tail".encode())
+    out = SECRETS.scrub(b"auth " + blob + b" end")
+    assert out.startswith(b"auth ") and out.endswith(b" end") and REDACTED.encode() in out
+    # nothing left in the output decodes to the key
+    for start in range(len(out)):
+        for end in range(start + 4, len(out) + 1):
+            chunk = out[start:end].translate(bytes.maketrans(b"-_", b"+/"))
+            try:
+                decoded = base64.b64decode(chunk + b"=" * (-len(chunk) % 4))
+            except ValueError:
+                continue
+            assert KEY.encode()[4:-4] not in decoded
+
+
+@pytest.mark.parametrize("case", [str.lower, str.upper])
+def test_hex_of_the_key_is_scrubbed(case):
+    spelled = case(KEY.encode().hex())
+    out = SECRETS.scrub_text(f'{{"dump": "{spelled}", "as": "{quote(spelled)}"}}')
+    assert out == f'{{"dump": "{REDACTED}", "as": "{REDACTED}"}}'
+
+
+def test_a_base64_spelling_cut_across_two_reads_is_scrubbed():
+    blob = base64.b64encode(KEY.encode())
+    data = b"data: " + blob + b"\n\n"
+    for cut in range(1, len(data)):
+        scrubber = SECRETS.scrubber()
+        out = scrubber.feed(data[:cut]) + scrubber.feed(data[cut:]) + scrubber.close()
+        assert blob[:-4] not in out, cut
+
+
+def test_scrub_value_walks_a_value_deeper_than_the_recursion_limit():
+    deep: object = KEY
+    for _ in range(5000):
+        deep = [deep]
+    out = SECRETS.scrub_value(deep)
+    for _ in range(5000):
+        out = out[0]
+    assert out == REDACTED
+
+
+# -- fingerprints ------------------------------------------------------------------------
+
+
+def test_fingerprints_hold_no_spelling_of_the_key():
+    text = json.dumps(SECRETS.fingerprints().as_json())
+    for spelled in (KEY, KEY[4:], _json_escaped(KEY), KEY.encode().hex(),
+                    base64.b64encode(KEY.encode()).decode()[:-4]):  # fmt: skip
+        assert spelled not in text and spelled.lower() not in text.lower()
+    for item in json.loads(text)["values"]:
+        assert len(item["head"]) <= min(4, item["n"] // 4)
+
+
+def test_fingerprints_find_the_key_in_a_joined_text_and_scrub_every_spelling():
+    prints = Fingerprints.from_json(json.loads(json.dumps(SECRETS.fingerprints().as_json())))
+    assert prints is not None
+    doc = {
+        "arguments": {"note": f"the key {KEY}!"},
+        "arguments_raw": '{"note": "' + _json_escaped(KEY) + '"}',
+        "text": {"0": f"url {quote(KEY, safe='').replace('-', '%2D')}"},
+        "b64": base64.b64encode(KEY.encode()).decode(),
+        "other": "sk-fraglens-redact-0000000000 is not the key",
+    }
+    assert prints.scrub_value(doc) == {
+        "arguments": {"note": f"the key {REDACTED}!"},
+        "arguments_raw": '{"note": "' + REDACTED + '"}',
+        "text": {"0": f"url {REDACTED}"},
+        # the last character holds bits past the key's (the padding's): it stays
+        "b64": REDACTED + doc["b64"][len(KEY) * 8 // 6 :],
+        "other": "sk-fraglens-redact-0000000000 is not the key",
+    }
+    # each spelling alone is found too (the escaped and encoded ones by decoding)
+    for alone in (doc["arguments_raw"], doc["text"]["0"], doc["b64"]):
+        assert REDACTED in prints.scrub_value(alone)
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [None, [], {"salt": 1}, {"salt": "not base64!"}, {"salt": "AAAA", "values": "x"},
+     {"salt": "AAAA", "values": [{"n": 10**9, "head": "sk", "quick": "", "slow": ""}]},
+     {"salt": "AAAA", "values": [{"n": 40, "head": "sk-long-head", "quick": "", "slow": ""}]},
+     {"salt": "AAAA", "values": [{"n": True, "head": "s", "quick": "", "slow": ""}]}],
+)  # fmt: skip
+def test_fingerprints_from_a_hand_edited_file_are_refused_not_trusted(junk):
+    assert Fingerprints.from_json(junk) is None

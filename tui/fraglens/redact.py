@@ -9,14 +9,18 @@ takes and returns values.
 from __future__ import annotations
 
 import base64
+import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from functools import lru_cache
+from secrets import token_bytes
 from typing import Any
 from urllib.parse import quote, unquote, unquote_plus, urlsplit, urlunsplit
 
 __all__ = [
     "MIN_SECRET",
     "REDACTED",
+    "Fingerprints",
     "Headers",
     "Scrubber",
     "Secrets",
@@ -78,11 +82,31 @@ def redact_headers(headers: Headers | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, value in pairs:
         text = REDACTED if is_secret_name(name) else str(value)
+        if str(name).strip().lower() == _SUBPROTOCOLS:
+            text = ", ".join(_subprotocol(p) for p in text.split(","))
         if name in out and text != REDACTED:
             out[name] = f"{out[name]}, {text}"
         else:
             out[name] = text
     return out
+
+
+#: the WebSocket handshake's subprotocols: a browser cannot set headers, so the
+#: Realtime API takes the key as one (``openai-insecure-api-key.sk-...``)
+_SUBPROTOCOLS = "sec-websocket-protocol"
+_KEY_SUBPROTOCOL = re.compile(r"(\s*[^\s.]*(?:key|token|secret|auth)[^\s.]*\.)(.+)", re.I)
+
+
+def _subprotocol(protocol: str) -> str:
+    """One offered subprotocol, its value redacted when its name says it carries a key."""
+    m = _KEY_SUBPROTOCOL.fullmatch(protocol)
+    return f"{m.group(1).strip()}{REDACTED}" if m else protocol.strip()
+
+
+def _subprotocol_secrets(value: str) -> list[tuple[str, str]]:
+    where = f"the {_SUBPROTOCOLS} header"
+    found = (_KEY_SUBPROTOCOL.fullmatch(p) for p in value.split(","))
+    return [(where, m.group(2).strip()) for m in found if m]
 
 
 def redact_url(url: str) -> str:
@@ -143,7 +167,8 @@ def _is_secret_param(name: str) -> bool:
 # header or an error message. So the values that were sent are collected from
 # the request, and every copy of them is replaced in whatever is written: as
 # sent, JSON-escaped character by character (``sk-\u0053...``, which a JSON
-# reader would decode back into the key), and percent-encoded. A value shorter
+# reader would decode back into the key), percent-encoded, and in base64 and
+# hex (``_encodings``), each of those spelled in the same three ways. A value shorter
 # than MIN_SECRET would also match ordinary text, so it is not scrubbed, and
 # Secrets.unscrubbed says where it came from, for the caller to report.
 
@@ -167,6 +192,26 @@ def _char_pattern(char: str) -> str:
     if char == " ":
         forms.append(r"\+")
     return "(?:" + "|".join(forms) + ")"
+
+
+def _encodings(value: str) -> list[str]:
+    """``value`` as base64 and as hex: a server or a model may hand a key back
+    encoded (a Basic header, a signed blob, a dump of bytes). Base64 is spelled
+    at each of the three offsets a value can start at inside a longer encoded
+    text, keeping only the characters its bytes alone decide (standard and
+    URL-safe alphabets); hex in lower and upper case."""
+    raw = value.encode("utf-8")
+    out = []
+    for shift in range(3):
+        first = -(-shift * 8 // 6)  # the first character no byte before the value touches
+        last = (shift + len(raw)) * 8 // 6  # past the last one no byte after it touches
+        core = base64.b64encode(bytes(shift) + raw + bytes(2)).decode("ascii")[first:last]
+        out += [core, core.translate(_URLSAFE)]
+    out += [raw.hex(), raw.hex().upper()]
+    return [e for e in dict.fromkeys(out) if len(e) >= MIN_SECRET and e != value]
+
+
+_URLSAFE = str.maketrans("+/", "-_")
 
 
 def _basic_parts(token: str) -> list[str]:
@@ -204,16 +249,26 @@ class Secrets:
         # a value holding another ("Bearer sk-..." holds "sk-...") is covered by it
         kept = [v for v in values if not any(o != v and o in v for o in values)]
         self.values: tuple[str, ...] = tuple(sorted(kept, key=len, reverse=True))
+        #: the values and their base64 and hex spellings, each also spelled character
+        #: by character as the pattern allows
+        self.spelled: tuple[str, ...] = tuple(
+            dict.fromkeys(s for v in self.values for s in (v, *_encodings(v)))
+        )
         self._pattern: re.Pattern[bytes] | None = None
         #: the bytes a spelling of a value can start with: where a cut spelling may begin
         self._first: re.Pattern[bytes] | None = None
         #: the longest spelling of any value, in bytes: the most a scrubber holds back
-        self.longest = max((len(v.encode("utf-8")) * 6 for v in self.values), default=0)
+        self.longest = max((len(v.encode("utf-8")) * 6 for v in self.spelled), default=0)
         if self.values:
-            alternatives = ["".join(_char_pattern(c) for c in v) for v in self.values]
+            alternatives = ["".join(_char_pattern(c) for c in v) for v in self.spelled]
             self._pattern = re.compile("|".join(alternatives).encode("utf-8"))
-            firsts = {v[0].encode("utf-8")[:1] for v in self.values} | {b"\\", b"%", b"+"}
+            firsts = {v[0].encode("utf-8")[:1] for v in self.spelled} | {b"\\", b"%", b"+"}
             self._first = re.compile(b"[" + b"".join(re.escape(f) for f in firsts) + b"]")
+        #: the values whose spelling as they are starts with a byte: a tail that starts
+        #: there with no escape can begin only those (a digit, most often one hex form)
+        self._starting: dict[int, list[str]] = {}
+        for v in self.spelled:
+            self._starting.setdefault(v.encode("utf-8")[0], []).append(v)
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -240,6 +295,8 @@ class Secrets:
                     _, eq, crumb_value = crumb.partition("=")
                     if eq:
                         named.append((f"the {lowered} header", crumb_value))
+            elif lowered == _SUBPROTOCOLS:
+                named += _subprotocol_secrets(value)
             elif is_secret_name(lowered):
                 where = f"the {lowered} header"
                 named.append((where, value))
@@ -265,18 +322,16 @@ class Secrets:
         return self.scrub(text.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
 
     def scrub_value(self, value: Any) -> Any:
-        """A JSON-like value (strings in dicts and lists) with its strings scrubbed."""
+        """A JSON-like value (strings in dicts and lists, at any depth) with its strings
+        scrubbed; keys too."""
         if self._pattern is None:
             return value
-        if isinstance(value, str):
-            return self.scrub_text(value)
-        if isinstance(value, Mapping):
-            return {self.scrub_value(k): self.scrub_value(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self.scrub_value(v) for v in value]
-        if isinstance(value, (bytes, bytearray)):
-            return self.scrub(bytes(value))
-        return value
+        return _map_strings(value, self.scrub_text, self.scrub)
+
+    def fingerprints(self, salt: bytes | None = None) -> Fingerprints:
+        """What finds these values again without holding them (see ``Fingerprints``);
+        ``salt``: random unless given."""
+        return Fingerprints.of(self.spelled, token_bytes(16) if salt is None else salt)
 
     def scrubber(self) -> Scrubber:
         return Scrubber(self)
@@ -288,9 +343,11 @@ class Secrets:
             return len(data)
         start = max(len(data) - self.longest + 1, 0)
         for m in self._first.finditer(data, start):
-            tail = data[m.start() :]
-            if any(_prefix_of_spelling(tail, value) for value in self.values):
-                return m.start()
+            at = m.start()
+            values = self.spelled if data[at] in _ESCAPES else self._starting.get(data[at], ())
+            tail = data[at:]
+            if any(_prefix_of_spelling(tail, value) for value in values):
+                return at
         return len(data)
 
 
@@ -349,9 +406,13 @@ def _prefix_of_spelling(tail: bytes, value: str) -> bool:
     return False  # a whole spelling: scrub() has replaced it already
 
 
-def _spelled(rest: bytes, char: str) -> int | None:
-    """How many bytes of ``rest`` spell ``char``; 0 when ``rest`` ends inside a spelling
-    of it; None when it does not spell it."""
+#: the first bytes of the spellings that are not the character itself
+_ESCAPES = b"\\%+"
+
+
+@lru_cache(maxsize=1024)
+def _forms(char: str) -> tuple[bytes, ...]:
+    """``char``'s spellings: as it is first, then the escapes (lower-case hex)."""
     utf8 = char.encode("utf-8")
     forms = [utf8, "".join(f"%{b:02x}" for b in utf8).encode()]
     if ord(char) < 0x10000:
@@ -360,10 +421,16 @@ def _spelled(rest: bytes, char: str) -> int | None:
         forms.append(b"\\/")
     if char == " ":
         forms.append(b"+")
-    for form in forms:
+    return tuple(forms)
+
+
+def _spelled(rest: bytes, char: str) -> int | None:
+    """How many bytes of ``rest`` spell ``char``; 0 when ``rest`` ends inside a spelling
+    of it; None when it does not spell it."""
+    forms = _forms(char)
+    for i, form in enumerate(forms):
         head = rest[: len(form)]
-        literal = form == forms[0]
-        same = head == form[: len(head)] if literal else head.lower() == form[: len(head)]
+        same = head == form[: len(head)] if i == 0 else head.lower() == form[: len(head)]
         if same:
             return len(form) if len(head) == len(form) else 0
     return None
@@ -394,3 +461,183 @@ class Scrubber:
         """The end of the stream: what was held back (no value follows it now)."""
         held, self._held = self._held, b""
         return held
+
+
+# -- fingerprints -----------------------------------------------------------------------
+#
+# A key streamed back in two pieces is in no single read, so the scrub of the
+# reads cannot see it: it is whole only once the pieces are joined, in a
+# report. A process that holds the key (``live``, ``compare``) scrubs the report
+# with its Secrets. One that never held it (``check`` of a recording, the
+# proxy's flows, whose forwarding process alone holds the keys) gets
+# Fingerprints instead: per spelled value, its length, its first characters (a
+# quarter of it at most, four at most: a vendor's prefix such as "sk-p"), 16 bits
+# of a salted SHA-256 and a salted scrypt hash. Where the head occurs in the
+# joined text, the window of the value's length whose two hashes match is the
+# value found again, and the Secrets of what was found scrub it in every
+# spelling. A search is one fast string search per head, a SHA-256 per place a
+# head occurs, and scrypt only for the 1 in 65,536 that pass; scrypt
+# makes each guess at a value from its fingerprint cost tens of milliseconds.
+
+_SCRYPT: dict[str, int] = {"n": 2**12, "r": 8, "p": 1, "dklen": 16}
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\/")
+
+
+def _quick(salt: bytes, value: str) -> str:
+    return hashlib.sha256(salt + value.encode("utf-8", "surrogatepass")).hexdigest()[:4]
+
+
+def _slow(salt: bytes, value: str) -> str:
+    return hashlib.scrypt(value.encode("utf-8", "surrogatepass"), salt=salt, **_SCRYPT).hex()
+
+
+class Fingerprints:
+    """Enough of some secrets to find them in a text and scrub them, never their values."""
+
+    def __init__(self, salt: bytes, prints: Iterable[tuple[int, str, str, str]]) -> None:
+        """``prints``: (length, head, quick hash, slow hash) per value."""
+        self.salt = salt
+        self.prints = tuple(prints)
+        self._by_head: dict[str, list[tuple[int, str, str]]] = {}
+        for n, head, quick, slow in self.prints:
+            self._by_head.setdefault(head, []).append((n, quick, slow))
+
+    @classmethod
+    def of(cls, values: Iterable[str], salt: bytes) -> Fingerprints:
+        prints = [
+            (len(v), v[: min(4, len(v) // 4)], _quick(salt, v), _slow(salt, v)) for v in values
+        ]
+        return cls(salt, prints)
+
+    def __bool__(self) -> bool:
+        return bool(self.prints)
+
+    def __repr__(self) -> str:
+        return f"Fingerprints({len(self.prints)} values)"
+
+    def as_json(self) -> dict[str, Any]:
+        """As a recording's header and the proxy's pipe carry it."""
+        return {
+            "salt": base64.b64encode(self.salt).decode("ascii"),
+            "values": [
+                {"n": n, "head": head, "quick": quick, "slow": slow}
+                for n, head, quick, slow in self.prints
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Fingerprints | None:
+        """What ``as_json`` wrote; None for anything else (a hand-edited file): the
+        entries that are not fingerprints are left out."""
+        if not isinstance(doc, Mapping) or not isinstance(doc.get("salt"), str):
+            return None
+        try:
+            salt = base64.b64decode(doc["salt"], validate=True)
+        except ValueError:
+            return None
+        prints = []
+        values = doc.get("values")
+        for item in values[:_MAX_PRINTS] if isinstance(values, list) else ():
+            if not isinstance(item, Mapping):
+                continue
+            n, head = item.get("n"), item.get("head")
+            quick, slow = item.get("quick"), item.get("slow")
+            if (
+                isinstance(n, int)
+                and not isinstance(n, bool)
+                and MIN_SECRET <= n <= _MAX_PRINTED
+                and isinstance(head, str)
+                and 0 < len(head) <= min(4, n // 4)
+                and isinstance(quick, str)
+                and isinstance(slow, str)
+            ):
+                prints.append((n, head, quick, slow))
+        return cls(salt, prints) if prints else None
+
+    def found_in(self, value: Any) -> Secrets:
+        """The values these fingerprints stand for that occur in the strings of
+        ``value`` (a JSON-like document), as they are or JSON-escaped or
+        percent-encoded."""
+        found: dict[str, None] = {}
+        tried: set[str] = set()
+        for text in _strings(value):
+            for form in _decodings(text):
+                for head, prints in self._by_head.items():
+                    # str.find, not a regular expression: a few times quicker on long
+                    # text, and each place a head occurs is found, overlapping or not
+                    at = form.find(head)
+                    while at >= 0:
+                        for n, quick, slow in prints:
+                            window = form[at : at + n]
+                            if len(window) < n or _quick(self.salt, window) != quick:
+                                continue
+                            # scrypt once per window that passes (the key, many times)
+                            if window not in tried:
+                                tried.add(window)
+                                if _slow(self.salt, window) == slow:
+                                    found[window] = None
+                        at = form.find(head, at + 1)
+        return Secrets(("a fingerprint", v) for v in found)
+
+    def scrub_value(self, value: Any) -> Any:
+        """``value`` with every value these fingerprints stand for scrubbed out."""
+        secrets = self.found_in(value)
+        return secrets.scrub_value(value) if secrets else value
+
+
+#: the longest value a fingerprint is taken from a file for (a window is hashed at each
+#: place its head occurs), and the most fingerprints taken (each head is searched for
+#: in the whole report): a request carries a few credentials, each spelled seven ways
+_MAX_PRINTED = 64 * 1024
+_MAX_PRINTS = 256
+
+
+def _decodings(text: str) -> list[str]:
+    """``text`` as it is, and with its JSON escapes and its percent-encoding undone."""
+    forms = [text]
+    if "\\" in text:
+        forms.append(
+            _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else "/", text)
+        )
+    if "%" in text:
+        forms.append(unquote(text))
+    return forms
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON-like value, keys too, however deep (no recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+
+
+def _map_strings(value: Any, text: Any, data: Any) -> Any:
+    """``value`` rebuilt with ``text`` applied to its strings (keys too) and ``data``
+    to its bytes, however deep (no recursion)."""
+    root = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        holder, key = stack.pop()
+        item = holder[key]
+        if isinstance(item, str):
+            holder[key] = text(item)
+        elif isinstance(item, (bytes, bytearray)):
+            holder[key] = data(bytes(item))
+        elif isinstance(item, Mapping):
+            copy: dict[Any, Any] = {}
+            for k, v in item.items():
+                copy[text(k) if isinstance(k, str) else k] = v
+            holder[key] = copy
+            stack.extend((copy, k) for k in copy)
+        elif isinstance(item, (list, tuple)):
+            items = list(item)
+            holder[key] = items
+            stack.extend((items, i) for i in range(len(items)))
+    return root[0]

@@ -237,8 +237,10 @@ class FraglensApp(App[int]):
                 call.scan_at(call.frag_event[min(k, call.fragments) - 1])
                 await asyncio.sleep(0)
         if self._fit_when_loaded is not None:
-            # the calls against the declared tools, once every call has its verdict
-            self.index.fit = self._fit_when_loaded(self.stream)
+            # the calls against the declared tools, once every call has its
+            # verdict; in a thread, as each check may take up to its time budget
+            # and keys are read meanwhile (the closed stream is only read)
+            self.index.fit = await asyncio.to_thread(self._fit_when_loaded, self.stream)
         self.loading = None
         self.refresh_stream()
 
@@ -742,7 +744,7 @@ class FraglensApp(App[int]):
         what = f"arguments of #{self.index.position[call.seq]} {call.name_at(self.step)}"
         if result.status not in ("ok", "empty"):
             what += f" ({result.status})"
-        clipboard.copy(self, clipboard.pretty_json(result.arguments), what)
+        clipboard.copy(self, clipboard.pretty_json(result.arguments), what, self.stream.secrets)
 
     def action_copy_raw(self) -> None:
         call = self.index.call(self.selected)
@@ -750,7 +752,7 @@ class FraglensApp(App[int]):
             return
         text = call.text[: call.length_at(self.step)]
         what = f"raw arguments of #{self.index.position[call.seq]} {call.name_at(self.step)}"
-        clipboard.copy(self, text, what)
+        clipboard.copy(self, text, what, self.stream.secrets)
 
     def action_copy_message(self) -> None:
         text, notes = clipboard.message_for_history(self.stream)

@@ -23,6 +23,7 @@ from textual.app import App
 
 from ..history.build import assistant_message, build_history
 from ..reading.stream import Stream
+from ..redact import Fingerprints, Secrets
 from ..report.document import build_report
 
 #: base64 bytes one OSC 52 sequence may carry through tmux and most terminals
@@ -59,8 +60,11 @@ def save_to_file(text: str, what: str) -> Path:
     return Path(name)
 
 
-def copy(app: App, text: str, what: str) -> None:
-    """Copy ``text`` everywhere we can and say where it went."""
+def copy(app: App, text: str, what: str, secrets: Secrets | Fingerprints | None = None) -> None:
+    """Copy ``text`` everywhere we can and say where it went; ``secrets``: the
+    stream's credentials, scrubbed out (the arguments may join a key's pieces)."""
+    if secrets:
+        text = secrets.scrub_value(text)
     fits = osc52_size(text) <= OSC52_LIMIT
     if fits:
         app.copy_to_clipboard(text)  # OSC 52; also sets app.clipboard

@@ -11,6 +11,7 @@ from .common import (
     CliError,
     add_otlp_options,
     add_price_options,
+    add_schema_timeout_option,
     add_stall_option,
     add_stream_options,
     otlp_wanted,
@@ -18,6 +19,7 @@ from .common import (
     price_options,
     prices_asked,
     read_json,
+    schema_budget,
     write_json,
 )
 
@@ -77,6 +79,7 @@ def build(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="add how the tool calls were cut into fragments (sizes, cuts mid-string...)",
     )
+    add_schema_timeout_option(p)
     add_stall_option(p)
     add_stream_options(p)
     add_otlp_options(p, "capture")
@@ -103,6 +106,7 @@ def options(args: argparse.Namespace) -> CheckOptions:
         stall_ms=args.stall_ms,
         tools=tuple(tools) if tools is not None else None,
         prices=price_options(args) if prices_asked(args) else None,
+        schema_budget=schema_budget(args),
     )
 
 
@@ -117,7 +121,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{len(args.path)} captures given: check reads one, or use --jsonl "
                        "for one line per capture")
     path = args.path[0]
-    doc, stream = checked(path, options(args))
+    opts = options(args)
+    if opts.tools:
+        from ..fit.budget import start
+
+        start()
+    doc, stream = checked(path, opts)
     _export_span(args, doc, stream)
     if args.json:
         write_json(doc)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
+from ..fit.budget import DEFAULT_BUDGET
 from ..reading.capture import LoadError, read_bytes
 from ..reading.stream import FORMATS
 from ..report.document import dumps
@@ -25,6 +26,7 @@ __all__ = [
     "EXIT_CODES",
     "add_otlp_options",
     "add_price_options",
+    "add_schema_timeout_option",
     "price_options",
     "otlp_wanted",
     "add_stall_option",
@@ -34,6 +36,7 @@ __all__ = [
     "positive",
     "positive_count",
     "read_json",
+    "schema_budget",
     "size",
     "write_json",
 ]
@@ -101,6 +104,23 @@ def add_stall_option(p: argparse.ArgumentParser) -> None:
         metavar="MS",
         help="a gap between two events longer than this is a stall (default 1000)",
     )
+
+
+def add_schema_timeout_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    p.add_argument(
+        "--schema-timeout",
+        type=non_negative,
+        default=DEFAULT_BUDGET,
+        metavar="S",
+        help="seconds each call's check against its tool's schema may take; past it the call "
+        f"is left unchecked (schema-too-slow). 0: no limit (default {DEFAULT_BUDGET:g})",
+    )
+
+
+def schema_budget(args: argparse.Namespace) -> float | None:
+    """``--schema-timeout`` as the fit takes it: seconds, or None for no limit."""
+    seconds: float = args.schema_timeout
+    return seconds or None
 
 
 def add_read_caps(group: argparse._ArgumentGroup, *, line: str, decoded: str) -> None:

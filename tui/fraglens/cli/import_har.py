@@ -9,6 +9,7 @@ import sys
 from ..framing.events import FramingError
 from ..framing.har import default_entry, har_entry_to_recording, list_streams
 from ..reading.capture import read_bytes
+from ..report.document import printable
 from .common import CliError
 from .export import write_output
 
@@ -54,9 +55,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         rows = list_streams(har)
         if args.list:
-            for row in rows:
+            for row in printable(rows):
                 mark = "*" if row["event_stream"] else " "
                 saved = "" if row["has_body"] else "  (body not saved)"
+                if row["websocket_messages"]:
+                    saved = f"  ({row['websocket_messages']} WebSocket messages)"
                 print(
                     f"{mark}{row['index']:>4}  {row['method']:<6} {row['status']!s:>3}  "
                     f"{row['content_type'][:28]:<28} {_size(row['size']):>10}  {row['url']}{saved}"
@@ -68,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{args.path}: {exc}") from None
     write_output(recording, args.output)
     if args.output and args.output != "-":
-        row = rows[index]
+        row = printable(rows[index])
         print(
             f"fraglens: entry {index} ({row['method']} {row['url']}, HTTP {row['status']}) "
             f"-> {args.output}",

@@ -131,7 +131,13 @@ def run(args: argparse.Namespace) -> int:
     if not is_loopback(args.host):
         print(f"fraglens: note: serving on {args.host}: reachable beyond this machine")
     for source in sources:
-        print(f"  {source.name}: {source.format or 'unknown format'}, {source.events} events")
+        fmt = source.format or "unknown format"
+        if source.websocket is not None:
+            answers = len(source.websocket.responses)
+            print(f"  {source.name}: {fmt}, a WebSocket connection: {answers} response(s), "
+                  f"{source.events} server messages, on /v1/responses and /v1/realtime")
+        else:
+            print(f"  {source.name}: {fmt}, {source.events} events")
     print(f"chaos: {chaos.describe()}")
     print(f"fraglens serve: listening on {url} (base URL {url}/v1); ctrl+c stops", flush=True)
     try:

@@ -618,14 +618,18 @@ EXPLANATIONS: dict[str, Explanation] = {
     "frame-too-large": Explanation(
         means="One SSE line, or one event's `data:` lines together, grew past the reader's "
               "size limit (16 MiB): a server that never ends a line, or a gateway that "
-              "glued a whole response into one event.",
+              "glued a whole response into one event. Over a WebSocket: a message over "
+              "`--max-line-bytes`, which the recorder kept only the size of.",
         wire=_wire(
             _text("Hi"),
             'data: {"choices":[{"index":0,"delta":{"content":"…16 MiB with no newline…',
         ),
         did="Stopped reading at the start of that line or event instead of buffering "
             "without end; every event before it is shown and checked, the bytes from there "
-            "on stay in the capture or recording untouched. An error.",
+            "on stay in the capture or recording untouched. A WebSocket message over the "
+            "limit is named on its own event with its size, and the messages after it are "
+            "read (the proxy passed it on whole; live closed the connection with 1009). "
+            "An error.",
         todo="Look at the capture from the byte offset the message names: an endless line "
              "is a server or proxy bug. If the line is genuine, split the capture there.",
     ),
@@ -738,6 +742,21 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Suspect what sat between the server and the capture: a proxy that rewrote "
              "the body, a capture saved as text (line ends converted), bytes cut and "
              "pasted. Capture the body again as raw bytes (a HAR keeps them as base64).",
+    ),
+    "ws-binary-frame": Explanation(
+        means="A WebSocket connection carried a binary message. The Responses and "
+              "Realtime APIs send every event as a JSON text message; binary ones are "
+              "audio or a gateway's own protocol, never a tool call fraglens could read.",
+        wire=_wire(
+            json.dumps({"fraglens": "recording", "version": 2, "transport": "websocket",
+                        "request": {}}, separators=(",", ":")),
+            json.dumps({"t": 0.2, "from": "server", "b64": "AAECAw=="}, separators=(",", ":")),
+        ),
+        did="Kept the message's bytes in the stream and the recording as they came (base64) "
+            "and named it by its sender and size; nothing was decoded from it. Information.",
+        todo="Nothing, if the binary messages are audio. If calls seem to be missing, the "
+             "client or a gateway may be wrapping events in a binary protocol: capture "
+             "where they are plain JSON.",
     ),
     "frame-truncated": Explanation(
         means="A binary event stream (AWS Bedrock) ended part-way through a message: its "
@@ -910,6 +929,58 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Fix the declaration: a provider may reject it, or read it otherwise than meant.",
         tools=[{"type": "function", "function": {"name": "search",
                                                  "parameters": {"type": "dict"}}}],
+    ),
+    "schema-ref-unresolved": Explanation(
+        means="The tool's schema has a $ref that does not point inside that schema: a remote "
+              "http(s):// or file:// address, another file's name, or a #/$defs/... entry "
+              "that is not there. fraglens never fetches a reference (a recording's own "
+              "tools could point anywhere, and what came back would decide the verdict), so "
+              "the call cannot be checked.",
+        wire=_wire(
+            _calls(_entry('{"q":"x"}', id="call_1", name="search")),
+            _finish("tool_calls"),
+        ),
+        did="Left the call unchecked (fit: not checked: reference ... not resolved) and "
+            "fetched nothing.",
+        todo="Inline the referenced schema under $defs and point at it with #/$defs/NAME: "
+             "providers do not fetch references either.",
+        tools=[{"type": "function", "function": {"name": "search", "parameters": {
+            "$ref": "https://schemas.example.com/search.json"}}}],
+    ),
+    "schema-too-slow": Explanation(
+        means="Holding the call's arguments to the tool's schema took longer than the time "
+              "budget (--schema-timeout, 1 s by default). It is nearly always a pattern that "
+              "backtracks: ^(a+)+$ against thirty a's and one other character takes Python's "
+              "regular expressions minutes.",
+        wire=_wire(
+            _calls(_entry('{"code":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"}', id="call_1",
+                          name="lookup")),
+            _finish("tool_calls"),
+        ),
+        did="Stopped the validation at the budget, left the call unchecked and named the "
+            "keyword that was at work (pattern).",
+        todo="Rewrite the pattern without nested repetition (^a+$ means the same as "
+             "^(a+)+$); a validator on your side may hang on it too. Give a larger "
+             "--schema-timeout for schemas that are slow by size, not by pattern.",
+        tools=[{"type": "function", "function": {"name": "lookup", "parameters": {
+            "type": "object", "properties": {"code": {"type": "string",
+                                                      "pattern": "^(a+)+$"}}}}}],
+    ),
+    "schema-uncheckable": Explanation(
+        means="The validator could not hold the arguments to the schema: a number JSON allows "
+              "and the validator cannot compute with (1e999 is infinity to Python, and "
+              "multipleOf cannot divide it), or references that loop back on themselves, or "
+              "nesting deeper than it can follow.",
+        wire=_wire(
+            _calls(_entry('{"amount":1e999}', id="call_1", name="pay")),
+            _finish("tool_calls"),
+        ),
+        did="Left the call unchecked and said which keyword failed and why.",
+        todo="A number out of range is nearly always a model's mistake: answer with an error "
+             "result rather than run the tool. A reference loop is the schema's to fix.",
+        tools=[{"type": "function", "function": {"name": "pay", "parameters": {
+            "type": "object", "properties": {"amount": {"type": "number",
+                                                        "multipleOf": 0.5}}}}}],
     ),
 }
 # fmt: on

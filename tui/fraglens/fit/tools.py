@@ -212,6 +212,13 @@ def request_tools(request: Any) -> list[Tool] | None:
             return None
     if not isinstance(body, Mapping):
         return None
+    for inner in ("response", "session"):
+        # a Realtime API message: response.create's response, session.update's session
+        held = body.get(inner)
+        if "tools" not in body and isinstance(held, Mapping) and isinstance(
+            held.get("tools"), list
+        ):
+            body = held
     if not isinstance(body.get("tools"), list) and _converse_tools(body) is None:
         return None
     try:

@@ -300,17 +300,26 @@ class _ByteOffsets:
 
 
 def _read_har(har: dict[str, Any]) -> Framed:
-    from .har import default_entry, har_entry_to_recording
+    from .har import default_entry, entry_secrets, har_entry_to_recording
     from .recording import parse_recording
 
     index = default_entry(har)
-    framed = _read_recording(parse_recording(har_entry_to_recording(har, index)))
+    recording = har_entry_to_recording(har, index, fingerprints=False)
+    framed = _read_recording(parse_recording(recording))
     entries = har["log"]["entries"]
     framed.meta["har"] = {"index": index, "entries": len(entries)}
-    return Framed("har", framed.events, framed.meta, framed.problems)
+    # the HAR holds its keys whole: the report scrubs them by value, not by fingerprint
+    framed.meta["secrets"] = entry_secrets(har, index)
+    # a WebSocket entry stays one: its responses and close are read as a connection's
+    framing = "websocket" if framed.framing == "websocket" else "har"
+    return Framed(framing, framed.events, framed.meta, framed.problems)
 
 
 def _read_recording(rec: Recording) -> Framed:
+    if rec.transport == "websocket":
+        from .websocket import read_websocket
+
+        return read_websocket(rec)
     body_framing, events, problems = _frame_body(rec)
     return Framed("recording", events, rec.meta(body_framing), problems)
 

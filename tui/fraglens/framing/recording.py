@@ -8,16 +8,32 @@ exactly. Version 1, one JSON object per line:
 
     {"fraglens":"recording","version":1,"created":"2026-01-02T03:04:05.678Z",
      "request":{"method":"POST","url":"...","headers":{...},"body":{...}},
-     "format":"openai-chat"}                           header, first; format optional
+     "format":"openai-chat","secrets":{...}}           header, first; format, secrets optional
     {"response":{"status":200,"headers":{...}},"t":0.41}  when the headers came
     {"t":0.412,"b":"data: {...}\\n\\n"}                  one line per network read
     {"t":0.430,"b64":"ZGF0YTog4oCm"}                    a read that is not UTF-8 on its own
     {"end":"eof","t":3.2}                               optional; "error" adds "error":"..."
 
+A WebSocket connection is version 2, marked ``"transport":"websocket"`` in its
+header: the handshake's request and answer as above, then one line per frame
+instead of one per read, and the close::
+
+    {"t":0.50,"from":"client","text":"{\"type\":\"response.create\",...}"}
+    {"t":0.61,"from":"server","text":"{\"type\":\"response.created\",...}"}
+    {"t":0.62,"from":"server","b64":"AAEC"}             a binary frame, kept as it came
+    {"t":0.63,"from":"server","refused":20000000,"reason":"..."}   over the size limit
+    {"close":{"code":1000,"reason":"","from":"server"},"t":3.1}
+
+HTTP recordings are still written as version 1, which every fraglens reads;
+the WebSocket variant is version 2 so that a fraglens that predates it says
+"upgrade" instead of showing a recording with nothing in it.
+
 ``t`` is seconds since the request was sent. Readers ignore keys and line
 kinds they do not know, so version 1 can grow; an incompatible change bumps
 ``version``, and a reader refuses versions newer than it knows. Secrets are
-redacted before anything is written (``fraglens.redact``).
+redacted before anything is written (``fraglens.redact``); ``secrets`` holds
+the fingerprints of the ones the request carried (``redact.Fingerprints``: never
+a value), so that a report can scrub a key the response streamed in pieces.
 
 This module knows the container only; ``detect.read_stream`` turns a recording
 into events. It does no I/O of its own: the writer is handed an open file.
@@ -28,17 +44,20 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from ..redact import REDACTED, Headers, redact_headers, redact_url
+from ..redact import REDACTED, Fingerprints, Headers, redact_headers, redact_url
 from .events import FramingError
 
 __all__ = [
     "RECORDING_VERSION",
+    "WEBSOCKET",
+    "Frame",
     "Recording",
     "RecordingWriter",
     "Sink",
@@ -47,8 +66,12 @@ __all__ = [
     "recording_to_sse",
 ]
 
-#: The version this module writes, and the newest it reads.
-RECORDING_VERSION = 1
+#: The newest version this module reads: a WebSocket recording's.
+RECORDING_VERSION = 2
+#: What an HTTP recording is written as (every fraglens reads it).
+HTTP_VERSION = 1
+#: The header's ``transport`` of a WebSocket connection's recording.
+WEBSOCKET = "websocket"
 _FIRST_LINE = re.compile(rb"\s*([^\n]*)")
 
 def recorded_url(url: str) -> str:
@@ -131,8 +154,13 @@ class RecordingWriter:
         *,
         format: str | None = None,
         created: datetime | str | None = None,
+        secrets: Fingerprints | None = None,
+        transport: str | None = None,
     ) -> None:
-        """``request``: method, url, headers and body (a JSON value, text or bytes)."""
+        """``request``: method, url, headers and body (a JSON value, text or bytes);
+        ``secrets``: the fingerprints of the credentials it carried;
+        ``transport="websocket"`` for a WebSocket connection (then :meth:`frame`
+        and :meth:`close` instead of :meth:`chunk`)."""
         if self._started:
             raise ValueError("RecordingWriter.start() was already called")
         if isinstance(created, datetime):
@@ -140,12 +168,16 @@ class RecordingWriter:
             created = created.replace("+00:00", "Z")
         header: dict[str, Any] = {
             "fraglens": "recording",
-            "version": RECORDING_VERSION,
+            "version": RECORDING_VERSION if transport == WEBSOCKET else HTTP_VERSION,
             "created": created or _now(),
             "request": _redact_request(request),
         }
+        if transport == WEBSOCKET:
+            header["transport"] = WEBSOCKET
         if format:
             header["format"] = format
+        if secrets:
+            header["secrets"] = secrets.as_json()
         self._started = True
         self._write(header)
 
@@ -164,6 +196,30 @@ class RecordingWriter:
             line = {"t": round(t, 6), "b64": base64.b64encode(data).decode("ascii")}
         self._write(line)
 
+    def frame(self, t: float, sender: str, data: str | bytes) -> None:
+        """One WebSocket message, whole: text as it came, binary as base64.
+        ``sender``: ``client`` or ``server``."""
+        line: dict[str, Any] = {"t": round(t, 6), "from": sender}
+        if isinstance(data, str):
+            line["text"] = data
+        else:
+            line["b64"] = base64.b64encode(data).decode("ascii")
+        self._write(line)
+
+    def refused(self, t: float, sender: str, size: int, reason: str) -> None:
+        """A WebSocket message that was not kept (over the size limit): its size and why."""
+        self._write({"t": round(t, 6), "from": sender, "refused": size, "reason": reason})
+
+    def close(
+        self, t: float, code: int | None, reason: str = "", sender: str | None = None
+    ) -> None:
+        """How the WebSocket connection closed: the close code (1006 when it
+        broke with no close frame), its reason, and who closed it."""
+        close: dict[str, Any] = {"code": code, "reason": reason}
+        if sender is not None:
+            close["from"] = sender
+        self._write({"close": close, "t": round(t, 6)})
+
     def end(self, reason: str, error: str | None = None, t: float | None = None) -> None:
         """How the stream ended: ``eof``, ``error``, ``cancelled``... (free text)."""
         line: dict[str, Any] = {"end": reason}
@@ -180,8 +236,29 @@ class RecordingWriter:
         if self._ended:
             raise ValueError("RecordingWriter.end() was already called")
         line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self._fp.write(line if self._text else line.encode("utf-8"))
+        try:
+            data = line.encode("utf-8")
+        except UnicodeEncodeError:
+            # a lone surrogate (a HAR's URL, a hand-made body) has no UTF-8: escaped,
+            # as JSON allows, the line is still the same value
+            line = json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n"
+            data = line.encode("ascii")
+        self._fp.write(line if self._text else data)
         self._fp.flush()
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One WebSocket message of a recording: ``text``, or binary ``data``, or
+    neither when it was ``refused`` (its size, with the ``reason``)."""
+
+    t: float | None
+    #: ``client`` or ``server``
+    sender: str
+    text: str | None = None
+    data: bytes | None = None
+    refused: int | None = None
+    reason: str | None = None
 
 
 @dataclass
@@ -202,12 +279,22 @@ class Recording:
     truncated: bool = False
     #: lines before the last that could not be read (a damaged file)
     skipped_lines: int = 0
+    #: the fingerprints of the request's credentials, for scrubbing reports
+    secrets: Fingerprints | None = None
+    #: ``http``, or ``websocket`` for a WebSocket connection's frames
+    transport: str = "http"
+    #: the WebSocket messages, in order
+    frames: list[Frame] = field(default_factory=list)
+    #: ``{"code", "reason", "from", "t"}`` once the WebSocket connection closed
+    close: dict[str, Any] | None = None
 
     @property
     def end_time(self) -> float | None:
         """When the stream ended: the end line's time, else the last read's."""
-        if self.end is not None and isinstance(self.end.get("t"), (int, float)):
+        if self.end is not None and self.end.get("t") is not None:
             return float(self.end["t"])
+        if self.frames:
+            return self.frames[-1].t
         return self.chunks[-1][0] if self.chunks else None
 
     def meta(self, body_framing: str | None) -> dict[str, Any]:
@@ -223,7 +310,9 @@ class Recording:
             "chunks": len(self.chunks),
             "truncated": self.truncated,
             "skipped_lines": self.skipped_lines,
-        }
+            "secrets": self.secrets,
+        } | ({"transport": self.transport, "frames": len(self.frames), "close": self.close}
+             if self.transport == WEBSOCKET else {})
 
     @property
     def body(self) -> bytes:
@@ -250,8 +339,14 @@ def is_recording(data: bytes) -> bool:
 
 
 def _time(value: Any) -> float | None:
+    """A line's ``t`` as seconds, or None: a hand-made file may hold a 400-digit
+    integer or ``1e999``, which no clock reads and no float holds."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        try:
+            seconds = float(value)
+        except OverflowError:
+            return None
+        return seconds if math.isfinite(seconds) else None
     return None
 
 
@@ -282,6 +377,8 @@ def parse_recording(data: bytes) -> Recording:
         created=header.get("created") if isinstance(header.get("created"), str) else None,
         request=_redact_request(request),
         format=header.get("format") if isinstance(header.get("format"), str) else None,
+        secrets=Fingerprints.from_json(header.get("secrets")),
+        transport=WEBSOCKET if header.get("transport") == WEBSOCKET else "http",
     )
     last = data.count(b"\n")
     for number, obj in _lines(data):
@@ -293,6 +390,22 @@ def parse_recording(data: bytes) -> Recording:
             continue
         if not isinstance(obj, dict):
             rec.skipped_lines += 1
+        elif "from" in obj:
+            frame = _frame(obj)
+            if frame is None:
+                rec.skipped_lines += 1
+            else:
+                rec.frames.append(frame)
+        elif "close" in obj and isinstance(obj["close"], Mapping):
+            close = obj["close"]
+            rec.close = {
+                "code": close.get("code") if isinstance(close.get("code"), int) else None,
+                "reason": close.get("reason") if isinstance(close.get("reason"), str) else "",
+            }
+            if close.get("from") in ("client", "server"):
+                rec.close["from"] = close["from"]
+            if _time(obj.get("t")) is not None:
+                rec.close["t"] = _time(obj.get("t"))
         elif "b" in obj or "b64" in obj:
             chunk = _chunk_bytes(obj)
             if chunk is None:
@@ -308,7 +421,9 @@ def parse_recording(data: bytes) -> Recording:
             if _time(obj.get("t")) is not None:
                 rec.response["t"] = _time(obj.get("t"))
         elif "end" in obj:
-            rec.end = {key: obj[key] for key in ("end", "error", "t") if key in obj}
+            rec.end = {key: obj[key] for key in ("end", "error") if key in obj}
+            if _time(obj.get("t")) is not None:
+                rec.end["t"] = _time(obj.get("t"))
     return rec
 
 
@@ -374,6 +489,21 @@ def _chunk_bytes(obj: Mapping[str, Any]) -> bytes | None:
         except (binascii.Error, ValueError):
             return None
     return None
+
+
+def _frame(obj: Mapping[str, Any]) -> Frame | None:
+    sender = obj.get("from")
+    if sender not in ("client", "server"):
+        return None
+    t = _time(obj.get("t"))
+    if isinstance(obj.get("text"), str):
+        return Frame(t, sender, text=obj["text"])
+    size = obj.get("refused")
+    if isinstance(size, int) and not isinstance(size, bool):
+        reason = obj.get("reason")
+        return Frame(t, sender, refused=size, reason=reason if isinstance(reason, str) else None)
+    data = _chunk_bytes({"b64": obj.get("b64")})
+    return None if data is None else Frame(t, sender, data=data)
 
 
 def recording_to_sse(data: bytes) -> bytes:

@@ -43,14 +43,15 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..fit.tools import tool_parts
-from ..redact import redact_url
 from .request import (
     DEFAULT_MAX_TOKENS,
     EVENTSTREAM_FORMATS,
     RequestError,
     RequestSpec,
+    check_header,
     convert_tools,
     parse_header,
+    split_url,
 )
 
 __all__ = [
@@ -185,9 +186,7 @@ def bedrock_url(format: str, model: str | None, region: str, url: str | None = N
     if url is None:
         suffix = ".amazonaws.com.cn" if region.startswith("cn-") else ".amazonaws.com"
         url = f"https://bedrock-runtime.{region}{suffix}"
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise RequestError(f"not an http(s) URL: {redact_url(url)!r}")
+    parts = split_url(url)
     if format_for_bedrock_path(parts.path) is not None:
         return urlunsplit(parts)
     if not model:
@@ -292,6 +291,8 @@ def build_bedrock_spec(
         raise RequestError(f"not a Bedrock format: {format}")
     environ = os.environ if environ is None else environ
     api_key = (environ.get(BEARER_ENV) or "").strip() if signer is None else ""
+    if api_key:
+        check_header("authorization", api_key, f"${BEARER_ENV}")
     if signer is None and not api_key:
         _botocore()  # the missing extra first: nothing else matters without it
     if model is None and body is not None and isinstance(body.get("modelId"), str):

@@ -159,6 +159,8 @@ class LiveCall:
     ) -> None:
         self.spec = spec
         self.stream = stream if stream is not None else self.new_stream(spec)
+        # the report joins what the reads split: a key in two pieces is whole there
+        self.stream.secrets = spec.secrets
         self.on_event = on_event
         self.on_status = on_status
         self.on_chunk = on_chunk
@@ -251,13 +253,18 @@ class LiveCall:
             # signed as it starts: AWS refuses a signature minutes old, and a call
             # may wait that long for its turn (compare runs a few at a time)
             self.spec = self.spec.resign()
+            self.stream.secrets = self.spec.secrets
+        prints = None
+        if self.record is not None and self.spec.secrets:
+            # a few scrypt hashes, before the clock starts: no part of the call's timing
+            prints = self.spec.fingerprints
         # the price table loads now, not when the usage comes mid-stream
         warm(self.model, self.spec.format, self.prices or PriceOptions())
         self._t0 = time.monotonic()
         fp, owned = self._open_record()
         writer = RecordingWriter(fp) if fp is not None else None
         if writer is not None:
-            writer.start(self.spec.for_record(), format=self.spec.format)
+            writer.start(self.spec.for_record(), format=self.spec.format, secrets=prints)
         self._writer = writer
         self._set(Phase.CONNECTING)
         try:

@@ -18,10 +18,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from ..fit.tools import tool_parts
-from ..redact import Secrets, redact_headers, redact_url
+from ..redact import Fingerprints, Secrets, redact_headers, redact_url
 
 __all__ = [
     "ENDPOINTS",
@@ -116,6 +116,12 @@ class RequestSpec:
         used to sign (``unsent``), for scrubbing what comes back."""
         return Secrets.of_request(self.headers, self.url, self.unsent)
 
+    @cached_property
+    def fingerprints(self) -> Fingerprints:
+        """The secrets as a recording keeps them: enough to scrub them from a
+        report, never their values."""
+        return self.secrets.fingerprints()
+
     def for_record(self) -> dict[str, Any]:
         """The request as a recording or a log may show it: secrets redacted."""
         secrets = self.secrets
@@ -134,11 +140,41 @@ class RequestSpec:
 # -- building -------------------------------------------------------------------
 
 
-def resolve_url(url: str, format: str | None) -> tuple[str, str]:
-    """A base URL (``https://host/v1``) or a full endpoint -> (endpoint URL, format)."""
-    parts = urlsplit(url.strip())
+def split_url(url: str) -> SplitResult:
+    """``url``'s parts, or a RequestError that says what is wrong with it (its
+    credentials redacted): an http(s) scheme, a host, a port that is one."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port  # urllib checks the port only when asked
+    except ValueError as exc:  # an unclosed "[" of an IPv6 host, a port past 65535
+        raise RequestError(f"not a valid URL ({exc}): {redact_url(url)!r}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise RequestError(f"not an http(s) URL: {redact_url(url)!r}")
+    if port == 0:
+        raise RequestError(f"port 0 is no port to connect to: {redact_url(url)!r}")
+    return parts
+
+
+def check_header(name: str, value: str, where: str) -> None:
+    """A RequestError unless HTTP can carry ``value`` as it is: a line break would
+    end the header (or smuggle another), and httpx sends header values in ASCII.
+    The value is never quoted: it may be a key."""
+    if any(c in "\r\n\0" for c in value):
+        raise RequestError(f"{where} holds a line break or a NUL: a header cannot carry it")
+    if not value.isprintable() and any(c != "\t" and not c.isprintable() for c in value):
+        raise RequestError(f"{where} holds a control character: a header cannot carry it")
+    if not value.isascii():
+        at = next(i for i, c in enumerate(value) if not c.isascii())
+        raise RequestError(
+            f"{where} holds a character that is not ASCII (at {at}): an HTTP header"
+            " cannot carry it as it is"
+        )
+
+
+def resolve_url(url: str, format: str | None) -> tuple[str, str]:
+    """A base URL (``https://host/v1``) or a full endpoint -> (endpoint URL, format)."""
+    parts = split_url(url)
+    assert parts.hostname is not None  # split_url refuses a URL without one
     by_path = format_for_path(parts.path)
     if by_path is not None:
         return urlunsplit(parts), format or by_path
@@ -215,11 +251,25 @@ def build_body(
     return body
 
 
+#: headers httpx sets from the body it sends: given by hand, they disagree with it
+_FRAMING_HEADERS = ("content-length", "transfer-encoding", "host")
+
+
 def parse_header(text: str) -> tuple[str, str]:
     name, colon, value = text.partition(":")
+    shown = text.split(":")[0][:40]
     if not colon or not name.strip() or any(c.isspace() for c in name.strip()):
-        raise RequestError(f"a header is 'Name: value', got {text.split(':')[0][:40]!r}")
-    return name.strip(), value.strip()
+        raise RequestError(f"a header is 'Name: value', got {shown!r}")
+    name, value = name.strip(), value.strip(" \t")
+    if not name.isascii() or not name.isprintable():
+        raise RequestError(f"a header's name is printable ASCII, got {shown!r}")
+    if name.lower() in _FRAMING_HEADERS:
+        raise RequestError(
+            f"-H {name}: fraglens sets it from the request it sends (a hand-made one would"
+            " not match the body)"
+        )
+    check_header(name, value, f"the {name} header (-H)")
+    return name, value
 
 
 def build_spec(
@@ -242,6 +292,8 @@ def build_spec(
     env = key_env or KEY_ENVS.get(fmt)
     secret = (environ.get(env) or None) if env else None
     note = None
+    if secret is not None:
+        check_header("authorization", secret, f"${env}")
     if secret is None and env is not None:
         if key_env is not None:
             raise RequestError(f"${env} is not set (--api-key-env {env}): export the key there")

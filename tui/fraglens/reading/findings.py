@@ -26,7 +26,7 @@ def finish_stream(
     for problem in problems:
         event = last if problem.event is None else min(problem.event, last)
         stream.reassembler.diag(problem.code, problem.message, event)
-    if stream.framing == "recording":
+    if stream.framing in ("recording", "websocket"):
         _recording_findings(stream, meta, last)
 
 
@@ -44,8 +44,8 @@ def _recording_findings(stream: Stream, meta: dict[str, Any], last: int) -> None
             what.append("the last line is cut off (the recorder stopped mid-write)")
         r.diag("recording-damaged", "; ".join(what), last)
     end = meta.get("end")
-    if isinstance(end, dict) and isinstance(end.get("t"), (int, float)):
-        stream.ended_at = float(end["t"])
+    if isinstance(end, dict) and isinstance(end.get("t"), float):  # finite: parse_recording
+        stream.ended_at = end["t"]
     if isinstance(end, dict) and (end.get("end") == "error" or end.get("error")):
         error = end.get("error")
         said = f": {error}" if isinstance(error, str) and error else ""

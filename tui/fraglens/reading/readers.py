@@ -134,6 +134,7 @@ class _RunReading:
     ) -> None:
         self.stream = stream
         self.meta: dict[str, Any] = meta or {}
+        stream.secrets = self.meta.get("secrets")
         self._reader = reader
         self._data = data
         self.done = False
@@ -259,6 +260,27 @@ def _open_recording(data: bytes, claim: Any, name: str, opts: Options) -> Readin
     return _RecordingReading(stream, rec, body)
 
 
+def _claim_websocket(data: bytes) -> Any:
+    """A recording of a WebSocket connection, parsed; None for anything else."""
+    if data[:1] != b"{":
+        return None
+    from ..framing.recording import WEBSOCKET, is_recording, parse_recording
+
+    if not is_recording(data) or b'"transport":"websocket"' not in data[:65536]:
+        return None
+    try:
+        rec = parse_recording(data)
+    except FramingError:
+        return None  # framed whole, which says what is wrong in one line
+    return rec if rec.transport == WEBSOCKET else None
+
+
+def _open_websocket(data: bytes, rec: Any, name: str, opts: Options) -> Reading:
+    from ..framing.websocket import read_websocket
+
+    return FramedReading(read_websocket(rec), None, opts)
+
+
 def _claim_sse(data: bytes) -> bool | None:
     return True if incremental_sse(data) else None
 
@@ -300,6 +322,7 @@ class FramedReading:
             sse_body=(framed.meta.get("body_framing") or framed.framing) == "sse",
             source=framed.events.source if isinstance(framed.events, EventLog) else None,
         )
+        self.stream.secrets = framed.meta.get("secrets")
         self._events: Sequence[RawEvent] = framed.events
         self._pos = 0
         self.done = False
@@ -353,9 +376,11 @@ def _open_framed(data: bytes, _: Any, name: str, opts: Options) -> Reading:
 
 #: every reader, in the order a capture's bytes are offered to them: the
 #: event-stream's binary prelude first (framing/detect.py tells it so), a
-#: recording before SSE (its lines are JSON), and what is left framed whole
+#: recording (of a WebSocket connection's messages, or of an HTTP body) before
+#: SSE (its lines are JSON), and what is left framed whole
 READERS: tuple[Reader, ...] = (
     Reader("eventstream", _claim_eventstream, _open_eventstream),
+    Reader("websocket", _claim_websocket, _open_websocket),
     Reader("recording", _claim_recording, _open_recording),
     Reader("sse", _claim_sse, _open_sse),
     Reader("ndjson", ndjson_start, _open_ndjson),

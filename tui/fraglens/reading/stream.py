@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from itertools import compress, repeat
 from operator import eq
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..adapters import ADAPTERS, detect, make_adapter, sniff
 from ..adapters.base import Continuation
@@ -19,6 +19,11 @@ from ..adapters.envelope import Envelope, Envelopes
 from ..engine.fragments import StreamError, ToolDelta
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from ..framing.events import EventLog, RawEvent
+from .ws_responses import ABORTED, ResponseLog
+
+if TYPE_CHECKING:  # only a stream that knows credentials holds them: check of an SSE
+    # capture never loads the redaction
+    from ..redact import Fingerprints, Secrets
 
 #: every wire format fraglens reads: one per adapter, in the adapters' order
 FORMATS = tuple(ADAPTERS)
@@ -72,6 +77,9 @@ class Stream:
         #: recording's end line, a live call, a proxied flow): a wait after the last
         #: event (a read timeout) is part of the timing, not lost
         self.ended_at: float | None = None
+        #: the credentials a report of this stream scrubs out (``report.document``): a
+        #: live call's, a recording's fingerprints; None: nothing is known
+        self.secrets: Secrets | Fingerprints | None = None
         self._pending: list[tuple[int, Any, str | None]] = []
         self._guess: str | None = None
         #: the tool deltas in arrival order, for the naive comparison
@@ -86,6 +94,10 @@ class Stream:
         self._continued: Callable[[int, str], None] | None = getattr(
             self.adapter, "continued", None
         )
+        #: a WebSocket connection's responses (``ws_responses.py``); None for the rest
+        self.ws: ResponseLog | None = ResponseLog() if framing == "websocket" else None
+        #: the WebSocket close ``{"code", "reason", "from"}``, once it came
+        self.ws_close: dict[str, Any] | None = None
 
     # -- feeding ---------------------------------------------------------------
     def feed(self, ev: RawEvent) -> None:
@@ -204,6 +216,8 @@ class Stream:
     def _take(self, number: int, kind: str, data: str, name: str | None) -> None:
         r = self.reassembler
         if kind == "data":
+            if self.ws is not None and self.ws.open is not None:
+                self.ws.open.last_event = number
             envelopes = self._envelopes
             continues = self.continues_under(name)
             if envelopes is not None and envelopes.items and continues:
@@ -250,6 +264,9 @@ class Stream:
             r.notice("sse-comment", "SSE comments / keep-alives in the stream (shown, ignored)",
                      number)
             return
+        if kind in ("sent", "binary", "close"):
+            self._websocket(number, kind, data, name)
+            return
         if kind == "done":
             self.labels.append("[DONE]")
             if self.done_at is None:
@@ -257,12 +274,57 @@ class Stream:
             return
         if kind == "damaged":
             self.labels.append("damaged")
-            code = "frame-truncated" if name == "cut" else "frame-damaged"
+            code = {"cut": "frame-truncated", "too-large": "frame-too-large"}.get(
+                name or "", "frame-damaged")
             r.diag(code, data, number)
             return
         # a body that is neither events nor JSON (a gateway's HTML error page)
         self.labels.append(kind)
         r.diag("non-json-data", f"the body is not a stream: {data[:60]!r}", number)
+
+    def _websocket(self, number: int, kind: str, data: str, name: str | None) -> None:
+        """A WebSocket message that is not the server's text, or the close."""
+        r = self.reassembler
+        if kind == "binary":
+            self.labels.append("binary")
+            size = len(data) * 3 // 4 - data[-2:].count("=")
+            r.diag("ws-binary-frame", f"a binary message from the {name or 'server'} "
+                   f"({size} bytes): kept as it came, not decoded", number)
+            return
+        if kind == "close":
+            self.labels.append("close")
+            try:
+                close = json.loads(data)
+            except ValueError:
+                close = {}
+            self.ws_close = close if isinstance(close, dict) else {}
+            self._closed(number, self.ws_close)
+            return
+        try:
+            payload = _loads(data)
+        except (ValueError, RecursionError):
+            self.labels.append("sent non-json")
+            r.diag("non-json-data", f"the client sent a message that is not JSON: {data[:60]!r}",
+                   number)
+            return
+        label = f"sent {_label(payload)}"
+        self.labels.append(self._types.setdefault(label, label))
+        if self.ws is not None:
+            self.ws.sent(number, payload)
+
+    def _closed(self, number: int, close: dict[str, Any]) -> None:
+        """The connection closed: a response still open is cut off there."""
+        open_response = self.ws.open if self.ws is not None else None
+        if open_response is None:
+            return
+        open_response.status = ABORTED
+        code, reason = close.get("code"), close.get("reason")
+        said = f" ({reason})" if isinstance(reason, str) and reason else ""
+        by = close.get("from")
+        who = f"the {by}" if by in ("client", "server") else "one side"
+        self.reassembler.apply(number, [StreamError(
+            f"{who} closed the WebSocket connection with code {code}{said} while a "
+            "response was still streaming")])
 
     def _detect(self, number: int, payload: Any, event: str | None) -> None:
         """Hold events back until one chunk tells the format (or too many came)."""
@@ -292,6 +354,11 @@ class Stream:
                    last)
         elif end == "eof-after-finish" and self.sse_body and self._ends_with != "finish":
             r.diag("no-done", "the stream ended without [DONE] or an end event", last)
+        elif self.ws is not None and self.ws.open is not None and self.ws.open.begun:
+            # an earlier response's end event is no end for this one
+            named = f" {self.ws.open.id}" if self.ws.open.id else ""
+            r.diag("eof-without-finish", f"the capture stopped while response{named} was still "
+                   "streaming, with no end event and no close", last)
 
     # -- state -------------------------------------------------------------------
     @property
@@ -368,6 +435,8 @@ class Stream:
         if self.naive_log is not None:
             self.naive_log.extend((number, op) for op in ops if isinstance(op, ToolDelta))
         self.reassembler.apply(number, ops)
+        if self.ws is not None:
+            self.ws.read(number, self.adapter)
 
 
 def label_of(payload: Any) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
+from ..fit.budget import DEFAULT_BUDGET
 from ..reading.capture import LoadError, load_stream, stream_from_bytes
 from ..reading.stream import Stream
 from .document import build_report
@@ -42,6 +43,8 @@ class CheckOptions:
     tools: tuple[Tool, ...] | None = None
     #: how the usage is priced (the table's prices by default)
     prices: PriceOptions | None = None
+    #: ``--schema-timeout``: seconds each call's check against its tool may take (None: no limit)
+    schema_budget: float | None = DEFAULT_BUDGET
 
 
 def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[dict[str, Any],
@@ -56,17 +59,17 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
     else:
         stream, framed = stream_from_bytes(data, path, **kwargs)
     if not stream.events:
-        raise NoResponse(f"{path}: no events in the stream")
+        raise NoResponse(f"{path}: {_nothing(framed.meta)}")
     if not stream.model_response:
         raise NoResponse(f"{path}: no model response found ({stream.framing} of "
                          f"{len(stream.events)} event(s), none of them a model API's)")
     tools = list(opts.tools) if opts.tools is not None else None
     request = framed.meta.get("request")
     fit = None
-    if tools is not None or request is not None:
+    if tools is not None or request is not None:  # the schema checks load only then
         from ..fit.verdicts import fit_for_request
 
-        fit = fit_for_request(stream, request, tools)
+        fit = fit_for_request(stream, request, tools, opts.schema_budget)
     doc = build_report(stream, compare=opts.compare, fit=fit, stall_ms=opts.stall_ms,
                        prices=opts.prices, request_model=_request_model(request))
     if opts.chunking:
@@ -74,6 +77,15 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
 
         doc["chunking"] = chunking_profile(stream)
     return doc, stream
+
+
+def _nothing(meta: dict[str, Any]) -> str:
+    """Why a capture holds no event, where its recording says."""
+    response = meta.get("response") or {}
+    status = response.get("status") if isinstance(response, dict) else None
+    if meta.get("transport") == "websocket" and isinstance(status, int) and status != 101:
+        return f"no messages: the WebSocket handshake was answered with HTTP {status}"
+    return "no events in the stream"
 
 
 def _request_model(request: Any) -> str | None:

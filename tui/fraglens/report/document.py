@@ -109,7 +109,8 @@ def build_report(
 ) -> dict[str, Any]:
     """``fit``: the calls checked against the declared tools, when they are known;
     ``prices``: how to price the usage (the table's prices by default);
-    ``request_model``: the model the request named, where it is known."""
+    ``request_model``: the model the request named, where it is known. Every
+    credential the stream knows of (``Stream.secrets``) is scrubbed out."""
     r = stream.reassembler
     calls = ordered_calls(stream)
     position = {c.seq: i for i, c in enumerate(calls)}
@@ -182,9 +183,37 @@ def build_report(
         doc["unattributed"] = [
             {"event": e, "choice": d.choice, "arguments": d.args} for e, d in r.unattributed
         ]
+    if stream.ws is not None:
+        _websocket(doc, stream, calls)
     if compare and stream.naive_log is not None:
         doc["naive"] = naive(stream)
+    if stream.secrets:
+        # a key the response streamed in pieces is whole only here, where they are joined
+        doc = stream.secrets.scrub_value(doc)
     return doc
+
+
+def _websocket(doc: dict[str, Any], stream: Stream, calls: list[Call]) -> None:
+    """A WebSocket connection's responses in order, each with its calls (by
+    position) and its own usage (the report's ``usage`` and ``cost`` are the
+    last one's, as for any stream), every call with its response's id, and how
+    the connection closed."""
+    log = stream.ws
+    assert log is not None
+    responses = [dict(response.as_json(), calls=[], usage=None) for response in log.responses]
+    at = {id(response): n for n, response in enumerate(log.responses)}
+    for event, reported in stream.reassembler.usage:
+        owner = log.of_event(event)
+        used = read_usage(reported)
+        if owner is not None and used is not None:
+            responses[at[id(owner)]]["usage"] = used.as_json()
+    for position, (item, call) in enumerate(zip(doc["calls"], calls, strict=True)):
+        response = log.of_event(call.first_event)
+        item["response_id"] = response.id if response is not None else None
+        if response is not None:
+            responses[at[id(response)]]["calls"].append(position)
+    doc["responses"] = responses
+    doc["close"] = stream.ws_close
 
 
 def naive(stream: Stream) -> dict[str, Any]:

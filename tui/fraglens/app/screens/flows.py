@@ -27,10 +27,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from ...fit.budget import DEFAULT_BUDGET
 from ...fit.verdicts import fit_for_request
 from ...net.proxy.flows import Flow, FlowRow, FlowState, FlowStore
 from ...net.proxy.record import recording_name, save_flow
 from ...reading.stream import Stream
+from ...redact import redact_url
 from ...report.text import STATUS_STYLE
 from ..app import FraglensApp
 from ..keys import BINDINGS as DEBUGGER_BINDINGS
@@ -331,9 +333,12 @@ class ProxyFlowsApp(FraglensApp):
         intro: str = "",
         save_dir: Path | None = None,
         log_lines: list[str] | None = None,
+        schema_budget: float | None = DEFAULT_BUDGET,
     ) -> None:
         super().__init__(Stream(), source="fraglens proxy")
         self.store = store
+        #: seconds each call's check against its tool may take (None: no limit)
+        self.schema_budget = schema_budget
         self.flows = FlowsScreen(store, intro, save_dir or Path.cwd())
         self.log_lines = log_lines if log_lines is not None else []
         #: the flow the panes show, and the panes' own stream of it
@@ -398,7 +403,7 @@ class ProxyFlowsApp(FraglensApp):
             mirror.framing = framing
             mirror.close()
             # closed: its calls against the tools the flow's request declared
-            self.index.fit = fit_for_request(mirror, request)
+            self.index.fit = fit_for_request(mirror, request, budget=self.schema_budget)
         if new or done:
             self._stale = True
 
@@ -462,18 +467,26 @@ def run_flows_app(
     *,
     base_url: str,
     log_lines: list[str] | None = None,
+    schema_budget: float | None = DEFAULT_BUDGET,
 ) -> int:
     """Start the proxy (``ChildProxy``, or ``ProxyServer`` on a thread), run the app,
     stop the proxy when the app quits."""
     intro = (
-        f"Listening on {server.url}, forwarding to {server.upstream}. Point your client's "
+        f"Listening on {server.url}, forwarding to {redact_url(str(server.upstream))}. Point"
+        " your client's "
         f"base URL at {base_url} and keep its key where it is."
     )
     if server.record_dir is not None:
         intro += f" Every flow is recorded in {server.record_dir}."
     server.start()
     try:
-        app = ProxyFlowsApp(store, intro=intro, save_dir=server.record_dir, log_lines=log_lines)
+        app = ProxyFlowsApp(
+            store,
+            intro=intro,
+            save_dir=server.record_dir,
+            log_lines=log_lines,
+            schema_budget=schema_budget,
+        )
         app.run()
     finally:
         server.stop()

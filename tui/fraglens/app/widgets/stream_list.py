@@ -46,7 +46,10 @@ LABEL_WIDTH = 18
 def short_label(label: str) -> str:
     """Drop the namespace every chunk of a stream repeats, and shorten the
     long Anthropic block names the same way for all three (``block_start``,
-    ``block_delta``, ``block_stop``), so that they stay apart."""
+    ``block_delta``, ``block_stop``), so that they stay apart. What a
+    WebSocket client sent keeps its ``sent`` (``sent create``)."""
+    if label.startswith("sent "):
+        return "sent " + short_label(label[5:])
     for prefix in ("chat.completion.", "response."):
         if label.startswith(prefix) and len(label) > len(prefix):
             label = label[len(prefix) :]
@@ -385,7 +388,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         ]
 
     def _kind_style(self, kind: str, label: str) -> Style | None:
-        if kind == "comment":
+        if kind in ("comment", "sent", "close"):
+            # what is not the server's stream: a keep-alive, what the client sent, a close
             return self._style("comment")
         if kind == "done":
             return self._style("done")
@@ -402,6 +406,16 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
             return ChunkLine(": " + " ".join(ev.data.split()))
         if ev.kind == "done":
             return ChunkLine("end of stream")
+        if ev.kind == "binary":
+            size = len(ev.data) * 3 // 4 - ev.data[-2:].count("=")
+            return ChunkLine(f"binary message from the {ev.event}, {size} bytes: {ev.data} "
+                             "(base64)")
+        if ev.kind == "close":
+            close, ok = self._value(row)
+            close = close if ok and isinstance(close, dict) else {}
+            by = f" by the {close['from']}" if close.get("from") else ""
+            why = f" ({close['reason']})" if close.get("reason") else ""
+            return ChunkLine(f"connection closed{by} with code {close.get('code')}{why}")
         value, ok = self._value(row)
         if not ok:
             return ChunkLine(" ".join(ev.data.split()), broken=True)

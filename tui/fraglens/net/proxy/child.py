@@ -13,18 +13,29 @@ user's app is waiting for: measured, the app in the same process added
 The lines, one JSON object each (headers already redacted by the child)::
 
     {"x": 1, "open": {"method", "path", "url", "headers", "body64", "started", "t0",
-                      "unscrubbed"}}
+                      "unscrubbed", "secrets"}}
     {"x": 1, "response": {"status", "headers", "at"}}
     {"x": 1, "at": 12.5, "b64": "...", "n": 512}        the body's copy; n bytes forwarded
     {"x": 1, "at": 12.6, "stopped": "..."}              the copy stopped, and why
     {"x": 1, "end": "eof", "error": null, "at": 13.0}
     {"log": "..."}                                      uvicorn's warnings
 
+and for a WebSocket connection (``ws_relay.py``), the same id throughout::
+
+    {"x": 2, "ws": "open", "path", "url", "headers", "started", "t0", "unscrubbed"}
+    {"x": 2, "ws": "handshake", "status": 101, "headers", "at"}
+    {"x": 2, "ws": "message", "from": "client", "text": "..." | "b64": "...", "at"}
+    {"x": 2, "ws": "refused", "from": "server", "size": 20000000, "reason", "at"}
+    {"x": 2, "ws": "close", "code": 1000, "reason": "", "from": "server", "at"}
+    {"x": 2, "end": "eof", "error": null, "at": 13.0}
+
 No key crosses the pipe: the child redacts headers and URLs by name and
 scrubs every value the request's credentials had out of what it reports (the
 request's path, headers and body, the response headers, the body's copy:
 ``decoded.py``); ``unscrubbed`` names the credentials too short to scrub, for
-the flow to say so.
+the flow to say so, and ``secrets`` carries their fingerprints
+(``redact.Fingerprints``), with which a report finds and scrubs a key the
+response streamed in pieces without ever holding it.
 
 The child stops when its stdin closes (the parent quit or died), or on SIGINT
 or SIGTERM (uvicorn's graceful shutdown, then exit 0, as on SIGINT).
@@ -48,7 +59,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from ...redact import redact_headers
+from ...redact import Fingerprints, redact_headers
 from ..limits import DEFAULT_LIMITS, Limits, mib
 from .flows import FlowStore
 from .sink import Opened, StoreSink
@@ -58,6 +69,9 @@ __all__ = ["ChildProxy", "PipeSink"]
 
 # -- the child -------------------------------------------------------------------------
 
+
+#: where the parent puts the upstream for the child (its argv would show a key to ps)
+UPSTREAM_ENV = "FRAGLENS_PROXY_UPSTREAM"
 
 #: how far the parent may fall behind (bytes written to the pipe, not yet read)
 #: before the flows stop getting body bytes: the pipe's buffer is this process's memory
@@ -102,6 +116,7 @@ class PipeSink:
                     "started": x.started,
                     "t0": x.t0,
                     "unscrubbed": x.unscrubbed,
+                    "secrets": x.secrets.as_json() if x.secrets else None,
                 },
             }
         )
@@ -131,6 +146,38 @@ class PipeSink:
     def ended(self, id: int, how: str, error: str | None, at: float) -> None:
         self._behind.discard(id)
         self._line({"x": id, "end": how, "error": error, "at": at})
+
+    def ws_opened(self, id: int, path: str, url: str, headers: list[tuple[str, str]],
+                  started: float, t0: float, unscrubbed: list[str]) -> None:
+        self._line({"x": id, "ws": "open", "path": path, "url": url, "headers": headers,
+                    "started": started, "t0": t0, "unscrubbed": unscrubbed})
+
+    def ws_handshake(self, id: int, status: int, headers: list[tuple[str, str]],
+                     at: float) -> None:
+        shown = list(redact_headers(headers).items())
+        self._line({"x": id, "ws": "handshake", "status": status, "headers": shown, "at": at})
+
+    def ws_message(self, id: int, sender: str, data: str | bytes, at: float) -> None:
+        if self._backlog() > self._max_backlog:
+            size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8"))
+            behind = mib(self._max_backlog)
+            self.ws_refused(id, sender, size, f"the flows fell {behind} behind the "
+                            "forwarding: passed on, not decoded", at)
+            return
+        line: dict[str, Any] = {"x": id, "ws": "message", "from": sender, "at": at}
+        if isinstance(data, str):
+            line["text"] = data
+        else:
+            line["b64"] = base64.b64encode(data).decode("ascii")
+        self._line(line)
+
+    def ws_refused(self, id: int, sender: str, size: int, reason: str, at: float) -> None:
+        self._line({"x": id, "ws": "refused", "from": sender, "size": size, "reason": reason,
+                    "at": at})
+
+    def ws_close(self, id: int, code: int, reason: str, sender: str, at: float) -> None:
+        self._line({"x": id, "ws": "close", "code": code, "reason": reason, "from": sender,
+                    "at": at})
 
 
 async def _child_main(fd: int, upstream: str, limits: Limits) -> None:
@@ -179,16 +226,21 @@ def _interrupt(signum: int, frame: object) -> None:
 def child_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fraglens.net.proxy.child")
     parser.add_argument("--fd", type=int, required=True)
-    parser.add_argument("--upstream", required=True)
+    parser.add_argument("--upstream", default=os.environ.get(UPSTREAM_ENV))
     parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_LIMITS.max_body)
     parser.add_argument("--max-decoded-bytes", type=int, default=DEFAULT_LIMITS.max_decoded)
+    # a WebSocket message past it is passed on but not copied to the flows
+    parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_LIMITS.max_line)
     args = parser.parse_args(argv)
+    if not args.upstream:
+        parser.error(f"--upstream (or ${UPSTREAM_ENV}) is required")
     # uvicorn stops gracefully on SIGTERM as on SIGINT, then raises the signal
     # again once its own handler is gone: here that is a KeyboardInterrupt too,
     # so the pipe is closed and the exit is 0, not death by SIGTERM
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        limits = Limits(max_body=args.max_body_bytes, max_decoded=args.max_decoded_bytes)
+        limits = Limits(max_body=args.max_body_bytes, max_decoded=args.max_decoded_bytes,
+                        max_line=args.max_line_bytes)
         asyncio.run(_child_main(args.fd, args.upstream, limits))
     except KeyboardInterrupt:
         pass
@@ -239,11 +291,14 @@ class ChildProxy:
         root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        # not on the command line, which every user of the machine can list (ps): the
+        # upstream may carry a password or a key
+        env[UPSTREAM_ENV] = str(self.upstream)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "fraglens.net.proxy.child", "--fd", str(fd),
-             "--upstream", str(self.upstream),
              "--max-body-bytes", str(self.limits.max_body),
-             "--max-decoded-bytes", str(self.limits.max_decoded)],
+             "--max-decoded-bytes", str(self.limits.max_decoded),
+             "--max-line-bytes", str(self.limits.max_line)],
             pass_fds=(fd,),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -280,7 +335,9 @@ class ChildProxy:
             self.log(str(obj["log"]))
             return
         xid = obj["x"]
-        if "b64" in obj:
+        if "ws" in obj:
+            self._apply_ws(sink, xid, obj)
+        elif "b64" in obj:
             sink.body(xid, base64.b64decode(obj["b64"]), obj["n"], obj["at"])
         elif "stopped" in obj:
             sink.stopped(xid, str(obj["stopped"]), obj["at"])
@@ -301,10 +358,29 @@ class ChildProxy:
                     started=o["started"],
                     t0=o["t0"],
                     unscrubbed=[str(w) for w in o.get("unscrubbed", ())],
+                    secrets=Fingerprints.from_json(o.get("secrets")),
                 )
             )
         elif "end" in obj:
             sink.ended(xid, obj["end"], obj.get("error"), obj["at"])
+
+    @staticmethod
+    def _apply_ws(sink: StoreSink, xid: int, obj: dict[str, Any]) -> None:
+        kind = obj["ws"]
+        if kind == "message":
+            data = obj["text"] if "text" in obj else base64.b64decode(obj["b64"])
+            sink.ws_message(xid, str(obj["from"]), data, obj["at"])
+        elif kind == "open":
+            sink.ws_opened(xid, str(obj["path"]), str(obj["url"]),
+                           [(str(n), str(v)) for n, v in obj["headers"]], obj["started"],
+                           obj["t0"], [str(w) for w in obj.get("unscrubbed", ())])
+        elif kind == "handshake":
+            sink.ws_handshake(xid, obj["status"], [(str(n), str(v)) for n, v in obj["headers"]],
+                              obj["at"])
+        elif kind == "refused":
+            sink.ws_refused(xid, str(obj["from"]), obj["size"], str(obj["reason"]), obj["at"])
+        elif kind == "close":
+            sink.ws_close(xid, obj["code"], str(obj["reason"]), str(obj["from"]), obj["at"])
 
     def _errors(self, stream: IO[bytes]) -> None:
         for line in stream:

@@ -27,6 +27,7 @@ from ...engine.diagnostics import SEVERITY_RANK
 from ...framing.events import RawEvent
 from ...framing.recording import RecordingWriter
 from ...reading.stream import Stream
+from ...redact import Fingerprints
 
 __all__ = ["Flow", "FlowRow", "FlowState", "FlowStore", "decoded_format", "worst_status"]
 
@@ -153,12 +154,16 @@ class Flow:
     #: where the flow was saved, once it was
     saved_to: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: the fingerprints of the request's credentials: its reports scrub them
+    secrets: Fingerprints | None = None
     #: a finished flow never changes: its row is computed once
     _final_row: FlowRow | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.format is not None and self.stream is None:
             self.stream = Stream(format=self.format, framing="sse")
+        if self.stream is not None:
+            self.stream.secrets = self.secrets
 
     @property
     def events(self) -> Sequence[RawEvent]:

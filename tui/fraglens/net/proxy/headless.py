@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from rich.console import Console
 
+from ...fit.budget import DEFAULT_BUDGET
 from ...fit.verdicts import fit_for_request
 from ...report.document import build_report
 from ...report.text import print_report
@@ -57,9 +58,11 @@ class HeadlessPrinter:
         out: IO[str] | None = None,
         as_json: bool = False,
         stall_ms: float = DEFAULT_STALL_MS,
+        schema_budget: float | None = DEFAULT_BUDGET,
     ) -> None:
         self.store = store
         self.stall_ms = stall_ms
+        self.schema_budget = schema_budget
         self.out = out or sys.stdout
         self.as_json = as_json
         self.console = Console(file=self.out, highlight=False, soft_wrap=True)
@@ -73,7 +76,8 @@ class HeadlessPrinter:
             row = flow.row()
             doc = None
             if flow.stream is not None and flow.events:
-                fit = fit_for_request(flow.stream, {"body": flow.request_body})
+                request = {"body": flow.request_body}
+                fit = fit_for_request(flow.stream, request, budget=self.schema_budget)
                 doc = build_report(flow.stream, fit=fit, stall_ms=self.stall_ms)
             notes = list(flow.notes)
             saved = flow.saved_to

@@ -44,12 +44,12 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote_to_bytes
+from urllib.parse import unquote_to_bytes, urlsplit
 
 import httpx
 import uvicorn
 
-from ...redact import Secrets, redact_headers, redact_url
+from ...redact import Fingerprints, Secrets, redact_headers, redact_url
 from ..decoded import DecodedCopy
 from ..limits import DEFAULT_LIMITS, Limits, mib
 from .flows import FlowStore
@@ -80,6 +80,8 @@ HOP_BY_HOP = frozenset(
 #: the client's own timeouts govern a slow stream; the proxy adds none of its own
 _TIMEOUT = httpx.Timeout(connect=30.0, read=None, write=60.0, pool=None)
 _LOG = logging.getLogger("fraglens.proxy")
+#: credential sets whose fingerprints are kept (a proxy serves a few clients)
+_PRINTS_KEPT = 64
 
 
 def _hop_by_hop(headers: list[tuple[bytes, bytes]]) -> set[bytes]:
@@ -205,13 +207,27 @@ async def _wait_disconnect(receive: Receive) -> None:
 
 
 def parse_upstream(upstream: str) -> httpx.URL:
-    """The upstream as a URL; ValueError with the reason when it is none."""
+    """The upstream as a URL; ValueError with the reason when it is none (its
+    credentials redacted)."""
+    try:
+        # httpx takes "[127.0.0.1" as a host and 99999 as a port: every request would fail
+        port = urlsplit(upstream.strip()).port
+    except ValueError as exc:
+        raise ValueError(
+            f"the upstream is not a valid URL ({exc}): {redact_url(upstream)!r}"
+        ) from None
+    if port == 0:
+        raise ValueError(
+            f"the upstream's port 0 is no port to connect to: {redact_url(upstream)!r}"
+        )
     try:
         url = httpx.URL(upstream)
     except Exception:
         url = None
     if url is None or url.scheme not in ("http", "https") or not url.host:
-        raise ValueError(f"the upstream must be an http:// or https:// URL, not {upstream!r}")
+        raise ValueError(
+            f"the upstream must be an http:// or https:// URL, not {redact_url(upstream)!r}"
+        )
     return url
 
 
@@ -250,6 +266,9 @@ class ProxyApp:
         #: exchanges that have not ended yet (each ends once, with its first reason),
         #: and the credentials each carried
         self._live: dict[int, Secrets] = {}
+        #: fingerprints by the values they stand for: a client sends the same key with
+        #: every request, and each costs a few scrypt hashes to print
+        self._prints: dict[tuple[str, ...], Fingerprints] = {}
 
     # -- ASGI --------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -257,6 +276,16 @@ class ProxyApp:
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
+        elif scope["type"] == "websocket":
+            from .ws_relay import Forwarding, relay_websocket
+
+            rules = Forwarding(join_upstream, forwarded_request_headers,
+                               forwarded_response_headers, _error_body)
+            await relay_websocket(self, rules, scope, receive, send)
+
+    def next_id(self) -> int:
+        """A new exchange's number (a WebSocket connection is one too)."""
+        return next(self._ids)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -290,6 +319,18 @@ class ProxyApp:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+    async def _fingerprints(self, secrets: Secrets) -> Fingerprints:
+        """What the flows get of the request's credentials: their fingerprints, never
+        their values (a report scrubs a key the response streamed in pieces with
+        them). Printed off the event loop: the other streams keep flowing."""
+        prints = self._prints.get(secrets.values)
+        if prints is None:
+            prints = await asyncio.to_thread(secrets.fingerprints)
+            if len(self._prints) >= _PRINTS_KEPT:
+                self._prints.clear()
+            self._prints[secrets.values] = prints
+        return prints
 
     # -- one exchange --------------------------------------------------------------
     async def _refuse(self, send: Send, status: int, code: str, what: str, reason: str) -> None:
@@ -336,6 +377,7 @@ class ProxyApp:
         # the upstream may carry a key of its own (--upstream https://host/v1?key=...)
         secrets = Secrets.of_request(_text_pairs(raw_headers), str(target))
         scrub = secrets.scrub_text
+        prints = await self._fingerprints(secrets) if secrets else None
         xid = next(self._ids)
         # redacted by name and scrubbed by value here: keys never leave the forwarding side
         opened = Opened(
@@ -351,6 +393,7 @@ class ProxyApp:
             started=time.time(),
             t0=time.monotonic(),
             unscrubbed=secrets.unscrubbed,
+            secrets=prints,
         )
         self.sink.opened(opened)
         self._live[xid] = secrets
@@ -530,7 +573,12 @@ class ProxyServer:
         config = uvicorn.Config(
             app,
             lifespan="on",
-            ws="none",
+            # WebSocket upgrades are relayed (ws_relay.py): no compression and no
+            # pings of the proxy's own, and messages as large as a request body
+            ws="websockets-sansio",
+            ws_per_message_deflate=False,
+            ws_ping_interval=None,
+            ws_max_size=app.limits.max_body,
             proxy_headers=False,
             log_config=None,
             access_log=False,
