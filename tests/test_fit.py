@@ -197,7 +197,7 @@ def test_a_broken_strict_tool_says_the_promise_was_broken_once_per_call():
     fit = check_fit(stream, [Tool("weather", WEATHER, strict=True)])
     codes = [d.code for d in fit.diagnostics]
     assert codes == ["args-schema", "args-schema", "strict-broken"]
-    assert "2 schema error(s)" in fit.diagnostics[-1].message
+    assert "2 schema errors" in fit.diagnostics[-1].message
 
 
 def test_a_tool_with_an_invalid_schema_leaves_its_calls_unchecked_and_says_so():

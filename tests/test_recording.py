@@ -532,7 +532,7 @@ def test_har_event_stream_without_saved_body_is_skipped():
 
 def test_har_with_no_llm_response_raises_framing_error():
     document = har(har_entry("https://x.test/", "text/html", "<html></html>"))
-    with pytest.raises(FramingError, match="1 entries"):
+    with pytest.raises(FramingError, match="the HAR's 1 entry holds no"):
         read_stream(json.dumps(document).encode())
 
 
@@ -609,7 +609,8 @@ def test_unreadable_and_cut_lines_are_reported_and_exit_1(tmp_path, capsys):
     code, doc = _check(tmp_path, capsys, [_HEADER, _CHUNK, "GARBAGE", _DONE, '{"t":0.3,"b":"da'])
     assert code == 1
     [found] = [d for d in doc["diagnostics"] if d["code"] == "recording-damaged"]
-    assert "1 line(s) could not be read" in found["message"] and "cut off" in found["message"]
+    assert "1 line could not be read and was left out" in found["message"]
+    assert "cut off" in found["message"]
     assert doc["text"] == {"0": "hi"}  # what could be read is still all there
 
 

@@ -4,7 +4,9 @@ Every subcommand is a module of this package with ``EXAMPLES``,
 ``build(parser)`` and ``run(args) -> int``. Only the module of the command
 being run is imported, so ``fraglens check`` never loads httpx, uvicorn or
 Textual, and ``fraglens --version`` loads nothing at all. ``fraglens PATH``
-(no subcommand) opens the app (``debugger.py``).
+(no subcommand) opens the app (``debugger.py``); a first word that is neither
+a command nor a file, and has no dot or slash, is a mistyped command: it says
+so and suggests the nearest.
 
 Exit codes everywhere: 0 all good, 1 read but something is wrong, 2 could not
 read / bad usage, always with a one-line reason on stderr, never a traceback.
@@ -13,6 +15,7 @@ read / bad usage, always with a one-line reason on stderr, never a traceback.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -105,16 +108,44 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _looks_like_a_command(word: str) -> bool:
+    """``fraglens WORD``: a capture to open, or a mistyped command? A file that
+    exists is opened; otherwise a bare word (no dot, no slash, not an option or
+    ``-``) is taken for a command, as no capture is named like one."""
+    if word.startswith("-") or "." in word or "/" in word or os.sep in word:
+        return False
+    return not os.path.exists(word)
+
+
+def _unknown_command(word: str, *, as_file: bool = True) -> CliError:
+    """``fraglens: error: unknown command 'chek'; did you mean `fraglens check`?``
+    (exit 2); without a near one, the commands there are."""
+    import difflib
+
+    near = difflib.get_close_matches(word, [*COMMANDS, "help"], n=1, cutoff=0.6)
+    if near:
+        return CliError(f"unknown command {word!r}; did you mean `fraglens {near[0]}`?")
+    nor = ", and no file by that name" if as_file else ""
+    return CliError(
+        f"unknown command {word!r}{nor}; the commands: {', '.join(COMMANDS)} "
+        "(fraglens help says what each does)"
+    )
+
+
 def _parse(argv: list[str]) -> argparse.Namespace:
     if argv and argv[0] == "help":  # `fraglens help [COMMAND]`, as git and pip have it
         topic = argv[1:2]
         if topic and topic[0] in COMMANDS:
             return build_parser(only=topic[0]).parse_args([topic[0], "--help"])
+        if topic:
+            raise _unknown_command(topic[0], as_file=False)
         return build_parser().parse_args(["--help"])
     if argv and argv[0] in COMMANDS:
         return build_parser(only=argv[0]).parse_args(argv)
     if argv and argv[0] in ("-h", "--help", "--version"):
         return build_parser().parse_args(argv)
+    if argv and _looks_like_a_command(argv[0]):
+        raise _unknown_command(argv[0])
     from . import debugger
 
     return debugger.parser().parse_args(argv)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from ..engine.plural import counted
 from ..report.checked import CheckOptions, checked
 from ..report.document import exit_code
 from .common import (
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             for how in ("by_id", "by_arrival"):
                 keys = doc["naive"][how]
                 sizes = " / ".join(str(k["chars"]) for k in keys)
-                print(f"naive {how}: {len(keys)} key(s), {sizes} chars of arguments")
+                print(f"naive {how}: {counted(len(keys), 'key')}, {sizes} chars of arguments")
         if "chunking" in doc:
             from ..report.chunking import chunking_line
 

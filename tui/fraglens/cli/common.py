@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..engine.plural import noun
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..fit.budget import DEFAULT_BUDGET
 from ..reading.capture import LoadError, read_bytes
@@ -251,7 +252,8 @@ def _user_prices(entry: Any, where: str) -> Any:
         raise CliError(f'{where}: expected {{"input": X, "output": Y}} or [X, Y]')
     unknown = entry.keys() - {"input", "output", "cached_input", "cache_write", "currency"}
     if unknown:
-        raise CliError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        keys = noun(len(unknown), "key")
+        raise CliError(f"{where}: unknown {keys} {', '.join(sorted(unknown))}")
     optional = {k: _price(entry[k], where) for k in ("cached_input", "cache_write") if k in entry}
     currency = entry.get("currency", "USD")
     if not isinstance(currency, str) or not currency:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..engine.plural import counted
 from ..net.replay import Chaos, Pace, load_source
 from ..net.request import is_loopback
 from .common import CliError, count, non_negative
@@ -133,11 +134,12 @@ def run(args: argparse.Namespace) -> int:
     for source in sources:
         fmt = source.format or "unknown format"
         if source.websocket is not None:
-            answers = len(source.websocket.responses)
-            print(f"  {source.name}: {fmt}, a WebSocket connection: {answers} response(s), "
-                  f"{source.events} server messages, on /v1/responses and /v1/realtime")
+            answers = counted(len(source.websocket.responses), "response")
+            print(f"  {source.name}: {fmt}, a WebSocket connection: {answers}, "
+                  f"{counted(source.events, 'server message')}, on /v1/responses and "
+                  "/v1/realtime")
         else:
-            print(f"  {source.name}: {fmt}, {source.events} events")
+            print(f"  {source.name}: {fmt}, {counted(source.events, 'event')}")
     print(f"chaos: {chaos.describe()}")
     print(f"fraglens serve: listening on {url} (base URL {url}/v1); ctrl+c stops", flush=True)
     try:

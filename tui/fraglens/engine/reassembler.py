@@ -35,6 +35,7 @@ from .fragments import (
     ToolOutput,
     Usage,
 )
+from .plural import counted
 from .slots import SlotResolver, clean
 
 if TYPE_CHECKING:  # the markup families load with the first text or refusal (start-up)
@@ -352,7 +353,8 @@ class Reassembler:
             self.unattributed.append((event, d))
             self.diag(
                 "unattributed-fragment",
-                f"{len(d.args or '')} chars with no index, id or name while several calls "
+                f"{counted(len(d.args or ''), 'char')} with no index, id or name while several "
+                "calls "
                 "are open; kept aside, not guessed",
                 event,
             )
@@ -484,7 +486,7 @@ class Reassembler:
             self.note_once(
                 f"multi-finish-{fin.choice}",
                 "multiple-finish",
-                f"choice {fin.choice} finished {len(ch.finishes)} times",
+                f"choice {fin.choice} finished {counted(len(ch.finishes), 'time')}",
                 event,
             )
         if fin.reason == "length":
@@ -543,7 +545,7 @@ class Reassembler:
             self.call_once(
                 call,
                 "parallel-wrapper",
-                f"one {PARALLEL_WRAPPER} call wrapping {len(inner)} call(s): "
+                f"one {PARALLEL_WRAPPER} call wrapping {counted(len(inner), 'call')}: "
                 + ", ".join(c["name"] for c in inner[:5]),
                 event,
             )
@@ -634,15 +636,17 @@ class Reassembler:
                 if made and reason not in ("tool_calls", "length", "error"):
                     self.diag(
                         "finish-reason-mismatch",
-                        f"choice {number}: finish_reason {raw!r} but {len(made)} tool call(s) "
-                        "were made",
+                        f"choice {number}: finish_reason {raw!r} but "
+                        f"{counted(len(made), 'tool call')} "
+                        f"{'was' if len(made) == 1 else 'were'} made",
                         fin_event,
                     )
             late = [c for c in calls if c.first_event > previous] if ch.finishes else []
             if late and ch.finishes:
                 self.diag(
                     "finish-reason-mismatch",
-                    f"choice {number}: {len(late)} tool call(s) came after the last finish",
+                    f"choice {number}: {counted(len(late), 'tool call')} came after the last "
+                    "finish",
                     late[0].first_event,
                 )
             if not calls and ch.finish == "tool_calls":
@@ -686,7 +690,7 @@ class Reassembler:
         if found:
             names = ", ".join(str(f.piece.name) for f in found[:5])
             more = f" and {len(found) - 5} more" if len(found) > 5 else ""
-            read = f"{len(found)} call(s) read from it ({names}{more}), none made"
+            read = f"{counted(len(found), 'call')} read from it ({names}{more}), none made"
         else:
             read = "no call could be read from it"
         self.diag(

@@ -158,6 +158,8 @@ def _read(entries: list[Any]) -> list[Tool]:
             schema = None  # free-form input: a grammar or plain text, no JSON Schema
         tools.append(Tool(name, schema, strict, description))
     if entries and not tools:
+        if len(entries) == 1:
+            raise ToolsError("the one tool entry declares no function")
         raise ToolsError(f"none of the {len(entries)} tool entries declares a function")
     return tools
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..engine.calls import Call
 from ..engine.diagnostics import Diagnostic, make
+from ..engine.plural import counted
 from ..reading.stream import Stream
 from .schema import DEFAULT_BUDGET, CallFit, Checker
 from .tools import Tool, request_tools
@@ -104,7 +105,12 @@ def _diagnostics(call: Call, verdict: CallFit) -> list[Diagnostic]:
     ]
     if verdict.more_errors:
         out.append(
-            make("args-schema", f"{name}: {verdict.more_errors} more errors", event, call.seq)
+            make(
+                "args-schema",
+                f"{name}: {counted(verdict.more_errors, 'more error')}",
+                event,
+                call.seq,
+            )
         )
     total = len(verdict.errors) + verdict.more_errors
     if total and verdict.strict:
@@ -112,7 +118,7 @@ def _diagnostics(call: Call, verdict: CallFit) -> list[Diagnostic]:
             make(
                 "strict-broken",
                 f"{name}: the provider promised arguments that match this tool's schema "
-                f"(strict) and broke that promise: {total} schema error(s)",
+                f"(strict) and broke that promise: {counted(total, 'schema error')}",
                 event,
                 call.seq,
             )

@@ -29,6 +29,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+from ..engine.plural import counted
 from .events import EventLog, Framed, RawEvent
 
 __all__ = [
@@ -156,7 +157,8 @@ class EventStreamDecoder:
             else:
                 want = _prelude_ok(self._buf, 0) if len(self._buf) >= PRELUDE else 0
                 said = f" of the {want} its prelude announced" if want else ""
-                reason = f"the stream ended inside a message: {len(self._buf)} bytes{said}"
+                held = counted(len(self._buf), "byte")
+                reason = f"the stream ended inside a message: {held}{said}"
                 out.append(Damage("cut", reason, (self._base, end)))
         else:
             self._flush_bad(end, out)
@@ -169,7 +171,8 @@ class EventStreamDecoder:
         if self._bad_from is None:
             return
         start, self._bad_from = self._bad_from, None
-        out.append(Damage("crc", f"{end - start} bytes skipped: {self._bad_reason}", (start, end)))
+        skipped = f"{counted(end - start, 'byte')} skipped: {self._bad_reason}"
+        out.append(Damage("crc", skipped, (start, end)))
 
     def _message(self, buf: bytearray, at: int, total: int) -> Message | Damage:
         span = (self._base + at, self._base + at + total)

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from ..engine.plural import counted
 from ..redact import Secrets
 from .events import FramingError
 from .recording import WEBSOCKET, RecordingWriter, recorded_url
@@ -163,8 +164,8 @@ def default_entry(har: Mapping[str, Any]) -> int:
         if body is not None and _is_chat_like(entry, body):
             return index
     raise FramingError(
-        f"the HAR's {len(entries)} entries hold no saved text/event-stream body, "
-        "no WebSocket messages and no chat-like JSON response"
+        f"the HAR's {counted(len(entries), 'entry')} {'holds' if len(entries) == 1 else 'hold'} "
+        "no saved text/event-stream body, no WebSocket messages and no chat-like JSON response"
     )
 
 

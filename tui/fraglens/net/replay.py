@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from ..engine.plural import counted
 from ..framing.detect import read_stream
 from ..framing.events import Framed, FramingError, RawEvent
 from ..framing.har import default_entry, har_entry_to_recording
@@ -103,9 +104,9 @@ class Chaos:
         if self.split_seed is not None:
             bits.append(f"split at random (seed {self.split_seed})")
         if self.drop_after is not None:
-            bits.append(f"drop after {self.drop_after} events")
+            bits.append(f"drop after {counted(self.drop_after, 'event')}")
         if self.stall_after is not None:
-            bits.append(f"stall {self.stall_seconds:g}s after {self.stall_after} events")
+            bits.append(f"stall {self.stall_seconds:g}s after {counted(self.stall_after, 'event')}")
         if self.http_error is not None:
             bits.append(f"HTTP {self.http_error}")
         if bits and self.odds < 1.0:

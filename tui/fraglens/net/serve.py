@@ -41,6 +41,7 @@ from typing import Any
 
 import uvicorn
 
+from ..engine.plural import counted
 from .bedrock import format_for_bedrock_path
 from .replay import (
     EVENTSTREAM_TYPE,
@@ -298,20 +299,24 @@ class ReplayApp:
                 if write.pause and await _pause(write.pause, gone):
                     break
             if gone.is_set():
-                self.log(f"POST {path} -> {source.name}: the client left after {sent} events")
+                self.log(
+                    f"POST {path} -> {source.name}: the client left after {counted(sent, 'event')}"
+                )
                 return
             if steps.drop:
                 # returning without the last body message: uvicorn closes the
                 # connection without the chunked terminator, a cut-off stream
                 self.log(
                     f"POST {path} -> {source.name}: dropped the connection after "
-                    f"{sent} of {source.events} events"
+                    f"{sent} of {counted(source.events, 'event')}"
                 )
                 return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-            self.log(f"POST {path} -> {source.name}: {sent} events, {chaos.describe()}")
+            self.log(f"POST {path} -> {source.name}: {counted(sent, 'event')}, {chaos.describe()}")
         except OSError:
-            self.log(f"POST {path} -> {source.name}: the connection broke after {sent} events")
+            self.log(
+                f"POST {path} -> {source.name}: the connection broke after {counted(sent, 'event')}"
+            )
         finally:
             watcher.cancel()
             self._gone_events.discard(gone)

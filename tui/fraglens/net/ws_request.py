@@ -27,11 +27,18 @@ WS_FORMATS = {"openai-responses": "/responses", "openai-realtime": "/realtime"}
 
 
 def is_websocket_url(url: str | None) -> bool:
-    return bool(url) and urlsplit(str(url).strip()).scheme in ("ws", "wss")
+    """``url`` names a ``ws://`` or ``wss://`` endpoint (by its scheme alone:
+    whether the rest parses is for the request's builder to say)."""
+    scheme = str(url or "").strip().partition(":")[0].lower()
+    return scheme in ("ws", "wss")
 
 
 def _endpoint(url: str, format: str | None, model: str | None) -> tuple[str, str]:
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - a port past 65535 raises here, not at connect
+    except ValueError as exc:
+        raise RequestError(f"not a valid URL ({exc}): {redact_url(url)!r}") from None
     if parts.scheme not in ("ws", "wss") or not parts.hostname:
         raise RequestError(f"not a ws(s) URL: {redact_url(url)!r}")
     path = parts.path.rstrip("/")

@@ -349,7 +349,7 @@ class Stream:
         self.closed = True
         # say how the stream ended (no-done, eof-without-finish)
         end = self.end
-        if end == "eof-without-finish":
+        if end == "eof-without-finish" and self.events:  # nothing came: nothing stopped
             r.diag("eof-without-finish", "the stream stopped with no finish and no end event",
                    last)
         elif end == "eof-after-finish" and self.sse_body and self._ends_with != "finish":

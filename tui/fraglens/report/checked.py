@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..engine.plural import counted
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..fit.budget import DEFAULT_BUDGET
 from ..reading.capture import LoadError, load_stream, stream_from_bytes
@@ -62,7 +63,7 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
         raise NoResponse(f"{path}: {_nothing(framed.meta)}")
     if not stream.model_response:
         raise NoResponse(f"{path}: no model response found ({stream.framing} of "
-                         f"{len(stream.events)} event(s), none of them a model API's)")
+                         f"{counted(len(stream.events), 'event')}, none of them a model API's)")
     tools = list(opts.tools) if opts.tools is not None else None
     request = framed.meta.get("request")
     fit = None

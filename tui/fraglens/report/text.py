@@ -10,6 +10,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from ..engine.plural import counted
 from .cost import cost_text
 from .document import printable
 from .usage import usage_text
@@ -46,13 +47,13 @@ def _preview(value: Any, limit: int = 60) -> str:
 def render(doc: dict[str, Any], source: str) -> Group:
     head = Text.assemble(
         (printable(source), "bold"),
-        f": {doc['framing']} framing, {doc['format']} format, {doc['events']} events, "
+        f": {doc['framing']} framing, {doc['format']} format, {counted(doc['events'], 'event')}, "
         f"ended: {doc['end']}",
     )
     parts: list[Any] = [head]
     if doc.get("format_note"):
         parts.append(Text(clip(doc["format_note"]), style="yellow"))
-    table = Table(title=f"{len(doc['calls'])} tool call(s)", title_justify="left", expand=False)
+    table = Table(title=counted(len(doc["calls"]), "tool call"), title_justify="left", expand=False)
     for col in ("#", "choice", "index", "id", "name", "status", "arguments"):
         table.add_column(col, overflow="fold")
     for c in doc["calls"]:
@@ -77,7 +78,9 @@ def render(doc: dict[str, Any], source: str) -> Group:
             line = f"  call {c['position']} {c['status']}: {clip(change)}"
             parts.append(Text(line, style="yellow"))
     if "tools" in doc:
-        parts.append(Text(f"fit against {len(doc['tools'])} declared tool(s)", style="bold"))
+        parts.append(
+            Text(f"fit against {counted(len(doc['tools']), 'declared tool')}", style="bold")
+        )
         for c in doc["calls"]:
             if "fit" in c:
                 line, style = fit_line(c)
@@ -117,7 +120,7 @@ def leaked_lines(doc: dict[str, Any]) -> list[Text]:
         return []
     codes = sorted({"tool-call-rejected" if f["source"] == "error" else "tool-markup-in-content"
                     for f in leaked})
-    out = [Text(f"{len(leaked)} leaked call(s), not made (fraglens explain "
+    out = [Text(f"{counted(len(leaked), 'leaked call')}, not made (fraglens explain "
                 f"{' / '.join(codes)})", style="bold yellow")]
     for k, found in enumerate(leaked):
         where = (f"error at event {found['event']}" if found["source"] == "error" else
@@ -142,14 +145,14 @@ def fit_line(call: dict[str, Any]) -> tuple[str, str]:
     if not count:
         return f"fits {fit['tool']}'s schema", "green"
     strict = " (declared strict: the provider broke its promise)" if fit.get("strict") else ""
-    return f"{count} schema error(s){strict}", "bold red"
+    return f"{counted(count, 'schema error')}{strict}", "bold red"
 
 
 def response_lines(doc: dict[str, Any]) -> list[str]:
     """A WebSocket connection's responses, one line each, then how it closed."""
     if "responses" not in doc:
         return []
-    lines = [f"responses ({len(doc['responses'])}) on one WebSocket connection"]
+    lines = [f"{counted(len(doc['responses']), 'response')} on one WebSocket connection"]
     for n, response in enumerate(doc["responses"]):
         calls = response["calls"]
         said = ("calls " + ", ".join(map(str, calls))) if calls else "no calls"

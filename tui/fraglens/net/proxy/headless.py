@@ -17,11 +17,10 @@ from typing import IO, Any
 from rich.console import Console
 
 from ...fit.budget import DEFAULT_BUDGET
-from ...fit.verdicts import fit_for_request
-from ...report.document import build_report
 from ...report.text import print_report
 from ...report.timing import DEFAULT_STALL_MS
 from .flows import Flow, FlowRow, FlowStore
+from .verdict import flow_report
 
 __all__ = ["HeadlessPrinter", "flow_line"]
 
@@ -74,11 +73,7 @@ class HeadlessPrinter:
             return
         with self.store.lock:
             row = flow.row()
-            doc = None
-            if flow.stream is not None and flow.events:
-                request = {"body": flow.request_body}
-                fit = fit_for_request(flow.stream, request, budget=self.schema_budget)
-                doc = build_report(flow.stream, fit=fit, stall_ms=self.stall_ms)
+            doc = flow_report(flow, self.stall_ms, self.schema_budget)
             notes = list(flow.notes)
             saved = flow.saved_to
         if self.as_json:

@@ -8,11 +8,10 @@ spans from its own thread (``net/otlp.py``).
 from __future__ import annotations
 
 from ...fit.budget import DEFAULT_BUDGET
-from ...fit.verdicts import fit_for_request
-from ...report.document import build_report
 from ...report.timing import DEFAULT_STALL_MS
 from ..otlp import Exporter, export_exchange
 from .flows import Flow, FlowStore
+from .verdict import flow_report
 
 __all__ = ["FlowSpans"]
 
@@ -33,11 +32,7 @@ class FlowSpans:
             return
         with self.store.lock:
             row = flow.row()
-            doc = None
-            if flow.stream is not None and flow.events:
-                request = {"body": flow.request_body}
-                fit = fit_for_request(flow.stream, request, budget=self.schema_budget)
-                doc = build_report(flow.stream, fit=fit, stall_ms=self.stall_ms)
+            doc = flow_report(flow, self.stall_ms, self.schema_budget)
             error = row.error or (None if row.state.value == "done" else row.state.value)
             export_exchange(self.exporter, doc, flow.stream, content=self.content,
                             model=row.model, started=row.started, duration=row.duration,
