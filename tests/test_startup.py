@@ -85,7 +85,8 @@ def test_check_of_an_sse_capture_loads_no_other_reader_and_no_schema_check() -> 
     code, modules = loaded("check", "--json", str(SAMPLES / "backend_gpt4o_parallel.sse"))
     assert code == 0
     for name in ("fraglens.reading.eventstream_runs", "fraglens.reading.ndjson_runs",
-                 "fraglens.fit.verdicts", "fraglens.fit.schema", "fraglens.fit.tools"):
+                 "fraglens.fit.verdicts", "fraglens.fit.schema", "fraglens.fit.tools",
+                 "fraglens.fit.budget"):
         assert name not in modules, f"check imported {name}"
     # argparse measures the terminal with shutil (and loads bz2, lzma) unless told
     assert "shutil" not in modules

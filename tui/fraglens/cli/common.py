@@ -16,7 +16,7 @@ from typing import Any
 
 from ..engine.plural import noun
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
-from ..fit.budget import DEFAULT_BUDGET
+from ..fit.timeout import DEFAULT_BUDGET
 from ..reading.capture import LoadError, read_bytes
 from ..reading.stream import FORMATS
 from ..report.document import dumps

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.plural import counted
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
-from ..fit.budget import DEFAULT_BUDGET
+from ..fit.timeout import DEFAULT_BUDGET
 from ..reading.capture import LoadError, load_stream, stream_from_bytes
 from ..reading.stream import Stream
 from .document import build_report
