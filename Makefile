@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 APP := $(VENV)/.installed-app
 TEST := $(VENV)/.installed-test
+BENCH := $(VENV)/.installed-bench
 
 .PHONY: demo test test-deep lint screenshots bench fuzz conformance diagnostics-doc e2e-codex clean
 
@@ -20,6 +21,11 @@ $(TEST): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(APP) $(TEST)
+
+# the test extras and the benchmarks' own (msgspec, for bench/real.py's second floor)
+$(BENCH): $(TEST)
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	touch $(BENCH)
 
 demo: $(APP)
 	$(BIN)/fraglens
@@ -44,10 +50,13 @@ screenshots: $(TEST)
 diagnostics-doc: $(APP)
 	$(BIN)/python scripts/diagnostics_doc.py > docs/diagnostics.md
 
-bench: $(TEST)
+bench: $(BENCH)
+	$(BIN)/python bench/real.py
+	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/growth.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/verdicts.py
-	$(BIN)/python bench/tui.py
+	$(BIN)/python bench/tui.py --recording
 	$(BIN)/python bench/live.py
 	$(BIN)/python bench/bedrock_live.py
 	$(BIN)/python bench/proxy.py

@@ -135,9 +135,10 @@ def test_lines_read_as_json_loads_reads_each(lines):
     # the header aside, each line is what json.loads makes of it, or unreadable
     from fraglens.framing.recording import _UNREADABLE, _lines, _loads
 
-    lines = [b'{"fraglens":"recording","version":1}', *lines]
-    got = list(_lines(lines))
-    want = [(n, _loads(raw)) for n, raw in enumerate(lines[1:], start=1) if raw.strip()]
+    data = b"\n".join([b'{"fraglens":"recording","version":1}', *lines])
+    got = list(_lines(data))
+    want = [(n, _loads(raw)) for n, raw in enumerate(data.split(b"\n")[1:], start=1)
+            if raw.strip()]
     assert [n for n, _ in got] == [n for n, _ in want]
     for (_, a), (_, b) in zip(got, want, strict=True):
         assert (a is _UNREADABLE) == (b is _UNREADABLE)

@@ -71,3 +71,32 @@ def test_the_optional_imports_still_come_when_needed(tmp_path: Path, capsys) -> 
                  str(SAMPLES / "backend_gpt4o_parallel.sse")]) == 1  # get_local_time is undeclared
     fits = [c["fit"] for c in json.loads(capsys.readouterr().out)["calls"]]
     assert fits[0] == {"checked": True, "tool": "get_weather", "errors": []}
+
+
+def test_version_loads_nothing_but_the_entry_point() -> None:
+    code, modules = loaded("--version")
+    assert code == 0
+    ours = {m for m in modules if m.startswith("fraglens")}
+    assert ours == {"fraglens", "fraglens.cli", "fraglens.cli.exits"}
+    assert "argparse" not in modules
+
+
+def test_check_of_an_sse_capture_loads_no_other_reader_and_no_schema_check() -> None:
+    code, modules = loaded("check", "--json", str(SAMPLES / "backend_gpt4o_parallel.sse"))
+    assert code == 0
+    for name in ("fraglens.reading.eventstream_runs", "fraglens.reading.ndjson_runs",
+                 "fraglens.fit.verdicts", "fraglens.fit.schema", "fraglens.fit.tools",
+                 "fraglens.fit.budget"):
+        assert name not in modules, f"check imported {name}"
+    # argparse measures the terminal with shutil (and loads bz2, lzma) unless told
+    assert "shutil" not in modules
+    # no usage: no price table; no text: no scan for leaked markup
+    assert "fraglens.report.cost" not in modules
+    assert "fraglens.engine.leaks" not in modules
+
+
+def test_the_readers_a_capture_needs_still_load(tmp_path: Path) -> None:
+    _, modules = loaded("check", "--json", str(SAMPLES / "bedrock_converse_padded.eventstream"))
+    assert "fraglens.reading.eventstream_runs" in modules
+    _, modules = loaded("check", "--json", str(SAMPLES / "ollama_native_tool_call.ndjson"))
+    assert "fraglens.reading.ndjson_runs" in modules

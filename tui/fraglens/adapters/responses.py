@@ -138,6 +138,9 @@ class ResponsesAdapter:
 
     #: where ``continuation`` reads the piece (adapters/envelope.py)
     continuation_path = ("delta",)
+    #: top-level fields no reading of an event looks at: the event's number and
+    #: OpenAI's random-length padding (holes in an envelope: adapters/envelope.py)
+    unread_fields = ("sequence_number", "obfuscation")
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.plural import counted
-from ..fit.tools import Tool, ToolsError, read_tools
-from ..reading.stream import Stream
 from ..report.checked import CheckOptions, checked
 from ..report.document import exit_code
 from .common import (
@@ -20,10 +18,15 @@ from .common import (
     otlp_wanted,
     positive_count,
     price_options,
+    prices_asked,
     read_json,
     schema_budget,
     write_json,
 )
+
+if TYPE_CHECKING:
+    from ..fit.tools import Tool
+    from ..reading.stream import Stream
 
 EXAMPLES = """\
 examples:
@@ -86,6 +89,8 @@ def build(p: argparse.ArgumentParser) -> None:
 
 def load_tools(path: str) -> list[Tool]:
     """The tools declared in a JSON file, or a one-line CliError."""
+    from ..fit.tools import ToolsError, read_tools
+
     try:
         return read_tools(read_json(path, "--tools"))
     except ToolsError as exc:
@@ -101,7 +106,7 @@ def options(args: argparse.Namespace) -> CheckOptions:
         chunking=args.chunking,
         stall_ms=args.stall_ms,
         tools=tuple(tools) if tools is not None else None,
-        prices=price_options(args),
+        prices=price_options(args) if prices_asked(args) else None,
         schema_budget=schema_budget(args),
     )
 

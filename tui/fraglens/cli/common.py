@@ -16,10 +16,11 @@ from typing import Any
 
 from ..engine.plural import noun
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
-from ..fit.budget import DEFAULT_BUDGET
+from ..fit.timeout import DEFAULT_BUDGET
 from ..reading.capture import LoadError, read_bytes
 from ..reading.stream import FORMATS
 from ..report.document import dumps
+from .exits import EXIT_CODES, CliError
 
 __all__ = [
     "CliError",
@@ -40,17 +41,6 @@ __all__ = [
     "size",
     "write_json",
 ]
-
-#: the epilog every command's --help ends with
-EXIT_CODES = (
-    "exit codes: 0 all good, 1 read but something is wrong (a call not ok, an error "
-    "diagnostic), 2 could not run (bad usage, unreadable input), 130 interrupted"
-)
-
-
-class CliError(Exception):
-    """A usage or input problem: printed as one line, exit 2."""
-
 
 def size(text: str) -> int:
     """An argparse type: a positive byte count, ``512k``, ``4M``, ``1GiB``..."""
@@ -270,6 +260,14 @@ def _user_prices(entry: Any, where: str) -> Any:
         raise CliError(f"{where}: the currency must be a name such as USD")
     return UserPrices(_price(entry["input"], where), _price(entry["output"], where),
                       currency=currency, **optional)
+
+
+def prices_asked(args: argparse.Namespace) -> bool:
+    """Any of the cost flags was given (else the table's prices, the default,
+    are loaded only for a stream that reported usage)."""
+    flags = (args.prices, args.provider, args.price_in, args.price_out, args.price_cached_in,
+             args.price_cache_write)
+    return any(v is not None for v in flags) or args.markup != 1.0
 
 
 def price_options(args: argparse.Namespace) -> Any:

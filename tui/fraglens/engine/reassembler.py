@@ -14,9 +14,9 @@ import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
-from itertools import accumulate, count
-from operator import itemgetter, methodcaller
-from typing import Any
+from itertools import accumulate, compress, count, repeat
+from operator import eq, itemgetter, methodcaller
+from typing import TYPE_CHECKING, Any
 
 from .calls import Call
 from .cumulative import last_restatement
@@ -35,9 +35,11 @@ from .fragments import (
     ToolOutput,
     Usage,
 )
-from .leaks import BY_KEY, Leaked, judge, rejected, scan
 from .plural import counted
 from .slots import SlotResolver, clean
+
+if TYPE_CHECKING:  # the markup families load with the first text or refusal (start-up)
+    from .leaks import Leaked
 
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
 
@@ -267,6 +269,45 @@ class Reassembler:
             taken = bisect_right(sizes, self.max_arg_bytes) - 1
             call.nbytes = sizes[taken]
         call.extend(first_event, texts[:taken] if taken < len(texts) else texts)
+        return taken
+
+    def continue_mixed(
+        self, first_event: int, keys: list[tuple[int, int]], owner: list[int], texts: list[str]
+    ) -> int:
+        """``continue_call`` for consecutive events from ``first_event`` that
+        belong to several calls, the k-th to the call on ``keys[owner[k]]``
+        (calls streamed in turns, read in bulk): how many were taken, from the
+        first. It stops before the first text that is empty or that would pass
+        its call's size limit (those take ``continue_call``, one by one)."""
+        calls = [self._slots.by_index.get(key) for key in keys]
+        if any(c is None or c.finalized or c.over_limit for c in calls):
+            return 0
+        taken = texts.index("") if "" in texts else len(texts)
+        masks = [list(map(eq, owner, repeat(k))) for k in range(len(keys))]
+        for call, mask in zip(calls, masks, strict=True):
+            assert call is not None
+            mine = list(compress(texts[:taken], mask))
+            if (call.length + sum(map(len, mine))) * 4 <= self.max_arg_bytes:
+                continue
+            # near the limit: UTF-8 bytes counted, the run cut before the text that passes it
+            start = _utf8_len(call.text) if call.nbytes is None else call.nbytes
+            sizes = list(accumulate(map(len, map(_ENCODE, mine)), initial=start))
+            fits = bisect_right(sizes, self.max_arg_bytes) - 1
+            if fits < len(mine):
+                taken = list(compress(range(taken), mask))[fits]
+        if not taken:
+            return 0
+        numbers = range(first_event, first_event + taken)
+        for call, mask in zip(calls, masks, strict=True):
+            assert call is not None
+            mine = list(compress(texts[:taken], mask))
+            if not mine:
+                continue
+            if (call.length + sum(map(len, mine))) * 4 > self.max_arg_bytes:
+                if call.nbytes is None:
+                    call.nbytes = _utf8_len(call.text)
+                call.nbytes += sum(map(len, map(_ENCODE, mine)))
+            call.extend_at(list(compress(numbers, mask)), mine)
         return taken
 
     def text_run(self, first_event: int, choice: int, channel: str, texts: list[str]) -> None:
@@ -510,6 +551,8 @@ class Reassembler:
         self.errors.append((event, err.message))
         self.diag("error-event", err.message, event)
         if err.generation is not None:
+            from .leaks import rejected
+
             found = rejected(err.generation, event)
             self.leaked.extend(found)
             names = ", ".join(str(f.piece.name) for f in found if f.piece.name) or "no call"
@@ -667,7 +710,8 @@ class Reassembler:
                     "text-with-tool-calls", f"choice {number} has text besides its calls",
                     max(first_text, min(c.first_event for c in calls)),
                 )
-            self._leaked_in_text(number, ch, content)
+            if content:  # no text holds no markup
+                self._leaked_in_text(number, ch, content)
         # a refused call was read when its error came, the text's only now
         self.leaked.sort(key=lambda found: found.event)
         self._choice_drift()
@@ -676,6 +720,8 @@ class Reassembler:
         """``tool-markup-in-content``: markup of a known family in the text,
         said at the event whose text completed its opener; the calls read out
         of it go to ``leaked`` with the event their markup began at."""
+        from .leaks import BY_KEY, judge, scan
+
         marks, pieces = scan(content)
         if not marks:
             return

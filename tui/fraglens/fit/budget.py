@@ -23,13 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .timeout import DEFAULT_BUDGET
 from .validation import Outcome, keyword_of
 from .worker import HEADER
 
 __all__ = ["DEFAULT_BUDGET", "Item", "run", "start"]
 
-#: seconds one call's validation may take (``--schema-timeout``)
-DEFAULT_BUDGET = 1.0
 #: a budget this long is no limit: the clocks that keep one stop at about 10**12 s
 _UNBOUNDED = 1e6
 #: how much longer than the budget this process waits for the worker's own

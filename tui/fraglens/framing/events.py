@@ -169,6 +169,10 @@ class EventLog(Sequence[RawEvent]):
         start = self._span[2 * i]
         return None if start < 0 else (start, self._span[2 * i + 1])
 
+    def span_ends(self, start: int = 0) -> array[int]:
+        """Where each event from ``start`` on ends in the source (-1: no span)."""
+        return self._span[2 * start + 1 :: 2]
+
     def at(self, i: int) -> tuple[int, int] | None:
         """Where event ``i``'s payload lies in the source, when it is a slice of it."""
         start = self._at[2 * i]

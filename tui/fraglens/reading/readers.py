@@ -16,17 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..framing.detect import FramingError, ndjson_start, read_stream
 from ..framing.events import EventLog, Framed, FramingProblem, RawEvent
 from ..framing.eventstream import looks_like_eventstream
-from .eventstream_runs import EventStreamReader
 from .findings import finish_stream, report_replaced_bytes
-from .ndjson_runs import NDJSONReader
 from .sse_runs import SSEReader, incremental_sse
 from .stream import FORMATS, Stream
+
+if TYPE_CHECKING:  # each loads with the first capture that needs it (start-up)
+    from .eventstream_runs import EventStreamReader
+    from .ndjson_runs import NDJSONReader
 
 #: bytes of an SSE, NDJSON or event-stream capture read at a time when one is
 #: read whole, between two runs
@@ -181,6 +183,8 @@ class _SSEReading(_RunReading):
 class _EventStreamReading(_RunReading):
     def finish(self) -> Framed:
         self._close()
+        from .eventstream_runs import EventStreamReader
+
         # the frames a run read were found valid UTF-8 there: not looked at again
         assert isinstance(self._reader, EventStreamReader)
         report_replaced_bytes(self.stream, self._data, self._reader.runs)
@@ -222,6 +226,8 @@ def _claim_eventstream(data: bytes) -> bool | None:
 
 
 def _open_eventstream(data: bytes, _: Any, name: str, opts: Options) -> Reading:
+    from .eventstream_runs import EventStreamReader
+
     stream = Stream(format=known_format(opts.format), framing="eventstream",
                     max_arg_bytes=opts.max_arg_bytes, keep_naive=opts.keep_naive, source=data)
     return _EventStreamReading(stream, EventStreamReader(stream, data), data)
@@ -287,6 +293,8 @@ def _open_sse(data: bytes, _: Any, name: str, opts: Options) -> Reading:
 
 
 def _open_ndjson(data: bytes, start: int, name: str, opts: Options) -> Reading:
+    from .ndjson_runs import NDJSONReader
+
     stream = Stream(format=known_format(opts.format), framing="ndjson",
                     max_arg_bytes=opts.max_arg_bytes, keep_naive=opts.keep_naive,
                     sse_body=False, source=data)

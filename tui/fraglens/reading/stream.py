@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from itertools import repeat
+from itertools import compress, repeat
+from operator import eq
 from typing import TYPE_CHECKING, Any
 
 from ..adapters import ADAPTERS, detect, make_adapter, sniff
@@ -165,6 +166,42 @@ class Stream:
         self.events.add_run(name, starts, taken, lead, trail)
         return taken
 
+    def run_envelopes(self) -> list[Envelope]:
+        """Every envelope the stream holds, when the last event was read in
+        one of them (calls streamed in turns: sse_runs.py reads such events
+        in bulk too)."""
+        env = self.run_envelope()
+        return [] if env is None else list(self._envelopes.items)  # type: ignore[union-attr]
+
+    def take_mixed_run(
+        self, envs: list[Envelope], which: list[int], texts: list[str], name: str | None,
+        starts: list[int], lead: int, trail: int,
+    ) -> int:
+        """``take_run`` for events each of which is one of ``envs`` (the k-th
+        ``envs[which[k]]``) with the k-th of ``texts`` as its piece: several
+        calls' continuations in turns. Returns how many were taken, from the first."""
+        keys: list[tuple[int, int]] = []
+        for env in envs:
+            if (env.choice, env.index) not in keys:
+                keys.append((env.choice, env.index))
+        call_of = [keys.index((env.choice, env.index)) for env in envs]
+        owner = list(map(call_of.__getitem__, which))
+        number = len(self.events)
+        taken = self.reassembler.continue_mixed(number, keys, owner, texts)
+        if not taken:
+            return 0
+        types = self._types
+        labels = [types.setdefault(label, label)
+                  for label in (env.label if name is None else name for env in envs)]
+        self.labels.extend(map(labels.__getitem__, which[:taken]))
+        if self._continued is not None:
+            for k, (_, index) in enumerate(keys):
+                mine = list(compress(texts[:taken], map(eq, owner[:taken], repeat(k))))
+                if mine:
+                    self.adapter.continued_run(index, mine)  # type: ignore[union-attr]
+        self.events.add_run(name, starts, taken, lead, trail)
+        return taken
+
     def take_text_run(
         self, choice: int, channel: str, texts: list[str], label: str, starts: list[int],
         lead: int, trail: int,
@@ -218,7 +255,7 @@ class Stream:
                 found = shortcut(payload)
                 if found is not None and r.continue_call(number, *found):
                     if envelopes is not None:
-                        envelopes.learn(data, *found, label_of(payload))
+                        envelopes.learn(data, *found, label_of(payload), payload)
                     return
             if envelopes is not None:
                 envelopes.forget()  # the adapter's state may change from here
@@ -388,7 +425,8 @@ class Stream:
         path = getattr(self.adapter, "continuation_path", None)
         if self._continuation is None or path is None:
             return None
-        return Envelopes(path, label_of)
+        return Envelopes(path, label_of, getattr(self.adapter, "unread_fields", ()),
+                         self._continuation)
 
     def _apply(self, number: int, payload: Any, event: str | None) -> None:
         assert self.adapter is not None

@@ -9,18 +9,19 @@ plain data, so they travel to another process as they are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.plural import counted
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
-from ..fit.budget import DEFAULT_BUDGET
-from ..fit.tools import Tool
-from ..fit.verdicts import fit_for_request
+from ..fit.timeout import DEFAULT_BUDGET
 from ..reading.capture import LoadError, load_stream, stream_from_bytes
 from ..reading.stream import Stream
-from .cost import PriceOptions
 from .document import build_report
 from .timing import DEFAULT_STALL_MS
+
+if TYPE_CHECKING:  # the schema checks and the price table load only where needed (start-up)
+    from ..fit.tools import Tool
+    from .cost import PriceOptions
 
 __all__ = ["CheckOptions", "NoResponse", "checked", "refuse_unread"]
 
@@ -73,7 +74,11 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
     refuse_unread(stream, path, framed.meta)
     tools = list(opts.tools) if opts.tools is not None else None
     request = framed.meta.get("request")
-    fit = fit_for_request(stream, request, tools, opts.schema_budget)
+    fit = None
+    if tools is not None or request is not None:  # the schema checks load only then
+        from ..fit.verdicts import fit_for_request
+
+        fit = fit_for_request(stream, request, tools, opts.schema_budget)
     doc = build_report(stream, compare=opts.compare, fit=fit, stall_ms=opts.stall_ms,
                        prices=opts.prices, request_model=_request_model(request))
     if opts.chunking:

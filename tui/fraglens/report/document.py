@@ -7,18 +7,20 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.calls import Call
 from ..engine.diagnostics import SEVERITY_RANK
 from ..engine.finalize import OK_STATUSES
-from ..engine.leaks import Leaked
-from ..fit.verdicts import Fit
 from ..reading.stream import Stream
-from .cost import PriceOptions, cost_of
 from .identity import streamed_identity
 from .timing import DEFAULT_STALL_MS, stream_timing
-from .usage import read_usage
+from .usage import NO_USAGE, read_usage
+
+if TYPE_CHECKING:  # these load only where there are tools, markup, usage (start-up)
+    from ..engine.leaks import Leaked
+    from ..fit.verdicts import Fit
+    from .cost import PriceOptions
 
 #: 2: ``usage`` is read into one shape (the reported numbers under ``reported``),
 #: and ``model`` and ``cost`` are given
@@ -117,7 +119,12 @@ def build_report(
         found = sorted(found + fit.diagnostics, key=lambda d: (d.event is None, d.event or 0))
     model = streamed_identity(stream.events).model or request_model
     usage = read_usage(r.usage[-1][1] if r.usage else None)
-    cost, cost_note = cost_of(usage, model, stream.format, prices or PriceOptions())
+    cost: dict[str, Any] | None = None
+    cost_note: str | None = NO_USAGE
+    if usage is not None:
+        from .cost import PriceOptions, cost_of
+
+        cost, cost_note = cost_of(usage, model, stream.format, prices or PriceOptions())
     diagnostics = []
     for d in found:
         item = d.as_json()
