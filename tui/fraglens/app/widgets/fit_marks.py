@@ -17,6 +17,8 @@ from rich.style import Style
 from rich.text import Text
 
 from ...fit.schema import CallFit
+from ...redact import TextScrub
+from ..scrubbed import scrubbed
 from .cut import MORE, cut_string
 
 __all__ = ["fit_details", "fit_verdict", "marked_value"]
@@ -63,7 +65,9 @@ class _Full(Exception):
     """The lines shown are written: the walk stops (see ``marked_value``)."""
 
 
-def marked_value(value: Any, pointers: set[str], mark: Style, lines: int) -> Text:
+def marked_value(
+    value: Any, pointers: set[str], mark: Style, lines: int, scrub: TextScrub | None = None
+) -> Text:
     """``value`` as indented JSON (as ``json.dumps(indent=2)`` writes it), the
     members at ``pointers`` marked, cut after ``lines`` lines, long strings cut
     as the Parse pane cuts them. The walk stops once the lines shown are
@@ -105,7 +109,7 @@ def marked_value(value: Any, pointers: set[str], mark: Style, lines: int) -> Tex
                 put(",\n" if n < len(item) - 1 else "\n")
             put(_INDENT * depth + "]")
         elif isinstance(item, str):
-            shown, shortened = cut_string(item)
+            shown, shortened = cut_string(item, scrub)
             cut = cut or shortened
             put(_dumps(shown))
         else:
@@ -129,7 +133,7 @@ def marked_value(value: Any, pointers: set[str], mark: Style, lines: int) -> Tex
         cut = True
     if cut:
         text.append(f"\n… ({MORE})")
-    return text
+    return scrubbed(text, scrub) if scrub else text
 
 
 def _escape(key: str) -> str:
