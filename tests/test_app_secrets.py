@@ -18,22 +18,26 @@ from collections.abc import Iterator
 import pytest
 from rich.console import Console
 
+from fraglens import redact
 from fraglens.app import clipboard
 from fraglens.app.app import FraglensApp
 from fraglens.app.screens.raw_event import RawEventScreen
 from fraglens.app.screens.value import ValueScreen
+from fraglens.app.scrubbed import masked, window_start
 from fraglens.app.search import search
+from fraglens.app.steps import StepIndex
 from fraglens.app.widgets.buffers import AssistantText, CallCard
-from fraglens.app.widgets.parse import CallResult
+from fraglens.app.widgets.cut import STRING_CHARS, cut_string
+from fraglens.app.widgets.parse import RAW_CHARS, CallResult, clip, pretty
 from fraglens.app.widgets.prerendered import Prerendered
 from fraglens.app.widgets.stream_list import StreamList
 from fraglens.cli import main
 from fraglens.net.serve import ServerHandle, bind
-from fraglens.reading.capture import load_stream
-from fraglens.redact import Fingerprints, Secrets
+from fraglens.reading.capture import load_stream, stream_from_bytes
+from fraglens.redact import Fingerprints, Secrets, TextScrub
 
 from .test_app import shown
-from .test_key_leaks import KEY, EchoUpstream, leaks
+from .test_key_leaks import KEY, SPELLINGS, EchoUpstream, _chunk, leaks
 
 SIZE = (120, 36)
 
@@ -108,11 +112,13 @@ async def walk_every_pane(app: FraglensApp, pilot) -> str:
     await pilot.pause()
     seen.append(screen_text(app))
     await pilot.press("escape")
-    await pilot.press("h")  # the history the stream's calls make
-    await pilot.pause()
-    seen.append(screen_text(app))
-    await pilot.press("escape")
-    await pilot.pause()
+    for screen in ("h", "C", "g"):  # the history, every call, what a naive client builds
+        await pilot.press(screen)
+        await pilot.pause()
+        await pilot.pause()
+        seen.append(screen_text(app))
+        await pilot.press("escape")
+        await pilot.pause()
     for key in ("c", "r", "m"):
         await pilot.press(key)
         await pilot.pause()
@@ -168,3 +174,87 @@ async def test_a_live_call_draws_no_key_joined_from_two_events(upstream):
         assert leaks(everything) == []
         redacted_where_the_key_was(app)
         search_does_not_find_the_key(app)
+
+
+# -- windows and cuts ---------------------------------------------------------------------
+#
+# A pane shows part of a long text; a key its edge cuts would show a half the
+# scrub cannot recognize, and two halves (the head and the tail of a clipped
+# text) would show it whole.
+
+
+def _scrub() -> TextScrub:
+    return TextScrub(Secrets([("the authorization header", KEY)]))
+
+
+def test_a_card_window_that_cuts_a_key_begins_at_the_key():
+    text = "x" * 500 + KEY + "y" * 100
+    start = 500 + len(KEY) // 2  # the window's edge, in the middle of the key
+    begins = window_start(text, start, len(text), _scrub())
+    assert begins == 500
+    assert window_start(text, 520 + len(KEY), len(text), _scrub()) == 520 + len(KEY)
+
+
+def test_a_clipped_raw_text_never_shows_the_two_halves_of_a_key():
+    middle = RAW_CHARS // 2 - len(KEY) // 2  # the head's cut falls inside the key
+    text = "a" * middle + KEY + "b" * (3 * RAW_CHARS)
+    clipped = clip(text, scrub=_scrub())
+    assert KEY in clipped  # whole, for ``scrubbed`` to replace
+    assert leaks(_scrub().text(clipped)) == []
+    unscrubbed = clip(text)  # without the scrub the cut leaves a half no scrub finds
+    assert KEY not in unscrubbed and KEY[:5] in unscrubbed
+
+
+def test_a_long_string_value_cut_inside_a_key_keeps_it_whole():
+    value = "c" * (STRING_CHARS - 5) + KEY + "d" * 1000
+    shown, cut = cut_string(value, _scrub())
+    assert cut and KEY in shown
+    drawn = pretty({"v": value}, scrub=_scrub()).plain
+    assert '"ccc' in drawn and '[redacted]… [+1,000 chars]"' in drawn
+    assert leaks(drawn) == []
+
+
+def test_the_fragment_view_keeps_each_row_where_it_was():
+    text = "ab" + KEY + "cd"
+    out = masked(text, _scrub())
+    assert len(out) == len(text)
+    assert out == "ab" + "[redacted]" + "*" * (len(KEY) - 10) + "cd"
+
+
+def test_a_fingerprint_is_checked_with_scrypt_once_however_often_it_is_drawn(monkeypatch):
+    prints = Secrets([("the authorization header", KEY)]).fingerprints()
+    slow = []
+    real = redact._slow
+
+    def counted(salt: bytes, value: str) -> str:
+        slow.append(value)
+        return real(salt, value)
+
+    monkeypatch.setattr(redact, "_slow", counted)
+    scrub = TextScrub(prints)
+    for step in range(50):  # the same key drawn at 50 steps, each a different window
+        assert scrub.text(f"step {step}: {KEY} and on") == f"step {step}: [redacted] and on"
+    assert slow == [KEY]
+    # found once, it is scrubbed in the other spellings too (base64 up to the last
+    # character, which the bytes after the key share)
+    # (each spelling has a fingerprint of its own, checked once like the key's)
+    for _ in range(10):
+        encoded = scrub.text(f'{SPELLINGS["base64"]} {SPELLINGS["hex"]}')
+        assert encoded.startswith("[redacted]") and encoded.endswith(" [redacted]")
+        assert leaks(encoded) == []
+    assert len(slow) == len(set(slow)) <= 3
+
+
+def test_search_skips_a_match_that_touches_a_key_and_finds_the_rest():
+    call = {"index": 0, "id": "call_1", "type": "function"}
+    body = b"".join(
+        _chunk({"tool_calls": [{**call, "function": {"name": "f", "arguments": piece}}]})
+        for piece in ('{"note": "' + KEY[:10], KEY[10:] + '", "other": "sk-spl"}')
+    )
+    stream, _ = stream_from_bytes(body + _chunk({}, finish="tool_calls"), "split.sse")
+    stream.secrets = Secrets([("the authorization header", KEY)])
+    index = StepIndex(stream)
+    assert search(index, KEY[:6]).in_calls == 1  # "sk-spl": only the one after "other"
+    assert search(index, "sk-").in_calls == 1
+    assert search(index, "other").in_calls == 1
+    assert search(index, KEY[3:15]).events == []
