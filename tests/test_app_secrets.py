@@ -258,3 +258,24 @@ def test_search_skips_a_match_that_touches_a_key_and_finds_the_rest():
     assert search(index, "sk-").in_calls == 1
     assert search(index, "other").in_calls == 1
     assert search(index, KEY[3:15]).events == []
+
+
+async def test_a_proxy_flow_opened_in_the_panes_draws_no_key():
+    from fraglens.app.screens.flows import ProxyFlowsApp
+    from fraglens.net.proxy.flows import FlowStore
+
+    from .test_key_leaks import split_key_stream
+    from .test_proxy_ui import finished, opened, settle
+
+    store = FlowStore()
+    prints = Secrets([("the authorization header", KEY)]).fingerprints()
+    finished(store, split_key_stream(KEY), secrets=prints)
+    app = ProxyFlowsApp(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await settle(pilot, lambda: opened(app), "the panes")
+        await pilot.press("end")
+        await pilot.pause()
+        seen = drawn(app)
+        assert leaks(seen) == []
+        redacted_where_the_key_was(app)
