@@ -279,3 +279,17 @@ async def test_a_proxy_flow_opened_in_the_panes_draws_no_key():
         seen = drawn(app)
         assert leaks(seen) == []
         redacted_where_the_key_was(app)
+
+
+def test_a_schema_error_quoting_the_key_is_drawn_without_it():
+    from rich.style import Style
+
+    from fraglens.app.widgets.fit_marks import fit_details
+    from fraglens.fit.schema import CallFit, SchemaError
+
+    # jsonschema quotes the failing value, and the value may be the joined key
+    message = f"'{KEY}' is not of type 'integer'"
+    fit = CallFit(checked=True, tool="save", errors=[SchemaError("/note", "type", "", message)])
+    details = fit_details(fit, Style(), _scrub())
+    assert details is not None
+    assert details.plain == "• /note '[redacted]' is not of type 'integer' (type)"

@@ -41,8 +41,9 @@ def fit_verdict(verdict: CallFit, styles: dict[str, Style]) -> Text:
     return Text(f" ✖ {count} schema error{'s' * (count != 1)}{strict} ", styles["bad"])
 
 
-def fit_details(verdict: CallFit, meta: Style) -> Text | None:
-    """One line per failure: where, what, which rule. None when nothing failed."""
+def fit_details(verdict: CallFit, meta: Style, scrub: TextScrub | None = None) -> Text | None:
+    """One line per failure: where, what, which rule. None when nothing failed.
+    ``scrub``: the stream's credentials, which a message quoting a value may hold."""
     if verdict.undeclared:
         return Text("no declared tool has this name (t lists the tools)", meta)
     if not verdict.errors:
@@ -52,13 +53,13 @@ def fit_details(verdict: CallFit, meta: Style) -> Text | None:
         out.append(("\n" if i else "") + "• ")
         out.append(error.pointer or "(the whole value)", "bold")
         # jsonschema quotes the failing value in its message: a megabyte, maybe
-        out.append(f" {cut_string(error.message)[0]} ")
+        out.append(f" {cut_string(error.message, scrub)[0]} ")
         out.append(f"({error.rule})", meta)
     if verdict.more_errors:
         out.append(f"\n… {verdict.more_errors} more", meta)
     if verdict.strict:
         out.append("\nthe tool was declared strict: the provider broke its promise", meta)
-    return out
+    return scrubbed(out, scrub) if scrub else out
 
 
 class _Full(Exception):

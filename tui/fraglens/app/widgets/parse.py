@@ -262,7 +262,7 @@ class CallResult(ComponentStyles, Prerendered):
             fit = None
         head.append(f"\n{STATUS_MEANING[result.status]}", meta)
         parts: list[RenderableType] = [scrubbed(head, scrub), *self._now_lines(step)]
-        details = fit_details(fit, meta) if fit is not None else None
+        details = fit_details(fit, meta, scrub) if fit is not None else None
         if details is not None:
             parts.append(details)
         if result.repairs:
