@@ -602,6 +602,10 @@ class Fingerprints:
         return secrets.scrub_value(value) if secrets else value
 
 
+#: windows a TextScrub remembers having checked with scrypt, at most
+_TRIED_KEPT = 4096
+
+
 class TextScrub:
     """Scrubs one text at a time with what a stream knows of its credentials, for a
     view that shows small parts of the joined text again and again (the app's
@@ -616,7 +620,8 @@ class TextScrub:
         self.known = known
         self._prints = known if isinstance(known, Fingerprints) else None
         self.secrets = known if isinstance(known, Secrets) else Secrets()
-        # bounded: a window enters only when its 16-bit hash passes, 1 place in 65,536
+        #: the windows scrypt judged; one enters only when its 16-bit hash passes
+        #: (1 place in 65,536), and at _TRIED_KEPT the ones that were no value go
         self._tried: dict[str, bool] = {}
         self._found: dict[str, None] = {}
 
@@ -638,6 +643,8 @@ class TextScrub:
     def _learn(self, text: str) -> None:
         if self._prints is None:
             return
+        if len(self._tried) > _TRIED_KEPT:
+            self._tried = {window: True for window in self._found}
         new = [v for v in self._prints.values_in(text, self._tried) if v not in self._found]
         if new:
             self._found.update(dict.fromkeys(new))
@@ -653,14 +660,6 @@ class TextScrub:
             return text
         self._learn(text)
         return self.secrets.scrub_text(text)
-
-    def value(self, value: Any) -> Any:
-        """A JSON-like value with its strings scrubbed (keys too)."""
-        if not self:
-            return value
-        for text in _strings(value):
-            self._learn(text)
-        return self.secrets.scrub_value(value)
 
 
 #: the longest value a fingerprint is taken from a file for (a window is hashed at each
