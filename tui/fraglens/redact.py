@@ -174,6 +174,17 @@ def _char_pattern(char: str) -> str:
     return "(?:" + "|".join(forms) + ")"
 
 
+@lru_cache(maxsize=64)
+def _patterns(spelled: tuple[str, ...]) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """The scrub pattern of these spellings and the bytes they can start with. Built
+    once per set of values: a proxy sees the same key on every request, and the
+    pattern of one key (every character in every spelling) took 14 ms to build."""
+    alternatives = ["".join(_char_pattern(c) for c in v) for v in spelled]
+    pattern = re.compile("|".join(alternatives).encode("utf-8"))
+    firsts = {v[0].encode("utf-8")[:1] for v in spelled} | {b"\\", b"%", b"+"}
+    return pattern, re.compile(b"[" + b"".join(re.escape(f) for f in firsts) + b"]")
+
+
 def _encodings(value: str) -> list[str]:
     """``value`` as base64 and as hex: a server or a model may hand a key back
     encoded (a Basic header, a signed blob, a dump of bytes). Base64 is spelled
@@ -240,10 +251,7 @@ class Secrets:
         #: the longest spelling of any value, in bytes: the most a scrubber holds back
         self.longest = max((len(v.encode("utf-8")) * 6 for v in self.spelled), default=0)
         if self.values:
-            alternatives = ["".join(_char_pattern(c) for c in v) for v in self.spelled]
-            self._pattern = re.compile("|".join(alternatives).encode("utf-8"))
-            firsts = {v[0].encode("utf-8")[:1] for v in self.spelled} | {b"\\", b"%", b"+"}
-            self._first = re.compile(b"[" + b"".join(re.escape(f) for f in firsts) + b"]")
+            self._pattern, self._first = _patterns(self.spelled)
         #: the values whose spelling as they are starts with a byte: a tail that starts
         #: there with no escape can begin only those (a digit, most often one hex form)
         self._starting: dict[int, list[str]] = {}
