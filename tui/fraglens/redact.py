@@ -255,8 +255,13 @@ class Secrets:
         #: the values whose spelling as they are starts with a byte: a tail that starts
         #: there with no escape can begin only those (a digit, most often one hex form)
         self._starting: dict[int, list[str]] = {}
+        #: the same, as their bytes: a tail with no escape in it begins one of them
+        #: exactly when it is a shorter prefix of its bytes
+        self._starting_bytes: dict[int, list[bytes]] = {}
         for v in self.spelled:
-            self._starting.setdefault(v.encode("utf-8")[0], []).append(v)
+            utf8 = v.encode("utf-8")
+            self._starting.setdefault(utf8[0], []).append(v)
+            self._starting_bytes.setdefault(utf8[0], []).append(utf8)
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -328,10 +333,22 @@ class Secrets:
         if self._first is None:
             return len(data)
         start = max(len(data) - self.longest + 1, 0)
+        # every spelling but the one as it is starts with an escape byte: a tail past
+        # the last of them is checked with one bytes comparison per value, not
+        # character by character (the proxy checks every read it forwards)
+        escaped = max(data.rfind(b"\\"), data.rfind(b"%"), data.rfind(b"+"))
         for m in self._first.finditer(data, start):
             at = m.start()
-            values = self.spelled if data[at] in _ESCAPES else self._starting.get(data[at], ())
             tail = data[at:]
+            if at > escaped:
+                n = len(tail)
+                if any(
+                    n < len(v) and v.startswith(tail)
+                    for v in self._starting_bytes.get(data[at], ())
+                ):
+                    return at
+                continue
+            values = self.spelled if data[at] in _ESCAPES else self._starting.get(data[at], ())
             if any(_prefix_of_spelling(tail, value) for value in values):
                 return at
         return len(data)
@@ -582,9 +599,7 @@ def _decodings(text: str) -> list[str]:
     """``text`` as it is, and with its JSON escapes and its percent-encoding undone."""
     forms = [text]
     if "\\" in text:
-        forms.append(
-            _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else "/", text)
-        )
+        forms.append(_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else "/", text))
     if "%" in text:
         forms.append(unquote(text))
     return forms
