@@ -297,6 +297,9 @@ def _cut_at_char_by_char(secrets: Secrets, data: bytes) -> int:
     st.lists(
         st.sampled_from(
             [
+                KEY,
+                '\\"',
+                "\\U0073",
                 KEY[:5],
                 KEY[5:12],
                 KEY[12:],

@@ -348,6 +348,8 @@ class Secrets:
                 ):
                     return at
                 continue
+            if tail[1:2] and tail[:1] == b"\\" and tail[1:2] not in b"uU/":
+                continue  # an escaped quote in JSON text: the escape of no character of a key
             values = self.spelled if data[at] in _ESCAPES else self._starting.get(data[at], ())
             if any(_prefix_of_spelling(tail, value) for value in values):
                 return at
