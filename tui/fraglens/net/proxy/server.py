@@ -53,6 +53,7 @@ from ...redact import Fingerprints, Secrets, redact_headers, redact_url
 from ..decoded import DecodedCopy
 from ..limits import DEFAULT_LIMITS, Limits, mib
 from .flows import FlowStore
+from .later import Later
 from .sink import FlowSink, Opened, StoreSink
 
 __all__ = ["ProxyApp", "ProxyServer", "bind", "is_loopback", "join_upstream", "parse_upstream"]
@@ -262,6 +263,8 @@ class ProxyApp:
         self.log: Callable[[str], None] = log or (lambda line: _LOG.warning("%s", line))
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
+        #: the sink's facts, reported once the reads of this turn have gone out
+        self.later = Later()
         self._ids = itertools.count(1)
         #: exchanges that have not ended yet (each ends once, with its first reason),
         #: and the credentials each carried
@@ -306,6 +309,7 @@ class ProxyApp:
         return self._client
 
     async def aclose(self) -> None:
+        self.later.run()
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -385,7 +389,7 @@ class ProxyApp:
             unscrubbed=secrets.unscrubbed,
             secrets=prints,
         )
-        self.sink.opened(opened)
+        self.later.call(self.sink.opened, opened)
         self._live[xid] = secrets
         try:
             await self._exchange(xid, opened.url, request, secrets, receive, send)
@@ -400,7 +404,7 @@ class ProxyApp:
         secrets = self._live.pop(xid, None)
         if secrets is not None:
             said = secrets.scrub_text(error) if error is not None else None
-            self.sink.ended(xid, how, said, time.monotonic())
+            self.later.call(self.sink.ended, xid, how, said, time.monotonic())
 
     async def _exchange(
         self,
@@ -430,12 +434,11 @@ class ProxyApp:
         if not pump.cancelled():
             pump.result()  # a bug in the pump is re-raised and logged by _http
 
-    def _copy(self, xid: int, copy: DecodedCopy, chunk: bytes | None) -> None:
+    def _copy(self, xid: int, copy: DecodedCopy, chunk: bytes | None, at: float) -> None:
         """Report a read (None: the end of the body) as the copy keeps it, and, once,
-        why the copy stopped."""
+        why the copy stopped. Put off (``later.py``): ``at`` is when the read came."""
         was = copy.stopped
         data = copy.feed(chunk) if chunk is not None else copy.close()
-        at = time.monotonic()
         if data or chunk:
             self.sink.body(xid, data, len(chunk or b""), at)
         if copy.stopped is not None and was is None:
@@ -444,7 +447,7 @@ class ProxyApp:
     async def _pump(
         self, xid: int, url: str, request: httpx.Request, secrets: Secrets, send: Send
     ) -> None:
-        sink = self.sink
+        sink, later = self.sink, self.later
         try:
             response = await self.client().send(request, stream=True)
         except httpx.HTTPError as exc:
@@ -460,9 +463,9 @@ class ProxyApp:
             raw_headers = forwarded_response_headers(list(response.headers.raw))
             # the client gets the headers as they came; the flow, without an echoed key
             shown = [(n, secrets.scrub_text(v)) for n, v in _text_pairs(raw_headers)]
-            sink.response(xid, response.status_code, shown, time.monotonic())
+            later.call(sink.response, xid, response.status_code, shown, time.monotonic())
             if copy.stopped is not None:
-                sink.stopped(xid, copy.stopped, time.monotonic())
+                later.call(sink.stopped, xid, copy.stopped, time.monotonic())
             await send(
                 {
                     "type": "http.response.start",
@@ -472,11 +475,11 @@ class ProxyApp:
             )
             try:
                 async for chunk in response.aiter_raw():
-                    # the client first; the copy for the flow after
+                    # the client first; the copy for the flow once this turn's reads are out
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    self._copy(xid, copy, chunk)
+                    later.call(self._copy, xid, copy, chunk, time.monotonic())
             except httpx.HTTPError as exc:
-                self._copy(xid, copy, None)
+                later.call(self._copy, xid, copy, None, time.monotonic())
                 # leave the response unfinished: uvicorn closes the connection, and
                 # the client sees the cut the upstream made, not a clean end
                 error = f"the upstream broke off mid-body: {_reason(exc)}"
@@ -484,12 +487,12 @@ class ProxyApp:
                 return
             # said before the last message: once the response is complete, the
             # disconnect watcher returns too, and must find the exchange ended
-            self._copy(xid, copy, None)
+            later.call(self._copy, xid, copy, None, time.monotonic())
             self._end(xid, "eof", None)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             # the client went away mid-body: what the copy holds back still goes to the flow
-            self._copy(xid, copy, None)
+            later.call(self._copy, xid, copy, None, time.monotonic())
             await response.aclose()
 
 
