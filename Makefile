@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 APP := $(VENV)/.installed-app
 TEST := $(VENV)/.installed-test
+BENCH := $(VENV)/.installed-bench
 
-.PHONY: demo test test-deep lint screenshots bench conformance diagnostics-doc clean
+.PHONY: demo test test-deep lint screenshots bench fuzz conformance diagnostics-doc e2e-codex clean
 
 # the app alone: what a user gets from `pip install .`
 $(APP): pyproject.toml
@@ -20,6 +21,11 @@ $(TEST): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(APP) $(TEST)
+
+# the test extras and the benchmarks' own (msgspec, for bench/real.py's second floor)
+$(BENCH): $(TEST)
+	$(BIN)/python -m pip install -q -e '.[test,bench]'
+	touch $(BENCH)
 
 demo: $(APP)
 	$(BIN)/fraglens
@@ -44,17 +50,32 @@ screenshots: $(TEST)
 diagnostics-doc: $(APP)
 	$(BIN)/python scripts/diagnostics_doc.py > docs/diagnostics.md
 
-bench: $(TEST)
+bench: $(BENCH)
+	$(BIN)/python bench/real.py
+	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/growth.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/verdicts.py
-	$(BIN)/python bench/tui.py
+	$(BIN)/python bench/tui.py --recording
 	$(BIN)/python bench/live.py
 	$(BIN)/python bench/bedrock_live.py
 	$(BIN)/python bench/proxy.py
+	$(BIN)/python bench/ws_proxy.py
 	$(BIN)/python bench/fit_timing.py
+	$(BIN)/python bench/report_text.py
 	$(BIN)/python bench/chunking.py
 	$(BIN)/python bench/leaks.py
 	$(BIN)/python bench/scrub.py
+
+# outside CI: the Codex CLI (installed from npm into .e2e/ the first time) over
+# WebSocket through fraglens proxy in front of fraglens serve
+e2e-codex: $(APP)
+	$(BIN)/python scripts/e2e_codex.py
+
+# 5,000 mutated streams, recordings and HARs, each under a hang watchdog; the
+# suite runs the first few hundred of the same cases (tests/test_fuzz.py)
+fuzz: $(TEST)
+	$(BIN)/python bench/fuzz.py --cases 5000
 
 conformance: $(APP)
 	$(BIN)/python ../shared/tools/conformance.py --cmd "$(BIN)/fraglens check --json" -v

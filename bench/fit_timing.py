@@ -9,12 +9,15 @@ process, on the closed stream:
 
   * timing - ``stream_timing`` (one pass over the events);
   * fit    - ``check_fit`` against four declared tools (one jsonschema
-             validator per tool, built once; each call validated once);
+             validator per tool, built once; each call validated once, in
+             the validation worker, 256 calls a message);
   * report - ``build_report`` given the fit (it reads the timing itself),
              as ``check --json`` builds it.
 
-CPU seconds, the best of five rounds. The ratio 10N / N is the figure to
-read: about 10 means linear.
+CPU seconds, the best of five rounds, except the fit: its work is done in
+the validation worker, a process of its own, so it is wall seconds (the
+worker started beforehand). The ratio 10N / N is the figure to read: about
+10 means linear.
 """
 
 from __future__ import annotations
@@ -86,13 +89,13 @@ def recording(calls: int) -> bytes:
     return out.getvalue()
 
 
-def best(work) -> float:
+def best(work, clock=time.process_time) -> float:
     times = []
     for _ in range(ROUNDS):
         gc.collect()
-        start = time.process_time()
+        start = clock()
         work()
-        times.append(time.process_time() - start)
+        times.append(clock() - start)
     return min(times)
 
 
@@ -102,7 +105,7 @@ def measure(calls: int) -> dict[str, float]:
     return {
         "events": len(stream.events),
         "timing": best(lambda: stream_timing(stream)),
-        "fit": best(lambda: check_fit(stream, TOOLS)),
+        "fit": best(lambda: check_fit(stream, TOOLS), time.perf_counter),
         "report": best(lambda: build_report(stream, fit=fit)),
     }
 
@@ -111,7 +114,7 @@ def main() -> None:
     small, large = 1_000, 10_000
     a, b = measure(small), measure(large)
     print(f"{small:,} calls ({a['events']:,} events) vs {large:,} calls ({b['events']:,} events),")
-    print(f"CPU seconds, best of {ROUNDS}, in process")
+    print(f"CPU seconds (fit: wall seconds, in the validation worker), best of {ROUNDS}")
     print(f"{'':8} {'N':>9} {'10 N':>9} {'ratio':>6}")
     for key in ("timing", "fit", "report"):
         print(f"{key:8} {a[key]:9.4f} {b[key]:9.4f} {b[key] / a[key]:6.1f}")

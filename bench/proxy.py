@@ -24,11 +24,12 @@ app's process.
 Beside fraglens, mitmproxy (``mitmdump --mode reverse:...`` with
 ``stream_large_bodies=1``, so that it passes each read on as it comes) when
 its ``mitmdump`` is found (``--mitmdump``, beside this Python, or on PATH;
-``pip install -e '.[bench]'``). The three paths run in the same rounds, in a
-rotating order. Besides provider pacing, the stress shape: short streams
-whose bytes arrive in 64-byte reads 2 ms apart (``--stress-*``), as a fast
-gateway or a replaying test server sends them, from a bare asyncio upstream
-that writes one HTTP chunk per read with Nagle off. For the stress rows the
+the ``bench`` extra on Python 3.12+, a venv of its own on 3.11). The three
+paths run in the same rounds, in a rotating order. Besides provider pacing,
+the stress shape: short streams whose bytes arrive in 64-byte reads 2 ms
+apart (``--stress-*``), as a fast gateway or a replaying test server sends
+them, from a bare asyncio upstream that writes one HTTP chunk per read with
+Nagle off. For the stress rows the
 bench also reads the CPU time each proxy process used and divides it by the
 reads forwarded: the relay's cost per read alone (the forwarding child of
 ``fraglens proxy``), the flows' (its parent: decoding, the engine), and
@@ -516,7 +517,7 @@ def main() -> None:
         args.events, args.runs = 50, 1
     mitmdump = None if args.no_mitmproxy else find_mitmdump(args.mitmdump)
     if mitmdump is None and not args.no_mitmproxy:
-        print("mitmdump not found (pip install -e '.[bench]', or --mitmdump PATH): "
+        print("mitmdump not found (the bench extra on Python 3.12+, or --mitmdump PATH): "
               "fraglens and direct only", file=sys.stderr)  # fmt: skip
     shape = (args.events, args.interval, args.runs)
     stress = (args.stress_bytes, args.stress_read, args.stress_gap)

@@ -15,7 +15,11 @@ background while shown), headless at 120x36. That process prints:
   ``:N`` (a random event), ``n`` and a burst of 200 ``n`` in a row;
 - peak memory (the process's maximum resident set), against the input's size.
 
-    python bench/tui.py [--sizes 100000,1000000]
+    python bench/tui.py [--sizes 100000,1000000] [--recording]
+
+With ``--recording`` each size is opened twice: as SSE, and as a fraglens
+recording of the same body in realistic reads (``bench/shapes.py``: 1-3
+events a read, some cut inside an event or a character).
 """
 
 from __future__ import annotations
@@ -124,7 +128,8 @@ async def child(path: str) -> None:
             await pilot.pause(0.01)
         loaded = time.perf_counter() - start
         n = len(app.stream.events)
-        print(f"events {n:,}  input {len(data) / 1e6:.1f} MB of SSE")
+        kind = "a recording" if app.stream.framing == "recording" else "SSE"
+        print(f"events {n:,}  input {len(data) / 1e6:.1f} MB of {kind}")
         cpu = time.process_time() - cpu_start
         print(f"first screen            {first * 1000:7.0f} ms wall")
         print(f"loaded (and scanned)    {loaded * 1000:7.0f} ms wall, {cpu * 1000:.0f} ms cpu")
@@ -160,6 +165,8 @@ async def child(path: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="100000,1000000", help="event counts, comma-separated")
+    parser.add_argument("--recording", action="store_true",
+                        help="also open each size's body as a fraglens recording")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -179,6 +186,13 @@ def main() -> None:
                 goal = f"targets: first screen <= {first:g} s, any key <= {key * 1000:g} ms"
                 print(goal + (f", loaded <= {loaded:g} s" if loaded else ""))
             subprocess.run([sys.executable, __file__, "--child", str(path)], check=True)
+            if args.recording:
+                from shapes import recording as as_recording
+
+                rec = Path(tmp) / "capture.jsonl"
+                rec.write_bytes(as_recording(path.read_bytes()))
+                print(f"-- the same body as a recording ({rec.stat().st_size / 1e6:.0f} MB) --")
+                subprocess.run([sys.executable, __file__, "--child", str(rec)], check=True)
 
 
 if __name__ == "__main__":

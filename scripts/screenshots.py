@@ -52,9 +52,13 @@ SHOTS = [
     ),
     Shot(
         "demo-end",
-        "The demo at its last event: every verdict, read_file repaired, the diagnostics",
+        "The demo at its last event: every verdict, read_file repaired (raw and repaired "
+        "side by side), the diagnostics",
         ":demo:",
         keys=("end",),
+        # eight rows more than the others: the Parse pane holds the three verdicts
+        # and the diagnostics under them
+        size=(120, 44),
         select=1,
     ),
     Shot(
@@ -63,6 +67,8 @@ SHOTS = [
         "side by side",
         "quirk_args_repaired.sse",
         keys=("end",),
+        # tall enough for both calls' verdict lines, each change and both texts
+        size=(120, 44),
         select=1,
     ),
     Shot(
@@ -74,7 +80,7 @@ SHOTS = [
     ),
     Shot(
         "help",
-        "The help screen: every key, and what each pane says",
+        "? on the three panes: their keys, and what each pane shows",
         ":demo:",
         keys=("question_mark",),
     ),
@@ -165,11 +171,10 @@ def serving(captures: list[str]) -> Iterator[str]:
 
 async def take_compare(out: Path) -> Path:
     """The comparison screen once every backend is in, the tiny-fragments one highlighted."""
-    from fraglens.net.cost import Prices
-
     from fraglens.app.screens.compare import CompareApp
     from fraglens.net.compare import make_backends
     from fraglens.net.request import build_spec
+    from fraglens.report.cost import PriceOptions, UserPrices
 
     captures = sorted(str(p) for p in COMPARE_CAPTURES.glob("*.*") if p.suffix != ".md")
     with serving(captures) as url:
@@ -179,7 +184,7 @@ async def take_compare(out: Path) -> Path:
             COMPARE_MODELS,
             record_dir=None,
             timeout=30,
-            prices_for=lambda model: Prices(1.0, 4.0, 1.3),
+            prices=PriceOptions(user={"*": UserPrices(1.0, 4.0)}, markup=1.3),
         )
         # the port changes from run to run: the intro names the server instead
         intro = "One request to 5 models behind fraglens serve on loopback, 4 at a time."

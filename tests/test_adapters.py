@@ -1063,6 +1063,7 @@ def test_make_adapter_gives_fresh_state_and_knows_aliases():
         "openai-chat",
         "anthropic",
         "openai-responses",
+        "openai-realtime",
         "gemini",
         "cohere",
         "dashscope",
@@ -1089,6 +1090,7 @@ def test_every_adapter_says_how_its_streams_end():
         "openai-chat": "done",
         "anthropic": "terminal",
         "openai-responses": "terminal",
+        "openai-realtime": "terminal",
         "cohere": "terminal",
         "gemini": "finish",
         "dashscope": "finish",
@@ -1106,7 +1108,9 @@ def test_native_block_and_item_positions_are_not_call_counts():
     positional = {name for name, cls in ADAPTERS.items() if not cls.indexes_calls}
     # Bedrock content blocks count text blocks too; InvokeModel hands Claude's own
     # events to the Anthropic adapter
-    assert positional == {"anthropic", "openai-responses", "bedrock-converse", "bedrock-invoke"}
+    assert positional == {
+        "anthropic", "openai-responses", "openai-realtime", "bedrock-converse", "bedrock-invoke"
+    }
 
 
 # == the recorded real streams ========================================================
@@ -1529,6 +1533,39 @@ def test_partial_args_out_of_order_still_build_the_value(value, rnd):
         for entry in unit:
             builder.add(entry)
     assert json.loads(builder.text()) == value
+
+
+class _Counted(str):
+    """A piece that counts the characters every concatenation with it copies."""
+
+    copied = 0
+
+    def __add__(self, other):
+        _Counted.copied += len(self) + len(other)
+        return str.__add__(self, other)
+
+    def __radd__(self, other):
+        _Counted.copied += len(self) + len(other)
+        return str.__add__(other, self)
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_partial_args_one_value_in_many_pieces_is_copied_a_bounded_number_of_times(nested):
+    """A string value sent in n pieces must cost O(its length), not O(n²):
+    the builder joins the pieces once rather than growing a string per piece
+    (which copied the value so far for every piece)."""
+    path = "$.a[0].text" if nested else "$.text"
+    pieces = 5_000
+    builder = PartialArgs()
+    _Counted.copied = 0
+    text = "".join(builder.add(pa(path, True, stringValue=_Counted("abcdefgh")))
+                   for _ in range(pieces))
+    text += builder.add(pa(path, stringValue="")) + builder.close()
+    total = 8 * pieces
+    assert _Counted.copied <= 4 * total
+    expected = "abcdefgh" * pieces
+    assert json.loads(text) == builder.value == ({"a": [{"text": expected}]} if nested
+                                                else {"text": expected})
 
 
 def _bare(index=0, args="x", choice=0, top=None, **extra):

@@ -720,7 +720,7 @@ async def test_the_parse_pane_shows_the_calls_a_parallel_wrapper_holds():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("end")
         text = flat(result_text(app, 0))
-        assert "the 2 call(s) this wrapper holds:" in text
+        assert "the 2 calls this wrapper holds:" in text
         assert "get_weather" in text and "get_local_time" in text and "Europe/Paris" in text
 
 

@@ -234,8 +234,10 @@ async def test_search_lands_where_a_value_split_across_fragments_became_complete
         await pilot.pause()
         assert app.step == complete
         await pilot.press("full_stop")
-        assert app.step == complete  # the only match
-        assert "No match of '深圳' after event" in last_note(app)
+        # the last match: from the first again, the header comment that quotes it
+        assert app.found.events == [0, complete]
+        assert app.step == 0
+        assert last_note(app) == "Past the last match; from the first again (event 0)."
 
 
 async def test_search_next_and_previous_visit_every_event_with_a_match():
@@ -261,14 +263,22 @@ async def test_search_next_and_previous_visit_every_event_with_a_match():
                 k = next(i for i, end in enumerate(c.frag_end) if end >= m.end())
                 completed.add(c.frag_event[k])
         expected = sorted(in_events | completed)
+        assert app.step == expected[0]  # the search opened before the first chunk
         visited = [app.step]
-        for _ in expected:
+        for _ in expected[1:]:
             await pilot.press("full_stop")
-            if app.step != visited[-1]:
-                visited.append(app.step)
-        assert visited == [e for e in expected if e >= visited[0]]
+            visited.append(app.step)
+        assert visited == expected
         await pilot.press("comma")
         assert app.step == visited[-2]
+        await pilot.press("full_stop")
+        # past the last match: from the first again, as less and vim do, saying so
+        await pilot.press("full_stop")
+        assert app.step == expected[0]
+        assert last_note(app) == f"Past the last match; from the first again (event {expected[0]})."
+        await pilot.press("comma")  # and back over the top
+        assert app.step == expected[-1]
+        assert last_note(app).startswith("Past the first match; from the last again")
 
 
 def _underlined(strips) -> str:

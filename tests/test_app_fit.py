@@ -145,6 +145,8 @@ async def test_without_declared_tools_t_is_greyed_out_and_nothing_is_judged():
         await pilot.press("t")
         await pilot.pause()
         assert not isinstance(app.screen, ToolsScreen)
+        [note] = [n for n in app._notifications if n.title == "Cannot do that here"]
+        assert note.message.startswith("No declared tools") and "--tools FILE" in note.message
         assert "schema" not in flat(result_text(app, 0))
 
 
@@ -240,3 +242,22 @@ async def test_a_megabyte_string_that_breaks_its_schema_is_cut_in_the_parse_pane
         assert len(marked) == 1 and marked[0].startswith('"content": "xxx')
         assert f"… [+{1_000_000 - STRING_CHARS:,} chars]" in marked[0]
         assert len(widget._strips) < SIZE[1] * 2  # rendered within the screen
+
+
+async def test_the_status_line_counts_the_fit_errors_check_counts():
+    # as `fraglens FILE --tools TOOLS` opens it: read in slices, judged once read
+    from fraglens.app.widgets.status import StatusBar
+    from fraglens.reading.progressive import Loading
+
+    tools = read_tools(json.loads(TOOLS.read_text(encoding="utf-8")))
+    loading = Loading(SAMPLE.read_bytes(), str(SAMPLE))
+    app = FraglensApp(
+        loading=loading, source=str(SAMPLE), fit_when_loaded=lambda s: check_fit(s, tools)
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        while app.loading is not None:
+            await pilot.pause(0.02)
+        await pilot.pause()
+        line = app.query_one(StatusBar).status.summary
+    # check: every call parses (ok), six of them break their schema or name no tool
+    assert line == "6 calls: 6 ok · 6 errors"

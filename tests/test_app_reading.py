@@ -201,7 +201,7 @@ async def test_the_call_list_shows_timing_and_a_sparkline_of_gaps_in_a_timed_cap
         await pilot.press("C")
         await pilot.pause()
         about = str(app.screen.query_one("#calls-about").render())
-        assert "first tool byte" in about and "1 stall(s) over 1 s" in about
+        assert "first tool byte" in about and "1 stall over 1 s" in about
         gaps = app.screen.query_one(Sparkline).data
         assert len(gaps) == len(stream.events) - 1
         assert max(gaps) == pytest.approx(1500, abs=1)
@@ -216,14 +216,16 @@ async def test_stream_rows_say_what_each_event_fed_and_x_shows_the_raw_chunk():
     async with app.run_test(size=SIZE) as pilot:
         stream_list = app.query_one(StreamList)
         first, second = app.index.calls
-        opened = stream_list.render_line(first.first_event).text
+        # the call column leaves room for "#0+1" (an event that fed two calls)
+        opened = " ".join(stream_list.render_line(first.first_event).text.split())
         assert f"#0 new {first.name} {first.id}" in opened
         # the fragment that completed 上 (call #1): "ty\":\"上" as a JSON string
         event = next(e for e in second.frag_event if "上" in second.text[: second.length_at(e)])
         added = app.index.added(second, event)
         assert added is not None
         fed = stream_list.render_line(event).text
-        assert f"#1 +{json.dumps(added.text, ensure_ascii=False)}" in fed
+        expected = f"#1 +{json.dumps(added.text, ensure_ascii=False)}"
+        assert " ".join(expected.split()) in " ".join(fed.split())
         assert '"choices"' not in fed
         await pilot.press("x")
         raw = stream_list.render_line(event).text

@@ -241,6 +241,20 @@ def test_json_that_is_no_model_response_is_exit_2(tmp_path, capsys, content, fra
     assert framing in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("content", "name"),
+    [('{"a": 1}', "x.json"), (": only a comment\n\n", "c.sse"), ("hello\n", "t.txt"),
+     (GOOD, "s.sse"), (TRUNCATED, "s.sse")],
+)
+def test_fraglens_path_without_a_terminal_exits_as_check_does(tmp_path, content, name):
+    path = write(tmp_path, content, name)
+    shown, checked = run_cli(path, stdin=""), run_cli("check", path)
+    assert shown.returncode == checked.returncode
+    assert shown.stdout == checked.stdout
+    if checked.returncode == 2:  # the same one line, and no note about a report
+        assert shown.stderr == checked.stderr
+
+
 def test_check_dev_zero_stops_at_the_input_cap(monkeypatch, capsys):
     monkeypatch.setattr("fraglens.reading.capture.MAX_INPUT_BYTES", 4 << 20)
     assert main(["check", "/dev/zero"]) == 2

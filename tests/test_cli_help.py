@@ -124,3 +124,36 @@ def test_the_live_example_against_serve_runs(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["events"] > 0 and doc["end"] == "done"
     assert code in (0, 1)  # read whole; 1 because the demo has a repaired call
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["chek", "capture.sse"], "unknown command 'chek'; did you mean `fraglens check`?"),
+        (["expalin", "args-truncated"], "did you mean `fraglens explain`?"),
+        (["help", "chek"], "unknown command 'chek'; did you mean `fraglens check`?"),
+        (["timing"], "unknown command 'timing', and no file by that name; the commands: check,"),
+        (["help", "nosuch"], "unknown command 'nosuch'; the commands: check, explain,"),
+    ],
+)
+def test_a_mistyped_command_says_so_suggests_the_nearest_and_exits_2(
+    argv, said, capsys, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # no file by any of these names
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""  # not the usage, not the help
+    assert err.startswith("fraglens: error: ")
+    assert said in err and err.count("\n") == 1
+
+
+def test_a_word_that_names_a_file_opens_it_and_a_path_is_never_a_command(
+    capsys, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "chek").write_bytes((ROOT / "sample_streams" / "demo.sse").read_bytes())
+    # no terminal here: the app prints check's report instead of opening
+    assert main(["chek"]) == 1
+    assert "chek: sse framing" in capsys.readouterr().out
+    assert main(["missing.sse"]) == 2
+    assert capsys.readouterr().err == "fraglens: error: missing.sse: no such file\n"

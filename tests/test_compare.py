@@ -102,7 +102,7 @@ def test_a_stream_without_calls_has_an_empty_profile(capsys):
     assert (p["calls"], p["fragments"]) == (0, 0)
     assert p["fragment_chars"] == {"min": None, "median": None, "max": None}
     main(["check", "--chunking", str(DATA / "http_429.jsonl")])
-    assert "chunking: 0 fragment(s) over 0 call(s), -/-/- chars" in capsys.readouterr().out
+    assert "chunking: 0 fragments over 0 calls, -/-/- chars" in capsys.readouterr().out
 
 
 def test_a_raw_surrogate_split_is_a_mid_character_cut(samples):
@@ -117,7 +117,7 @@ def test_check_chunking_adds_the_profile_to_json_and_text(capsys):
     assert doc["chunking"] == profile("tiny_fragments.sse")
     assert main(["check", "--chunking", path]) == 0
     out = capsys.readouterr().out
-    assert "chunking: 23 fragment(s) over 1 call(s), 0/3/5 chars" in out
+    assert "chunking: 23 fragments over 1 call, 0/3/5 chars" in out
     assert main(["check", "--json", path]) == 0
     assert "chunking" not in json.loads(capsys.readouterr().out)
 
@@ -237,7 +237,7 @@ def test_compare_records_each_backend_and_check_reads_the_recording_alike(capsys
 def test_backends_that_agree_and_are_ok_exit_0(capsys, server):
     code, out, _ = compare(capsys, server, "--models", "glm-4.6,deepseek-chat,claude-sonnet-4-5")
     assert code == 0
-    assert "the 3 backend(s) that answered agree" in out
+    assert "the 3 backends that answered agree" in out
 
 
 def test_the_text_report_is_one_table_then_the_differences(capsys, server):

@@ -78,7 +78,7 @@ async def test_backends_are_listed_as_they_finish_and_enter_opens_one(slow_serve
         assert sorted(rows) == sorted(MODELS)
         assert rows[-1] == "claude-sonnet-4-5"  # asked first, finished last
         status = plain(app.list.query_one("#compare-status", Static))
-        assert "5 of 5 backend(s) finished" in status and "they disagree" in status
+        assert "5 of 5 backends finished" in status and "they disagree" in status
 
         # open glm-4.6: its stream in the three panes
         table = app.list.query_one("#compare-table")
@@ -86,7 +86,7 @@ async def test_backends_are_listed_as_they_finish_and_enter_opens_one(slow_serve
         await pilot.pause()
         detail = plain(app.list.query_one("#compare-detail", Static))
         assert (
-            "glm-4.6: 1 fragment(s) over 1 call(s)" in detail and "whole in one chunk 1" in detail
+            "glm-4.6: 1 fragment over 1 call" in detail and "whole in one chunk 1" in detail
         )
         assert "call 0: arguments differ (keys: query)" in detail
         await pilot.press("enter")
@@ -138,3 +138,33 @@ async def test_the_palette_opens_the_chunking_profile_of_any_capture():
         assert values[:5] == ["23", "0 / 3 / 5", "18", "6", "1"]
         await pilot.press("escape")
         assert not isinstance(app.screen, ChunkingScreen)
+
+
+def test_the_list_reaches_every_backend_with_no_key_pressed(slow_server, tmp_path):
+    # the real app in a pseudo-terminal: in-process, the test's own waits wake the
+    # app's loop and hide a message that never woke it (the list stood at "2 of 5"
+    # until a key was pressed)
+    from .test_app_signals import fraglens
+
+    args = ["compare", "--app", "--url", f"{slow_server.url}/v1", "--prompt", "Weather?"]
+    args += ["--models", ",".join(MODELS), "--concurrency", "5", "--record-dir", str(tmp_path)]
+    with fraglens(*args) as app:
+        # every backend in, then the comparison: drawn with no key pressed
+        app.drawn("5 of 5 backends finished · they disagree".encode())
+        app.press(b"q")
+        assert app.finish() == 1  # compare's status: the backends disagree
+
+
+async def test_question_mark_on_the_list_shows_the_lists_keys(slow_server, tmp_path):
+    from .test_app_help import DEBUGGER_ONLY, open_help
+
+    app = CompareApp(backends(slow_server.url, tmp_path), concurrency=5, intro="test")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, CompareScreen)
+        expected, text = await open_help(app, pilot)
+    assert [what for what in expected if what not in text] == []
+    assert "⏎ Open the backend's stream in the three panes" in text
+    assert "l back to this list from the three panes" in text
+    assert not [tip for tip in DEBUGGER_ONLY if tip in text]
+    assert "(unbound)" not in text

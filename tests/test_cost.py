@@ -291,3 +291,13 @@ def test_compare_ranks_backends_by_cost(tmp_path: Path):
             for m, c in (("a", 0.02), ("b", None), ("c", 0.01))]
     doc = compare_doc(rows)
     assert doc["by_cost"] == ["c", "a"]
+
+
+def test_the_app_status_line_shows_the_figure_of_the_report():
+    from fraglens.app.steps import StepIndex, verdict_summary
+
+    stream, _ = load_stream(str(ANTHROPIC))
+    doc = build_report(stream)
+    assert verdict_summary(StepIndex(stream)).endswith(f"{doc['cost']['total']:.6f} USD")
+    without, _ = load_stream(str(SAMPLES / "backend_gpt4o_parallel.sse"))  # no usage
+    assert "USD" not in verdict_summary(StepIndex(without))

@@ -31,6 +31,8 @@ SDK_WRONG = {
     "id-changed": "Q08: the SDK appends the second id",
     "args-object": "Q15: the SDK cannot add objects as text",
     "name-missing": "Q12: the SDK reports a call that never got a name with the name ''",
+    "name-changed": "Q11b: the SDK appends a name re-sent mid-call (read_filenull)",
+    "choice-index-unstable": "Q30b: the SDK keeps one choice per choice index it saw",
     "args-cumulative": "cumulative pieces: the SDK joins every restatement into one text",
 }
 #: quirks with no code of their own, pinned by the sample that shows them

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from fraglens.engine.fragments import ArgsFinal, Finish, StreamError, TextDelta, ToolDelta
 from fraglens.engine.reassembler import Reassembler
+
+from .conftest import examples
 
 
 def run(*events, finish="tool_calls", max_arg_bytes=None) -> Reassembler:
@@ -500,3 +507,114 @@ def test_a_cut_text_past_the_repair_limit_is_truncated_without_a_guess():
     r = run(T(0, "c1", "f", '{"a": "' + "x" * (REPAIR_LIMIT + 10)),
             max_arg_bytes=REPAIR_LIMIT + 5)
     assert (r.calls[0].result.status, r.calls[0].result.has_value) == ("truncated", False)
+
+
+# -- servers that number choices, indexes or names wrongly ------------------------
+
+
+def test_a_choice_index_counted_up_every_chunk_is_one_call_and_flagged():
+    r = run(
+        T(0, "c1", "get_weather", "", choice=0),
+        T(0, args='{"city":', choice=1),
+        T(0, args='"Paris"}', choice=2),
+        [Finish(3, "tool_calls", "tool_calls")],
+        finish=None,
+    )
+    assert summary(r) == [("get_weather", "ok", {"city": "Paris"})]
+    assert "choice-index-unstable" in codes(r)
+    assert list(r.choices) == [0] and r.choices[0].finish == "tool_calls"
+    assert "finish-reason-mismatch" not in codes(r)
+
+
+def test_n2_choices_that_each_open_their_call_are_not_drift():
+    r = run(
+        T(0, "c1", "f", "", choice=0), T(0, "c2", "f", "", choice=1),
+        T(0, args='{"a":1}', choice=0), T(0, args='{"a":2}', choice=1),
+    )
+    assert [(c.choice, c.result.arguments) for c in r.calls] == [(0, {"a": 1}), (1, {"a": 2})]
+    assert "choice-index-unstable" not in codes(r)
+
+
+def _moved(r: Reassembler) -> set[int]:
+    return {d.call for d in r.diagnostics() if d.code == "index-changed"}
+
+
+def test_a_call_opened_at_its_tool_position_then_streamed_at_its_ordinal():
+    # tools [get_time, get_weather]; the model calls get_weather, then get_time
+    r = run(
+        T(1, "a", "get_weather", ""), T(0, args='{"city":'), T(0, args='"Paris"}'),
+        T(0, "b", "get_time", ""), T(1, args='{"tz":"UTC"}'),
+    )
+    assert summary(r) == [
+        ("get_weather", "ok", {"city": "Paris"}), ("get_time", "ok", {"tz": "UTC"}),
+    ]
+    assert _moved(r) == {0, 1}
+    assert "index-collision" not in codes(r)
+
+
+def test_a_call_opened_at_its_ordinal_then_streamed_at_its_tool_position():
+    r = run(
+        T(0, "a", "get_weather", ""), T(1, args='{"city":"Paris"}'),
+        T(1, "b", "get_time", ""), T(0, args='{"tz":'), T(0, args='"UTC"}'),
+    )
+    assert summary(r) == [
+        ("get_weather", "ok", {"city": "Paris"}), ("get_time", "ok", {"tz": "UTC"}),
+    ]
+    assert _moved(r) == {0, 1}
+    assert "name-late" not in codes(r)
+
+
+def test_a_late_name_on_a_new_index_is_still_a_new_call():
+    # LM Studio: the second call's text comes before its name; the first is whole
+    r = run(T(0, "a", "f", '{"x":1}'), T(1, args='{"y":'), T(1, None, "g", "2}"))
+    assert summary(r) == [("f", "ok", {"x": 1}), ("g", "ok", {"y": 2})]
+    assert "index-changed" not in codes(r)
+
+
+def test_a_name_resent_as_null_mid_call_is_said_and_the_name_kept():
+    r = run(T(0, "c1", "read_file", '{"path":'), T(0, None, "null", '"a.txt"}'))
+    assert summary(r) == [("read_file", "ok", {"path": "a.txt"})]
+    assert "name-changed" in codes(r)
+
+
+def test_a_different_name_mid_call_is_a_change_not_a_piece():
+    r = run(T(0, "c1", "read_file", '{"path":'), T(0, None, "write_file", '"a.txt"}'))
+    assert r.calls[0].name == "read_file"
+    assert "name-changed" in codes(r) and "name-split" not in codes(r)
+
+
+def test_a_blank_name_before_any_text_is_no_name():
+    r = run(T(0, "c1", "null", ""), T(0, None, "f", "{}"))
+    assert summary(r) == [("f", "ok", {})]
+    assert "name-changed" not in codes(r)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    values=st.lists(st.dictionaries(st.sampled_from("abc"), st.one_of(
+        st.integers(), st.text(max_size=6), st.dictionaries(st.just("x"), st.integers()))),
+        min_size=1, max_size=4),
+    cuts=st.lists(st.integers(min_value=1, max_value=30), max_size=8),
+    order=st.randoms(use_true_random=False),
+    first=st.sampled_from([0, 1]),
+)
+def test_well_formed_parallel_calls_never_look_switched(values, cuts, order, first):
+    # each call: its header (index, id, name), then its text in pieces under
+    # that index; the calls interleaved in any order that keeps each one's own
+    streams = []
+    for k, value in enumerate(values):
+        text = json.dumps(value)
+        points = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+        pieces = [text[a:b] for a, b in zip(points, points[1:], strict=False)]
+        index = first + k
+        streams.append([T(index, f"c{k}", f"f{k}", ""), *(T(index, args=p) for p in pieces)])
+    events = []
+    while any(streams):
+        stream = order.choice([s for s in streams if s])
+        events.append(stream.pop(0))
+    r = run(*events)
+    # listed in the order they opened: by name, each has its own value
+    assert sorted((c.name, json.dumps(c.result.arguments)) for c in r.calls) == [
+        (f"f{k}", json.dumps(value)) for k, value in enumerate(values)
+    ]
+    assert not {"index-changed", "name-changed", "choice-index-unstable"} & set(codes(r))

@@ -147,13 +147,30 @@ def _spell(payload: dict, how: str, leaf: str, at: int) -> str:
         return '{"' + leaf + '":"decoy",' + text[1:]
     if how == "padded":
         return " " + json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\t"
+    # what real streams vary from one event to the next (the envelopes' holes)
+    if how == "obfuscated":
+        noise = ["", "a" * (at % 17), "x\"y", "\u00e9", at, None][at % 6]
+        return json.dumps({**payload, "obfuscation": noise}, ensure_ascii=False,
+                          separators=(",", ":"))
+    if how == "numbered":
+        number = [at, -at, at / 2, str(at)][at % 4]
+        return json.dumps({"sequence_number": number, **payload}, separators=(",", ":"))
+    if how == "numbered-bad":  # not JSON: never read from an envelope
+        text = json.dumps(payload, separators=(",", ":"))
+        bad = ["1.", "01", "1.2", "-", "1e", "0x1"][at % 6]
+        return '{"sequence_number":' + bad + "," + text[1:]
+    if how == "padded-end":
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        return text[:-1] + " \t"[at % 2] * (at % 16) + "}"
     text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))  # a byte inserted
     at %= len(text) + 1
     return text[:at] + how[-1] + text[at:]
 
 
 SPELLINGS = ["compact"] * 6 + ["spaced", "ascii", "reordered", "extra", "twin", "padded",
-                               "insert ", "insert\\", 'insert"', "insert\x01", "insert}"]
+                               "insert ", "insert\\", 'insert"', "insert\x01", "insert}",
+                               "insert.", "insert-",
+                               *["obfuscated", "numbered", "padded-end"] * 3, "numbered-bad"]
 FORMATS = ["openai-chat", "anthropic", "openai-responses", "cohere", "bedrock-converse", "ai-sdk"]
 LEAF = {"openai-chat": "arguments", "anthropic": "partial_json", "openai-responses": "delta",
         "cohere": "arguments", "bedrock-converse": "input", "ai-sdk": "inputTextDelta"}
@@ -223,6 +240,37 @@ def test_envelopes_read_most_pieces_of_a_plain_stream(fmt, monkeypatch):
     events = _events(fmt, plan)
     assert _report(fmt, events, "envelopes") == _report(fmt, events, "full")
     assert sum(hit is not None for hit in hits) >= 18
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_envelopes_read_pieces_whose_events_vary_as_real_ones_do(fmt, monkeypatch):
+    """Chat Completions' obfuscation, Responses' sequence numbers, Anthropic's
+    padding: each continuation differs from the last outside its piece, and
+    still comes from its envelope (where the adapter says the field is unread,
+    or the difference is spacing)."""
+    hits = []
+    read = Envelopes.read
+    monkeypatch.setattr(Envelopes, "read", lambda self, d: hits.append(read(self, d)) or hits[-1])
+    how = {"openai-chat": "obfuscated", "openai-responses": "numbered"}.get(fmt, "padded-end")
+    # spellings of the kind the hole takes: a string of letters, a whole number
+    plan = [("piece", k % 2, 3 - 2 * (k % 2), how, 6 * k + 1 if how == "obfuscated" else 4 * k)
+            for k in range(20)]
+    events = _events(fmt, plan)
+    assert _report(fmt, events, "envelopes") == _report(fmt, events, "full")
+    assert sum(hit is not None for hit in hits) >= 16
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses"])
+@pytest.mark.parametrize("at", range(12))
+def test_a_hole_takes_only_a_value_of_its_kind(fmt, at):
+    """Once a hole is learned, a value of another kind there (a number that
+    is not JSON, a float, a string with an escape in a number's place) is
+    read the full way, as a payload that is not JSON must be."""
+    how = "obfuscated" if fmt == "openai-chat" else "numbered"
+    plan = [("piece", 0, 2, how, 4 * k + 1 if how == "obfuscated" else 4 * k) for k in range(4)]
+    plan += [("piece", 0, 2, how if at < 6 else "numbered-bad", at)] * 2
+    events = _events(fmt, plan)
+    assert _report(fmt, events, "envelopes") == _report(fmt, events, "full")
 
 
 def test_a_probe_refuses_an_envelope_whose_key_is_not_where_the_adapter_reads():

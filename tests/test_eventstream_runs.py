@@ -168,7 +168,29 @@ def _raw_piece(raw: bytes) -> bytes:
     return encode_message(EVENT, payload)
 
 
+def _bytes_typed(name: str, payload: bytes) -> bytes:
+    """A message whose ``:event-type`` is a bytes-typed header (type 6), not a string."""
+    head = b"\x0b:event-type\x06" + len(name).to_bytes(2, "big") + name.encode()
+    total = PRELUDE + len(head) + len(payload) + 4
+    lengths = total.to_bytes(4, "big") + len(head).to_bytes(4, "big")
+    return _with_crc(lengths + zlib.crc32(lengths).to_bytes(4, "big") + head + payload + b"\0" * 4)
+
+
+_DELTA_BYTES = b'{"contentBlockIndex":0,"delta":{"toolUse":{"input":"x"}}}'
+#: messages with no usable event name, each holding a delta's payload
+ODD_HEADERS = {
+    "exception without its type": encode_message({":message-type": "exception"}, _DELTA_BYTES),
+    "event without its type": encode_message({":message-type": "event"}, _DELTA_BYTES),
+    "no headers": encode_message({}, _DELTA_BYTES),
+    "bytes-typed event type": _bytes_typed("contentBlockDelta", _DELTA_BYTES),
+    "error without its code": encode_message({":message-type": "error"}, _DELTA_BYTES),
+    "empty error without its code": encode_message(
+        {":message-type": "error", ":error-message": "it broke"}, b""),
+}
+
+
 INTERRUPTIONS = {
+    **ODD_HEADERS,
     "text delta": _frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "hi"}}),
     "other index": _delta("x", index=1),
     "ascii escapes": _delta("d\u00e9j\u00e0 \ud83d", ascii_only=True),
@@ -198,11 +220,32 @@ INTERRUPTIONS = {
 }
 
 
+def _agree_compared(data: bytes, **kwargs) -> None:
+    """The bulk read agrees with the frame-by-frame one, and so does the read
+    ``check --compare`` makes (which keeps what naive clients see, and never
+    takes a shortcut): the same events, calls and verdict."""
+    _agree(data, **kwargs)
+    compared, _ = stream_from_bytes(data, "capture", keep_naive=True, **kwargs)
+    assert _state(compared) == _state(_one_by_one(data, **kwargs))
+
+
 @pytest.mark.parametrize("extra", INTERRUPTIONS.values(), ids=INTERRUPTIONS.keys())
 def test_interruptions_end_a_run_and_reading_goes_on(extra):
     frames = _converse(_args_pieces(200))
     for at in (40, 41, len(frames) - 3):
-        _agree(b"".join(frames[:at] + [extra] + frames[at:]))
+        _agree_compared(b"".join(frames[:at] + [extra] + frames[at:]))
+
+
+@pytest.mark.parametrize("extra", ODD_HEADERS.values(), ids=ODD_HEADERS.keys())
+def test_a_message_with_no_usable_event_name_is_never_argument_text(extra):
+    pieces = _args_pieces(200)
+    frames = _converse(pieces)
+    stream, _ = stream_from_bytes(b"".join(frames[:40] + [extra] + frames[40:]))
+    (call,) = stream.reassembler.calls
+    assert call.text == "".join(pieces)  # the "x" it holds went to no call
+    codes = {d.code for d in stream.reassembler.diagnostics()}
+    # an exception or an error says so; an event nothing names is named as unread
+    assert codes & {"error-event", "chunk-unreadable"}
 
 
 @pytest.mark.parametrize("edit", [_damaged_message_crc, _damaged_prelude_crc, _wrong_total])
@@ -375,7 +418,7 @@ _PIECE_CHARS = st.text(
     max_size=12,
 )
 _EDITS = st.sampled_from(["none", "flip", "cut", "garbage", "message crc", "prelude crc",
-                          "wrong total", "other headers"])
+                          "wrong total", "other headers", *ODD_HEADERS])
 
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -409,6 +452,8 @@ def _agree_edited(frames: list[bytes], pieces: list[str], ascii_only: bool, limi
             "toolUse": {"input": pieces[k % len(pieces)] or "x"}}}, ascii_only, extra="1")
     elif edit == "garbage":
         frames.insert(k, b"\x07" * (where % 30 + 1))
+    elif edit in ODD_HEADERS:
+        frames.insert(k, ODD_HEADERS[edit])
     data = b"".join(frames)
     if edit == "flip":
         at = where % len(data)
@@ -423,7 +468,7 @@ def _agree_edited(frames: list[bytes], pieces: list[str], ascii_only: bool, limi
         with pytest.raises(Exception):  # noqa: B017
             stream_from_bytes(data, "capture", max_arg_bytes=limit)
         return
-    _agree(data, max_arg_bytes=limit)
+    _agree_compared(data, max_arg_bytes=limit)
     if sliced:
         expected = _state(_one_by_one(data, max_arg_bytes=limit))
         assert _state(_read_in_slices(data, 1, max_arg_bytes=limit)) == expected

@@ -197,7 +197,7 @@ def test_a_broken_strict_tool_says_the_promise_was_broken_once_per_call():
     fit = check_fit(stream, [Tool("weather", WEATHER, strict=True)])
     codes = [d.code for d in fit.diagnostics]
     assert codes == ["args-schema", "args-schema", "strict-broken"]
-    assert "2 schema error(s)" in fit.diagnostics[-1].message
+    assert "2 schema errors" in fit.diagnostics[-1].message
 
 
 def test_a_tool_with_an_invalid_schema_leaves_its_calls_unchecked_and_says_so():
@@ -277,9 +277,9 @@ def test_a_ref_that_does_not_resolve_leaves_the_call_unchecked_and_fetches_nothi
     stream = stream_of(("weather", ['{"a": 1}']))
     fit = check_fit(stream, [Tool("weather", schema)])
     verdict = fit.calls[0]
-    assert not verdict.checked and verdict.schema_invalid
-    assert "does not resolve" in verdict.reason
-    assert [d.code for d in fit.diagnostics] == ["tool-schema-invalid"]
+    assert not verdict.checked and verdict.code == "schema-ref-unresolved"
+    assert "not resolved" in verdict.reason
+    assert [d.code for d in fit.diagnostics] == ["schema-ref-unresolved"]
 
 
 def test_a_ref_inside_the_schema_is_followed():

@@ -161,7 +161,7 @@ def test_a_har_entry_request_body_declares_the_tools(tmp_path, capsys):
         (None, "no such file"),
         ("{not json", "not JSON"),
         ('{"model": "m"}', 'no "tools" list'),
-        ('[{"type": "web_search"}]', "none of the 1 tool entries declares a function"),
+        ('[{"type": "web_search"}]', "the one tool entry declares no function"),
     ],
 )
 def test_an_unreadable_tools_file_is_a_one_line_error_and_exit_2(tmp_path, capsys, content, reason):
@@ -197,7 +197,7 @@ def test_live_headless_prints_the_fit_and_the_timing_as_the_stream_ends(tmp_path
     out = capsys.readouterr().out
     assert code == 1
     assert "call 3 get_forecast: not checked: no declared tool has this name" in out
-    assert "call 4 book_table: 1 schema error(s) (declared strict" in out
+    assert "call 4 book_table: 1 schema error (declared strict" in out
     assert f"before event {STALL_AFTER}" in out  # the stall line
     assert "call 5 get_weather: " in out and " ms -> " in out  # one line per call
     # the recording says the same when checked later, with no flag

@@ -194,7 +194,7 @@ def test_a_leaked_call_does_not_change_the_exit_status(capsys):
 def test_the_text_report_shows_each_leaked_call():
     stream, _ = load_stream(str(SAMPLES / "leaked_deepseek_v3.sse"))
     lines = [line.plain for line in leaked_lines(build_report(stream))]
-    assert lines[0].startswith("2 leaked call(s), not made")
+    assert lines[0].startswith("2 leaked calls, not made")
     assert "get_weather ok" in lines[1] and "deepseek_v3" in lines[1]
 
 

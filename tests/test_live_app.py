@@ -106,3 +106,29 @@ async def test_ctrl_r_asks_to_send_the_request_again(tmp_path):
         assert app.return_value == AGAIN
         again = call.again()
         assert again.spec == call.spec and again is not call and not again.stream.events
+
+
+async def test_with_nothing_listening_the_status_says_no_events_and_no_warning():
+    import socket
+
+    from fraglens.app.widgets.parse import DiagnosticsView
+    from fraglens.app.widgets.status import StatusBar
+
+    from .test_app import pane_text
+
+    with socket.socket() as s:  # a port nothing listens on: bound, then freed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    call = LiveCall(spec_for(f"http://127.0.0.1:{port}"))
+    app = make_live_app(call)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await wait_until(pilot, lambda: call.status.phase.finished)
+        await pilot.pause()
+        line = app.query_one(StatusBar).render().plain
+        listed = pane_text(app.query_one(DiagnosticsView))
+    assert call.status.phase is Phase.FAILED
+    assert line.startswith(" no events ") and "event 0/-1" not in line
+    assert "connection refused" in line and "end: nothing received" in line
+    # no warning counted that the Diagnostics list (none so far) does not show
+    assert "0 calls" in line and "warning" not in line
+    assert listed.strip() == "none so far"

@@ -24,7 +24,7 @@ from fraglens.engine.reassembler import Reassembler
 from fraglens.framing.detect import ndjson_start, read_stream
 from fraglens.framing.events import FramingError
 from fraglens.reading import ndjson_runs, readers
-from fraglens.reading.capture import LoadError, stream_from_bytes, stream_from_framed
+from fraglens.reading.capture import stream_from_bytes, stream_from_framed
 from fraglens.reading.findings import report_replaced_bytes
 from fraglens.reading.readers import frame
 from fraglens.reading.stream import Stream
@@ -255,13 +255,29 @@ def test_a_capture_with_no_last_newline():
     _agree("\n".join(lines).encode())  # the last line, a text line, has none
 
 
-def test_bytes_that_are_not_utf8_make_no_ndjson_either_way():
-    data = _capture(_answer(_pieces(50))).replace("déjà".encode(), b"d\xe9j\xe0", 1)
-    assert ndjson_start(data) is None
-    with pytest.raises(LoadError):
-        _one_by_one(data)
-    with pytest.raises(LoadError):
-        stream_from_bytes(data, "capture")
+def _replaced(stream) -> list[int]:
+    return [d.event for d in stream.reassembler.diagnostics() if d.code == "bytes-replaced"]
+
+
+def test_a_byte_that_is_not_utf8_is_replaced_in_its_line_and_the_rest_read():
+    lines = _answer(_pieces(50))
+    bad = next(k for k, line in enumerate(lines) if "déjà" in line)
+    data = _capture(lines).replace("déjà".encode(), b"d\xe9j\xe0", 1)
+    assert ndjson_start(data) is not None
+    _agree(data)
+    stream, _ = stream_from_bytes(data, "capture")
+    assert _replaced(stream) == [bad]  # only the line that holds them, as in SSE
+    doc = build_report(stream)
+    assert doc["end"] == "terminal-event" and len(doc["calls"]) == 1
+    assert "d\ufffdj\ufffd" in doc["text"]["0"]
+
+
+def test_a_capture_cut_mid_character_is_read_to_the_cut():
+    data = _capture(_answer(_pieces(30)))
+    cut = data.index("😀".encode()) + 2  # two of the emoji's four bytes
+    stream, framed = stream_from_bytes(data[:cut], "capture")
+    assert framed.framing == "ndjson" and _replaced(stream) == [len(stream.events) - 1]
+    _agree(data[:cut])
 
 
 def test_a_bom_and_blank_lines_before_the_first_line():
@@ -425,17 +441,21 @@ def _line(kind: str, piece: str, stamp: str, dumps=_DUMPS) -> str:
     first=st.sampled_from([1, 100, 4096]),
     most=st.sampled_from([3, 1 << 15]),
     fewest=st.sampled_from([1, 8]),
+    bad=st.sampled_from([b"", b"\xff", b"\xc3", b"\xe2\x82"]),
+    bad_at=st.integers(min_value=0),
 )
-def test_any_capture_agrees(lines, runs, eol, ascii_only, cut, first, most, fewest):
+def test_any_capture_agrees(lines, runs, eol, ascii_only, cut, first, most, fewest, bad, bad_at):
     # long stretches of text lines among the random ones, so that runs happen
     for at, length, stamp in runs:
         lines[at:at] = [("text", f"p{k}", stamp if k % 3 else _time(k)) for k in range(length)]
-    # escaped, a lone surrogate is JSON; raw, it is no UTF-8, and no NDJSON
+    # escaped, a lone surrogate is JSON; raw, it is no UTF-8, replaced in its line
     dumps = json.JSONEncoder(ensure_ascii=ascii_only, separators=(",", ":")).encode
     text = eol.join(_line(*line, dumps) for line in lines) + eol
     data = text.encode("utf-8", "surrogatepass")
     if cut is not None:
         data = data[: cut % (len(data) + 1)]
+    at = bad_at % (len(data) + 1)
+    data = data[:at] + bad + data[at:]  # a byte that is not UTF-8, or half a character
     if ndjson_start(data) is None:
         return  # not NDJSON: the other readers' business
     # runs from the first lines on (a whole read frames 4 KiB line by line first)
@@ -443,3 +463,13 @@ def test_any_capture_agrees(lines, runs, eol, ascii_only, cut, first, most, fewe
             mock.patch.object(ndjson_runs, "MAX_RUN", most), \
             mock.patch.object(ndjson_runs, "_FEWEST", fewest):
         _agree(data)
+
+
+def test_a_run_of_lines_that_each_hold_a_bad_byte_is_read_as_its_lines():
+    # the bad byte sits before the piece in every line: offsets learned from
+    # the line's text, where it is three bytes, would cut each piece wrongly
+    lines = [_text_line(f"ab{k}", k) for k in range(40)] + [_done_line(41)]
+    data = _capture(lines).replace(b"qwen3:8b", b"qwen3\xff8b")
+    _agree(data)
+    stream, _ = stream_from_bytes(data, "capture")
+    assert build_report(stream)["text"]["0"] == "".join(f"ab{k}" for k in range(40))

@@ -69,6 +69,11 @@ def test_the_installed_copy_runs_away_from_the_checkout(wheel: Path, tmp_path: P
     checked = fraglens("check", "--json", str(sample))
     assert checked.returncode == 0, checked.stderr
     assert '"calls"' in checked.stdout
+    # the calls are validated by the installed copy's worker, started from the install
+    fit = SAMPLES / "fit_openai_chat.sse"
+    fitted = fraglens("check", "--json", "--tools", str(fit.with_suffix(".tools.json")), str(fit))
+    assert fitted.returncode == 1, fitted.stderr  # its calls break their schema on purpose
+    assert '"checked": true' in fitted.stdout and "schema-uncheckable" not in fitted.stdout
     helped = fraglens("help", "serve")
     assert helped.returncode == 0 and "exit codes" in helped.stdout
     explained = fraglens("explain", "no-such-code")

@@ -70,7 +70,7 @@ class FlushCounter(io.BytesIO):
 def test_recording_lines_are_header_response_chunks_end():
     lines = [json.loads(line) for line in record([(0.5, b"data: {}\n\n")]).splitlines()]
     assert lines[0]["fraglens"] == "recording"
-    assert lines[0]["version"] == RECORDING_VERSION == 1
+    assert lines[0]["version"] == 1  # an HTTP recording: every fraglens reads it
     assert lines[0]["format"] == "openai-chat"
     assert lines[1] == {"response": {"status": 200, "headers": SSE_HEADERS}, "t": 0.25}
     assert lines[2] == {"t": 0.5, "b": "data: {}\n\n"}
@@ -182,8 +182,9 @@ def test_unknown_line_kinds_and_keys_are_ignored():
 
 
 def test_newer_version_is_refused_with_a_framing_error():
-    data = record([(0.1, b"data: a\n\n")]).replace(b'"version":1', b'"version":2', 1)
-    with pytest.raises(FramingError, match="version 2"):
+    newer = RECORDING_VERSION + 1
+    data = record([(0.1, b"data: a\n\n")]).replace(b'"version":1', b'"version":%d' % newer, 1)
+    with pytest.raises(FramingError, match=f"version {newer}"):
         read_stream(data)
 
 
@@ -445,6 +446,7 @@ def test_har_list_streams_summarizes_every_entry():
             "content_type": "application/javascript",
             "size": 1,
             "event_stream": False,
+            "websocket_messages": 0,
             "has_body": True,
         },
         {
@@ -455,6 +457,7 @@ def test_har_list_streams_summarizes_every_entry():
             "content_type": "text/event-stream",
             "size": len(SSE_BODY),
             "event_stream": True,
+            "websocket_messages": 0,
             "has_body": True,
         },
     ]
@@ -529,7 +532,7 @@ def test_har_event_stream_without_saved_body_is_skipped():
 
 def test_har_with_no_llm_response_raises_framing_error():
     document = har(har_entry("https://x.test/", "text/html", "<html></html>"))
-    with pytest.raises(FramingError, match="1 entries"):
+    with pytest.raises(FramingError, match="the HAR's 1 entry holds no"):
         read_stream(json.dumps(document).encode())
 
 
@@ -606,7 +609,8 @@ def test_unreadable_and_cut_lines_are_reported_and_exit_1(tmp_path, capsys):
     code, doc = _check(tmp_path, capsys, [_HEADER, _CHUNK, "GARBAGE", _DONE, '{"t":0.3,"b":"da'])
     assert code == 1
     [found] = [d for d in doc["diagnostics"] if d["code"] == "recording-damaged"]
-    assert "1 line(s) could not be read" in found["message"] and "cut off" in found["message"]
+    assert "1 line could not be read and was left out" in found["message"]
+    assert "cut off" in found["message"]
     assert doc["text"] == {"0": "hi"}  # what could be read is still all there
 
 

@@ -99,6 +99,20 @@ def test_any_reads_agree(eol, cuts, pieces, end, tail, comment):
     _agree(_recording(_split(body, cuts), end))
 
 
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"], ids=["lf", "crlf", "cr"])
+def test_a_comment_takes_the_time_of_the_read_whose_line_ends_it(eol):
+    # a comment (its lines are one event) is complete once a line that is no
+    # comment line ends: its blank line, or the next field, in a later read
+    stop = b"\n\nevent: content_block_stop"
+    calls = _sse(_anthropic(_args_pieces(3))).replace(stop, b"\n\n: one\n: two" + stop[1:])
+    body = (b": keep-alive\n\n" + calls + b": bye\n").replace(b"\n", eol)
+    # a read that ends at a line end, or one byte before or after it
+    cuts = {c + d for c in range(len(body)) if body[c] in b"\r\n" for d in (0, 1, 2)}
+    for cut in sorted(cuts & set(range(1, len(body)))):
+        reads = [(0.1, body[:cut]), (0.2, body[cut:])]
+        _agree(_recording(reads, end=0.3))
+
+
 def test_a_held_carriage_return_takes_the_next_reads_time():
     body = _sse(_anthropic(_args_pieces(50))).replace(b"\n", b"\r")
     # every read ends right after an event's last CR
@@ -121,9 +135,10 @@ def test_lines_read_as_json_loads_reads_each(lines):
     # the header aside, each line is what json.loads makes of it, or unreadable
     from fraglens.framing.recording import _UNREADABLE, _lines, _loads
 
-    lines = [b'{"fraglens":"recording","version":1}', *lines]
-    got = list(_lines(lines))
-    want = [(n, _loads(raw)) for n, raw in enumerate(lines[1:], start=1) if raw.strip()]
+    data = b"\n".join([b'{"fraglens":"recording","version":1}', *lines])
+    got = list(_lines(data))
+    want = [(n, _loads(raw)) for n, raw in enumerate(data.split(b"\n")[1:], start=1)
+            if raw.strip()]
     assert [n for n, _ in got] == [n for n, _ in want]
     for (_, a), (_, b) in zip(got, want, strict=True):
         assert (a is _UNREADABLE) == (b is _UNREADABLE)

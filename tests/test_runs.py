@@ -278,3 +278,157 @@ def test_a_damaged_run_agrees(edits):
         else:
             del data[at : at + len(blob)]
     _agree(bytes(data))
+
+
+# -- the envelopes real streams send: a field that varies, padding ----------------
+#
+# Real continuations differ outside their piece (adapters/envelope.py's holes):
+# Chat Completions' "obfuscation", Responses' "sequence_number" and
+# "obfuscation", Anthropic's spaces before the last brace. The bulk read and
+# the one-by-one read take them from the same learned pattern, so both are
+# also held to the full path, with no envelope at all.
+
+_NOISE = st.one_of(
+    st.text(alphabet="abcXYZ019", max_size=16),  # what OpenAI sends
+    st.text(alphabet='a\u00e9"\\\x01/', max_size=4),  # escapes, non-ASCII: one by one only
+    st.integers(-3, 3), st.none(), st.floats(0, 2),  # another type: no hole takes it
+)
+
+
+def _real_chat(pieces: list[str], noise: list, calls: int = 1) -> list[tuple[str | None, str]]:
+    head = ('{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m",'
+            '"choices":[{"index":0,"delta":')
+
+    def chunk(delta: dict, k: int) -> str:
+        tail = ',"logprobs":null,"finish_reason":null}],"usage":null'
+        extra = noise[k % len(noise)] if noise else "x"
+        return (f"{head}{json.dumps(delta, separators=(',', ':'))}{tail},"
+                f'"obfuscation":{json.dumps(extra)}}}')
+
+    out = [(None, chunk({"tool_calls": [{"index": c, "id": f"call_{c}", "type": "function",
+                                         "function": {"name": "f", "arguments": ""}}]}, c))
+           for c in range(calls)]
+    for k, p in enumerate(pieces):
+        for c in range(calls):  # interleaved when there are several
+            out.append((None, chunk({"tool_calls": [{"index": c, "function": {"arguments": p}}]},
+                                    k)))
+    out.append((None, chunk({}, 0).replace('"finish_reason":null', '"finish_reason":"tool_calls"')))
+    return out
+
+
+def _real_responses(pieces: list[str], noise: list) -> list[tuple[str | None, str]]:
+    def ev(payload: dict, k: int) -> tuple[str, str]:
+        odd = noise[k % len(noise)] if noise else k
+        number = odd if odd is None or type(odd) is float else k  # sometimes not a whole number
+        numbered = {"type": payload["type"], "sequence_number": number, **payload}
+        if noise and payload["type"].endswith(".delta"):
+            numbered["obfuscation"] = noise[k % len(noise)]
+        return payload["type"], json.dumps(numbered, separators=(",", ":"))
+
+    out = [ev({"type": "response.output_item.added", "output_index": 0, "item": {
+        "type": "function_call", "id": "fc_1", "call_id": "c1", "name": "f", "arguments": ""}},
+        0)]
+    out += [ev({"type": "response.function_call_arguments.delta", "item_id": "fc_1",
+                "output_index": 0, "delta": p}, k + 1) for k, p in enumerate(pieces)]
+    out.append(ev({"type": "response.completed", "response": {"id": "r",
+                                                               "status": "completed"}}, 0))
+    return out
+
+
+def _real_anthropic(pieces: list[str], noise: list) -> list[tuple[str | None, str]]:
+    out = []
+    for k, (name, payload) in enumerate(_anthropic(pieces)):
+        text = json.dumps(payload, separators=(",", ":"))
+        pad = " " * (sum(map(ord, str(noise[k % len(noise)]))) % 16) if noise else ""
+        out.append((name, text[:-1] + pad + "}"))
+    return out
+
+
+def _real_ai_sdk(pieces: list[str], noise: list, calls: int = 3) -> list[tuple[str | None, str]]:
+    """Parallel calls of the AI SDK's UI stream, their deltas in turns (the
+    adapter keeps each call's pieces for its closing check: continued_run)."""
+    def ev(payload: dict) -> tuple[None, str]:
+        return None, json.dumps(payload, separators=(",", ":"))
+
+    out = [ev({"type": "tool-input-start", "toolCallId": f"c{c}", "toolName": "f"})
+           for c in range(calls)]
+    for k, p in enumerate(pieces):
+        for c in range(calls):
+            if noise and k % (len(noise) + 2) == c:
+                continue  # a call skips a turn now and then
+            out.append(ev({"type": "tool-input-delta", "toolCallId": f"c{c}",
+                           "inputTextDelta": p}))
+    joined = "".join(pieces)
+    try:
+        value = json.loads(joined)
+    except ValueError:
+        value = {"raw": joined}
+    out += [ev({"type": "tool-input-available", "toolCallId": f"c{c}", "toolName": "f",
+                "input": value}) for c in range(calls)]
+    out.append(ev({"type": "finish"}))
+    return out
+
+
+def _real_sse(events: list[tuple[str | None, str]], eol: str = "\n") -> bytes:
+    return "".join((f"event: {name}{eol}" if name else "") + f"data: {text}{eol}{eol}"
+                   for name, text in events).encode("utf-8", "surrogatepass")
+
+
+def _agree_with_the_full_path(data: bytes, monkeypatch, **kwargs) -> None:
+    _agree(data, **kwargs)
+    bulk, _ = stream_from_bytes(data, "capture", **kwargs)
+    with monkeypatch.context() as m:
+        m.setattr(runs.Stream, "_envelopes_for", lambda self: None)
+        assert _state(_one_by_one(data, **kwargs)) == _state(bulk)
+
+
+REAL_SHAPES = {
+    "chat": _real_chat,
+    "chat, 2 calls": lambda p, n: _real_chat(p, n, calls=2),
+    "responses": _real_responses,
+    "anthropic": _real_anthropic,
+    "ai-sdk, 3 calls": _real_ai_sdk,
+}
+
+
+@pytest.mark.parametrize("shape", list(REAL_SHAPES))
+def test_real_envelopes_are_read_in_runs(shape, monkeypatch):
+    """Every event differs from the last outside its piece, and still nearly
+    all are taken in runs, one call's or several calls' in turns: the holes
+    and the runs of calls in turns are not vacuous."""
+    rnd = __import__("random").Random(24)
+    noise = ["".join(rnd.choices("abcXYZ019", k=rnd.randint(1, 16))) for _ in range(97)]
+    data = _real_sse(REAL_SHAPES[shape](_args_pieces(600), noise))
+    taken = []
+    for method in ("take_run", "take_mixed_run"):
+        real = getattr(runs.Stream, method)
+        monkeypatch.setattr(runs.Stream, method, lambda self, *a, real=real: taken.append(
+            (real.__name__, real(self, *a))) or taken[-1][1])
+    _agree_with_the_full_path(data, monkeypatch)
+    calls = 3 if "3 calls" in shape else 2 if "2 calls" in shape else 1
+    assert sum(n for _, n in taken) > 0.9 * calls * len(_args_pieces(600))
+    # several calls in turns make runs of all their envelopes at once
+    assert {how for how, n in taken if n} == {"take_mixed_run" if calls > 1 else "take_run"}
+
+
+@settings(max_examples=examples(150), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(
+    pieces=st.lists(_PIECE_CHARS, min_size=1, max_size=80),
+    noise=st.lists(_NOISE, max_size=6),
+    shape=st.sampled_from(list(REAL_SHAPES)),
+    eol=st.sampled_from(["\n", "\r\n"]),
+    limit=st.sampled_from([64, 200, 10_000_000]),
+    cut=st.one_of(st.none(), st.integers(min_value=0)),
+)
+def test_any_real_envelope_agrees(pieces, noise, shape, eol, limit, cut, monkeypatch):
+    data = _real_sse(REAL_SHAPES[shape](pieces * 3, noise), eol)
+    if cut is not None:
+        data = data[: cut % (len(data) + 1)]
+    try:
+        _one_by_one(data)
+    except Exception:  # noqa: BLE001 - a capture refused whole: the bulk read must refuse it too
+        with pytest.raises(Exception):  # noqa: B017
+            stream_from_bytes(data, "capture", max_arg_bytes=limit)
+        return
+    _agree_with_the_full_path(data, monkeypatch, max_arg_bytes=limit)

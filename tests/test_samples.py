@@ -33,7 +33,7 @@ from .conftest import SAMPLES
 SSE = sorted(SAMPLES.glob("*.sse"))
 #: fraglens recordings (JSON Lines): their spec is a ``comment`` in the header
 #: line, which readers ignore like any key they do not know
-RECORDINGS = sorted(SAMPLES.glob("recording_*.jsonl"))
+RECORDINGS = sorted([*SAMPLES.glob("recording_*.jsonl"), *SAMPLES.glob("websocket_*.jsonl")])
 #: every sample: SSE ones carry their spec in a header comment; NDJSON and
 #: binary event streams cannot, their spec is sample_streams/README.md
 ALL = sorted([*SSE, *SAMPLES.glob("*.ndjson"), *SAMPLES.glob("*.eventstream"), *RECORDINGS])

@@ -332,3 +332,15 @@ def test_fraglens_serve_as_a_process_prints_its_url_and_answers(tmp_path):
             proc.wait()
         proc.stdout.close()
         proc.stderr.close()
+
+
+def test_the_log_and_the_chaos_count_one_event_as_one(tmp_path):
+    # a one-event answer (the recorded 429 body) and a chaos that stops after one
+    body = json.dumps({"error": {"message": "quota"}}).encode()
+    logs: list[str] = []
+    with start_server([_recording(tmp_path, body, [], status=429)], pace=FAST,
+                      log=logs.append) as server:
+        httpx.post(server.url + "/v1/chat/completions", json={}, trust_env=False)
+    assert any(line.endswith(": 1 event, no chaos") for line in logs), logs
+    assert Chaos(drop_after=1).describe() == "drop after 1 event"
+    assert Chaos(stall_after=1, stall_seconds=2).describe() == "stall 2s after 1 event"

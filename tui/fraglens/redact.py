@@ -82,11 +82,31 @@ def redact_headers(headers: Headers | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, value in pairs:
         text = REDACTED if is_secret_name(name) else str(value)
+        if str(name).strip().lower() == _SUBPROTOCOLS:
+            text = ", ".join(_subprotocol(p) for p in text.split(","))
         if name in out and text != REDACTED:
             out[name] = f"{out[name]}, {text}"
         else:
             out[name] = text
     return out
+
+
+#: the WebSocket handshake's subprotocols: a browser cannot set headers, so the
+#: Realtime API takes the key as one (``openai-insecure-api-key.sk-...``)
+_SUBPROTOCOLS = "sec-websocket-protocol"
+_KEY_SUBPROTOCOL = re.compile(r"(\s*[^\s.]*(?:key|token|secret|auth)[^\s.]*\.)(.+)", re.I)
+
+
+def _subprotocol(protocol: str) -> str:
+    """One offered subprotocol, its value redacted when its name says it carries a key."""
+    m = _KEY_SUBPROTOCOL.fullmatch(protocol)
+    return f"{m.group(1).strip()}{REDACTED}" if m else protocol.strip()
+
+
+def _subprotocol_secrets(value: str) -> list[tuple[str, str]]:
+    where = f"the {_SUBPROTOCOLS} header"
+    found = (_KEY_SUBPROTOCOL.fullmatch(p) for p in value.split(","))
+    return [(where, m.group(2).strip()) for m in found if m]
 
 
 def redact_url(url: str) -> str:
@@ -288,6 +308,8 @@ class Secrets:
                     _, eq, crumb_value = crumb.partition("=")
                     if eq:
                         named.append((f"the {lowered} header", crumb_value))
+            elif lowered == _SUBPROTOCOLS:
+                named += _subprotocol_secrets(value)
             elif is_secret_name(lowered):
                 where = f"the {lowered} header"
                 named.append((where, value))

@@ -35,6 +35,8 @@ from .mistral_conversations import EVENT_TYPES as _MISTRAL_TYPES
 from .mistral_conversations import MistralConversationsAdapter
 from .ollama import OllamaAdapter
 from .openai_chat import OpenAIChatAdapter
+from .realtime import REALTIME_ONLY_TYPES as _REALTIME_TYPES
+from .realtime import RealtimeAdapter
 from .responses import ResponsesAdapter
 
 __all__ = [
@@ -53,6 +55,7 @@ ADAPTERS: dict[str, type[Adapter]] = {
         OpenAIChatAdapter,
         AnthropicAdapter,
         ResponsesAdapter,
+        RealtimeAdapter,
         GeminiAdapter,
         CohereAdapter,
         DashScopeAdapter,
@@ -71,6 +74,7 @@ ALIASES = {
     "openai": "openai-chat",
     "chat": "openai-chat",
     "responses": "openai-responses",
+    "realtime": "openai-realtime",
     "google": "gemini",
     "vertex": "gemini",
     "claude": "anthropic",
@@ -131,6 +135,11 @@ def _by_type(kind: str, payload: dict[str, Any]) -> Detection | None:
         return Detection("mistral-conversations", "certain", f"Conversations event {kind!r}")
     if kind in _AI_SDK_TYPES or kind.startswith("data-"):
         return Detection("ai-sdk", "certain", f"UI message part {kind!r}")
+    if kind in _REALTIME_TYPES:
+        return Detection("openai-realtime", "certain", f"event type {kind!r}")
+    if "event_id" in payload and kind.startswith(("response.", "error")):
+        # every Realtime server event carries an event_id; no Responses event does
+        return Detection("openai-realtime", "certain", f"event type {kind!r} with an event_id")
     if kind.startswith("response."):
         return Detection("openai-responses", "certain", f"event type {kind!r}")
     if kind in _ANTHROPIC_TYPES:

@@ -65,6 +65,13 @@ def _finish(raw: str) -> Finish:
     return Finish(0, "content_filter" if raw in _FILTERED else normalize_finish(raw), raw)
 
 
+def _is_exception(event: str | None) -> bool:
+    """The event stream names a modelled exception after its type
+    (``throttlingException``), and an exception or error message whose name
+    header is missing ``exception`` or ``error``: whatever its payload holds, it is one."""
+    return event is not None and (event.endswith("Exception") or event in ("exception", "error"))
+
+
 def _exception(event: str | None, payload: Any) -> StreamError:
     name = event or "exception"
     message = error_message(payload, name)
@@ -141,13 +148,15 @@ class BedrockConverseAdapter:
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
             return []
+        if _is_exception(event):
+            return [_exception(event, payload)]
         if event is None or event not in CONVERSE_EVENTS:
             # a whole event wrapped in its name, as SDKs print them (and as
             # Nova's InvokeModel chunks are): {"contentBlockDelta": {...}}
             for key, inner in payload.items():
                 if key in CONVERSE_EVENTS and isinstance(inner, dict):
                     return self._event(key, inner)
-            if (event or "").endswith("Exception") or "message" in payload:
+            if _is_exception(event) or "message" in payload:
                 return [_exception(event, payload)]
             return _unknown_event(event, payload)
         return self._event(event, payload)
@@ -263,14 +272,14 @@ class BedrockInvokeAdapter:
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
             return []
-        if (event or "").endswith("Exception"):
+        if _is_exception(event):
             return [_exception(event, payload)]  # its name says so, whatever it holds
         try:
             inner = self._unwrap(payload)
         except ValueError as exc:
             return [StreamError(f"a chunk whose bytes are not base64 JSON: {str(exc)!r}")]
         if inner is None:
-            if (event or "").endswith("Exception") or "message" in payload:
+            if "message" in payload:
                 return [_exception(event, payload)]
             return []
         if not isinstance(inner, dict):

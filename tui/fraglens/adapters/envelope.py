@@ -23,13 +23,31 @@ index or id, an escape the scanner refuses, an empty piece - does not match,
 and the event takes the full path. An adapter's state can change only when an
 event takes its full path, so the stream forgets every envelope then
 (:meth:`Envelopes.forget`), and learns again from the next continuation.
+
+Holes: what real streams vary from event to event. Providers send no two
+continuations alike: Chat Completions adds an ``obfuscation`` string of random
+length to every chunk, Responses an increasing ``sequence_number`` and an
+``obfuscation``, Anthropic pads its payloads with 0-15 spaces before the last
+brace. The stream's envelopes (``Envelopes(..., unread=...)``) are therefore
+patterns, not texts: the learned payload's tokens with any run of spaces or
+tabs allowed where it has whitespace between two of them and before its last
+one (where providers pad), the piece, and a hole for each top-level field the
+adapter says it never reads (``unread_fields``) that holds a string or a
+whole number. Both are exact. Whitespace between tokens means nothing in
+JSON, so such a payload decodes to the learned one. A field's hole is
+proved as the piece is, and more: the learned payload with another value
+there decodes to the same document but for that field, and the adapter's
+shortcut reads the same continuation from it. A hole takes a value of the
+learned kind only (a string without raw control characters, a whole
+number); anything else takes the full path.
 """
 
 from __future__ import annotations
 
 import json
 import json.decoder
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 #: json's C string scanner (what json.loads reads every string with); typeshed omits it
@@ -47,11 +65,27 @@ MAX_MISSES = 32
 _WS = " \t\r\n"
 _scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
+#: a piece's contents in a pattern: a JSON string's that the scanner accepts,
+#: not empty (an unrolled loop: it backtracks in linear time)
+PIECE = r'(?!")[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*'
+_ESCAPE = r'\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})'
+#: a hole's value, by kind, as text and as bytes: in bytes a string's hole
+#: takes printable ASCII only, so that whatever fills it is valid UTF-8 as it is
+_HOLES = {
+    "string": (r'"(?:[^"\\\x00-\x1f]|' + _ESCAPE + r')*"',
+               r'"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|' + _ESCAPE + r')*"'),
+    "int": (r"-?(?:0|[1-9][0-9]*)", r"-?(?:0|[1-9][0-9]*)"),
+}
+#: what may stand between two tokens (no line end: a payload is one line)
+_GAP = r"[ \t]*"
+_INT = re.compile(r"-?(?:0|[1-9][0-9]*)(?![0-9.eE])")
+_BARE = re.compile(r'[^ \t\r\n{}\[\],:"]+')
+
 
 class Envelope:
     """The exact text around one call's argument string, and what it means."""
 
-    __slots__ = ("choice", "index", "label", "prefix", "suffix")
+    __slots__ = ("choice", "index", "label", "lead", "pattern", "prefix", "suffix", "trail")
 
     def __init__(self, prefix: str, suffix: str, choice: int, index: int, label: str) -> None:
         self.prefix = prefix  # ends with the string's opening quote
@@ -60,6 +94,19 @@ class Envelope:
         self.index = index
         #: the stream view's type for such an event when it has no SSE name
         self.label = label
+        #: with holes: the payloads this envelope is (the piece in group 1), and
+        #: the bytes before the piece and after it as expressions
+        self.pattern: re.Pattern[str] | None = None
+        self.lead = self.trail = b""
+
+    def with_holes(self, data: str, holes: Sequence[tuple[int, int, str]]) -> Envelope:
+        """This envelope, learned from the payload ``data``, as a pattern:
+        spaces allowed between tokens, and each ``(start, end, kind)`` span of
+        ``data`` a hole of that kind."""
+        piece = (len(self.prefix) - 1, len(data) - len(self.suffix), "piece")
+        text, (self.lead, self.trail) = _tokens(data, sorted([piece, *holes]))
+        self.pattern = re.compile(text)
+        return self
 
     def encoded(self) -> tuple[bytes, bytes]:
         """The payload's bytes before the piece (opening quote included) and
@@ -69,13 +116,70 @@ class Envelope:
                 b'"' + self.suffix.encode("utf-8", "surrogatepass"))
 
 
+def _tokens(text: str, marks: list[tuple[int, int, str]]) -> tuple[str, tuple[bytes, bytes]]:
+    """The pattern of ``text``'s tokens, each marked span replaced by its hole
+    (the piece: a group), and the same as bytes, cut where the piece is
+    (before it, after it). A gap of spaces is allowed where ``text`` has
+    whitespace between two tokens and before its last token (where providers
+    pad); a gap between any two would be as exact, and cost a step of the
+    expression per token on every event."""
+    out: list[tuple[str, str]] = []
+    gaps: list[bool] = []  # before each token
+    i, n, m = 0, len(text), 0
+    spaced = False
+    while i < n:
+        if text[i] not in _WS:
+            gaps.append(spaced)
+            spaced = False
+        if m < len(marks) and i == marks[m][0]:
+            _, i, kind = marks[m]
+            m += 1
+            if kind == "piece":
+                out.append(('"(' + PIECE + ')"', ""))
+            else:
+                out.append(_HOLES[kind])
+            continue
+        c = text[i]
+        if c in _WS:
+            spaced = True
+            i += 1
+            continue
+        if c == '"':
+            j = scanstring(text, i + 1)[1]
+        elif c in "{}[],:":
+            j = i + 1
+        else:
+            found = _BARE.match(text, i)
+            j = found.end() if found else i + 1
+        token = re.escape(text[i:j])
+        out.append((token, token))
+        i = j
+    gaps[0], gaps[-1] = False, True
+    glued = [(_GAP + t, _GAP + r) if gap else (t, r) for (t, r), gap in zip(out, gaps, strict=True)]
+    pattern = "".join(t for t, _ in glued)
+    cut = [r for _, r in out].index("")
+    lead = "".join(r for _, r in glued[:cut]) + (_GAP if gaps[cut] else "") + '"'
+    trail = '"' + "".join(r for _, r in glued[cut + 1 :])
+    return pattern, (lead.encode("utf-8", "surrogatepass"),
+                     trail.encode("utf-8", "surrogatepass"))
+
+
 class Envelopes:
     """The envelopes learned in one stream, for one adapter's path."""
 
-    def __init__(self, path: tuple[str | int, ...], label_of: Callable[[Any], str]) -> None:
+    def __init__(
+        self, path: tuple[str | int, ...], label_of: Callable[[Any], str],
+        unread: tuple[str, ...] | None = None,
+        continuation: Callable[[Any], Any] | None = None,
+    ) -> None:
         self.path = path
         #: the stream view's type for a decoded event with no SSE name
         self._label_of = label_of
+        #: with holes (see the module's doc): the top-level fields the adapter
+        #: never reads, and its shortcut, which must read the same with another
+        #: value in them; None: envelopes are exact texts
+        self._unread = unread
+        self._continuation = continuation
         self._key = json.dumps(path[-1]) if isinstance(path[-1], str) else None
         self.items: list[Envelope] = []
         self.misses = 0
@@ -83,6 +187,13 @@ class Envelopes:
     def read(self, data: str) -> tuple[Envelope, str] | None:
         """The envelope ``data`` is, and the piece it carries; None when it is
         none of them exactly (then the event takes the full path)."""
+        if self._unread is not None:
+            for env in self.items:
+                found = env.pattern.fullmatch(data)  # type: ignore[union-attr]
+                if found is not None:
+                    # the pattern took a string's contents the scanner accepts
+                    return env, scanstring(data, found.start(1))[0]
+            return None
         for env in self.items:
             if data.startswith(env.prefix):
                 try:
@@ -95,16 +206,40 @@ class Envelopes:
                 return None
         return None
 
-    def learn(self, data: str, choice: int, index: int, text: str, label: str) -> None:
-        """Keep the envelope of ``data``, an event the continuation read as
-        ``(choice, index, text)``, if it can be proved to be one."""
+    def learn(
+        self, data: str, choice: int, index: int, text: str, label: str, doc: Any = None
+    ) -> None:
+        """Keep the envelope of ``data`` (``doc`` decoded), an event the
+        continuation read as ``(choice, index, text)``, if it can be proved to be one."""
         if len(self.items) >= MAX_ENVELOPES or self.misses >= MAX_MISSES or not text:
             return
         env = self._find(data, choice, index, text, label)
+        if env is not None and self._unread is not None:
+            env = self._holed(env, data, doc, (choice, index, text))
         if env is None:
             self.misses += 1
         else:
             self.items.append(env)
+
+    def _holed(self, env: Envelope, data: str, doc: Any, found: Any) -> Envelope | None:
+        """``env`` with a hole for each unread field proved to be one: another
+        value there changes neither the continuation nor the event's label."""
+        if type(doc) is not dict or self._continuation is None:
+            return None
+        holes = []
+        piece_at, piece_end = len(env.prefix), len(data) - len(env.suffix) - 1
+        for field in self._unread or ():
+            hole = _value_hole(data, doc, field)
+            if hole is None:
+                continue
+            start, end, kind, other = hole
+            if start < piece_end and piece_at < end:
+                continue
+            changed = {**doc, field: other}
+            if self._continuation(changed) != found or self._label_of(changed) != env.label:
+                continue
+            holes.append((start, end, kind))
+        return env.with_holes(data, holes)
 
     def forget(self) -> None:
         self.items.clear()
@@ -152,6 +287,51 @@ class Envelopes:
                 return False
             value = value[step]
         return value == _PROBE and self._label_of(doc) == label
+
+
+def _value_hole(data: str, doc: dict[str, Any], field: str) -> tuple[int, int, str, Any] | None:
+    """Where ``data`` (``doc`` encoded) holds ``field``'s value, a string or a
+    whole number, as ``(start, end, kind, other)``: proved by putting ``other``
+    there, which must decode to ``doc`` with ``other`` at ``field`` and
+    nothing else changed. None when it cannot be."""
+    value = doc.get(field)
+    other: Any
+    if type(value) is str:
+        kind, other, token = "string", value + "x", json.dumps(value + "x")
+    elif type(value) is int:
+        kind, other = "int", value + 1
+        token = str(other)
+    else:
+        return None
+    key = json.dumps(field)
+    at = len(data)
+    while True:  # the last of twins is the one json keeps
+        at = data.rfind(key, 0, at)
+        if at < 0:
+            return None
+        i = _skip(data, at + len(key))
+        if data[i : i + 1] != ":":
+            continue
+        i = _skip(data, i + 1)
+        if kind == "string":
+            if data[i : i + 1] != '"':
+                continue
+            try:
+                end = scanstring(data, i + 1)[1]
+            except ValueError:
+                continue
+        else:
+            found = _INT.match(data, i)
+            if found is None:
+                continue
+            end = found.end()
+        probe = data[:i] + token + data[end:]
+        try:
+            decoded, stop = _scan_once(probe, 0)
+        except (StopIteration, ValueError, RecursionError):
+            continue
+        if stop == len(probe) and decoded == {**doc, field: other}:
+            return i, end, kind, other
 
 
 def _skip(data: str, i: int) -> int:

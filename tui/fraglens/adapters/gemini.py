@@ -192,14 +192,15 @@ class GeminiAdapter:
         if builder is None:
             return []
         problems: list[Op] = []
-        text = ""
+        pieces: list[str] = []
         for pos, entry in enumerate(entries):
-            text += builder.add(entry)
+            pieces.append(builder.add(entry))
             if builder.problem is not None:
                 problems.append(unread(f"partialArgs[{pos}]: {builder.problem}: ignored", entry))
             if builder.replaced is not None:
                 said = f"partialArgs[{pos}]: {builder.replaced}"
                 problems.append(Notice("args-multiple-values", said))
+        text = "".join(pieces)
         delta: list[Op] = [ToolDelta(choice=number, index=index, args=text)] if text else []
         return delta + problems
 

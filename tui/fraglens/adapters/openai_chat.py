@@ -130,6 +130,9 @@ class OpenAIChatAdapter:
     continuation = staticmethod(bare_continuation)
     #: where ``continuation`` reads the piece (adapters/envelope.py)
     continuation_path = ("choices", 0, "delta", "tool_calls", 0, "function", "arguments")
+    #: top-level fields no reading of a chunk looks at: OpenAI's random-length
+    #: padding of every chunk (a hole in an envelope: adapters/envelope.py)
+    unread_fields = ("obfuscation",)
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         fast = bare_continuation(payload)

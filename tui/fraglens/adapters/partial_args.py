@@ -95,7 +95,11 @@ class PartialArgs:
     """One streamed call's arguments."""
 
     def __init__(self) -> None:
-        self.value: Any = _MISSING
+        self._value: Any = _MISSING
+        #: the string value still growing, as (its container, its key, its
+        #: pieces): joined once when something else is placed or the value is
+        #: read, so that a value sent in n pieces costs O(total), not O(n²)
+        self._growing: tuple[Any, Segment, list[str]] | None = None
         self.in_order = True
         self._stack: list[_Frame] = []
         self._path: tuple[Segment, ...] = ()  # the path of the deepest open container
@@ -114,8 +118,14 @@ class PartialArgs:
         self._old: Any = _MISSING
 
     @property
+    def value(self) -> Any:
+        """The arguments built so far by path (``_MISSING`` before any entry)."""
+        self._join()
+        return self._value
+
+    @property
     def empty(self) -> bool:
-        return self.value is _MISSING
+        return self._value is _MISSING
 
     def add(self, entry: Any) -> str:
         """Take one ``partialArgs`` entry; return the JSON text it adds ('' if none).
@@ -162,20 +172,23 @@ class PartialArgs:
 
     def text(self) -> str:
         """The whole value as JSON text ('' when no entry ever came)."""
-        return "" if self.value is _MISSING else dump(self.value)
+        value = self.value
+        return "" if value is _MISSING else dump(value)
 
     # -- the value, by path ------------------------------------------------------
     def _build(self, path: tuple[Segment, ...], value: Any, appending: bool) -> bool:
         """Place ``value`` at ``path``; False when the path contradicts what is there."""
+        if not appending:
+            self._join()
         if not path:
-            if self.value is not _MISSING:
+            if self._value is not _MISSING:
                 self.problem = _CONTRADICTS  # a second root value
                 return False
-            self.value = value
+            self._value = value
             return False  # a bare root value is kept, but cannot be streamed as text
-        if self.value is _MISSING:
-            self.value = {} if isinstance(path[0], str) else []
-        node = self.value
+        if self._value is _MISSING:
+            self._value = {} if isinstance(path[0], str) else []
+        node = self._value
         for i, seg in enumerate(path):
             last = i == len(path) - 1
             new: Any = value if last else ({} if isinstance(path[i + 1], str) else [])
@@ -185,7 +198,7 @@ class PartialArgs:
                     return False
                 if last:
                     if appending and isinstance(node.get(seg), str):
-                        node[seg] += value
+                        self._grow(node, seg, value)
                     else:
                         self._old = node.get(seg, _MISSING)
                         node[seg] = value
@@ -203,7 +216,7 @@ class PartialArgs:
                     node.append(new)
                 elif last:
                     if appending and isinstance(node[seg], str):
-                        node[seg] += value
+                        self._grow(node, seg, value)
                     else:
                         if node[seg] is not None:  # None: a gap an early item left
                             self._old = node[seg]
@@ -215,6 +228,20 @@ class PartialArgs:
                     node[seg] = new
                 node = node[seg]
         return True
+
+    def _grow(self, node: Any, seg: Segment, piece: str) -> None:
+        growing = self._growing
+        if growing is not None and growing[0] is node and growing[1] == seg:
+            growing[2].append(piece)
+            return
+        self._join()
+        self._growing = (node, seg, [node[seg], piece])
+
+    def _join(self) -> None:
+        if self._growing is not None:
+            node, seg, pieces = self._growing
+            node[seg] = "".join(pieces)
+            self._growing = None
 
     # -- the text, in document order ---------------------------------------------
     def _write(self, path: tuple[Segment, ...], value: Any, more: bool, appending: bool) -> str:

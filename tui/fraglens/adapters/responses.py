@@ -12,9 +12,13 @@ passed on as ``ArgsFinal`` for the engine to cross-check. Hosted tool items
 without a name (``web_search_call``, ``tool_search_call``...) are not calls a
 client runs and are not opened.
 
-Captures sometimes hold several responses back to back; output indexes count
-from 0 in each, so a ``response.created`` after a finished response shifts the
-new response's indexes past every index already used.
+Captures sometimes hold several responses back to back (a WebSocket carries
+one after another); output indexes count from 0 in each, so a
+``response.created`` after a finished response shifts the new response's
+indexes past every index already used. ``responses``, ``ends``,
+``response_id`` and ``response_status`` say which response the last event
+belonged to and how the last one ended, for the reader that tells a
+connection's responses apart (``reading/ws_responses.py``).
 """
 
 from __future__ import annotations
@@ -106,6 +110,13 @@ class ResponsesAdapter:
         self._ended = False
         self._opened: set[int] = set()  # shifted indexes opened as calls, this response
         self._items: dict[str, int] = {}  # item_id -> shifted index
+        #: responses begun so far, and ended (a terminal event each)
+        self.responses = 0
+        self.ends = 0
+        #: the id the current response's server named, if it did
+        self.response_id: str | None = None
+        #: how the last response ended (``completed``, ``failed``...), once it did
+        self.response_status: str | None = None
 
     def continuation(self, payload: Any) -> Continuation | None:
         """``(0, index, text)`` for a ``function_call_arguments.delta`` of an item
@@ -127,6 +138,9 @@ class ResponsesAdapter:
 
     #: where ``continuation`` reads the piece (adapters/envelope.py)
     continuation_path = ("delta",)
+    #: top-level fields no reading of an event looks at: the event's number and
+    #: OpenAI's random-length padding (holes in an envelope: adapters/envelope.py)
+    unread_fields = ("sequence_number", "obfuscation")
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
@@ -174,7 +188,14 @@ class ResponsesAdapter:
             self._base = self._next_base
             self._opened = set()
             self._items = {}
+            self.responses += 1
+            self.response_id = None
         self._started, self._ended = True, False
+
+    def _end_response(self, status: str) -> None:
+        self._ended = True
+        self.ends += 1
+        self.response_status = status
 
     def _index(self, payload: dict[str, Any], item_id: str | None) -> int | None:
         wire = as_int(payload.get("output_index"))
@@ -189,6 +210,7 @@ class ResponsesAdapter:
     # -- events ------------------------------------------------------------------
     def _created(self, payload: dict[str, Any]) -> list[Op]:
         self._new_response()
+        self.response_id = as_str(as_dict(payload.get("response")).get("id"))
         return []
 
     def _open(self, index: int | None, item: dict[str, Any]) -> list[Op]:
@@ -274,7 +296,10 @@ class ResponsesAdapter:
             ops.append(Finish(0, reason, raw))
         else:
             ops.append(self._finish(response.get("status")))
-        self._ended = True
+        status = response.get("status")
+        if not isinstance(status, str) or not status:
+            status = "incomplete" if kind == "response.incomplete" else "completed"
+        self._end_response(status)
         ops.append(Terminal(kind if isinstance(kind, str) and kind else "response.completed"))
         return ops
 
@@ -282,12 +307,12 @@ class ResponsesAdapter:
         response = as_dict(payload.get("response"))
         ops = self._summary(response)
         ops.append(StreamError(error_message(response.get("error"), "response.failed")))
-        self._ended = True
+        self._end_response("failed")
         ops.append(Terminal("response.failed"))
         return ops
 
     def _error(self, payload: dict[str, Any]) -> list[Op]:
-        self._ended = True
+        self._end_response("error")
         inner = payload.get("error")
         message = error_message(inner if inner not in (None, "") else payload, "error event")
         return [StreamError(message), Terminal("error")]
@@ -314,7 +339,8 @@ class ResponsesAdapter:
             ops.append(Finish(0, "length" if raw == "incomplete" else normalize_finish(raw), raw))
         elif isinstance(status, str) and status:
             ops.append(self._finish(status))
-        self._ended = True
+        self.response_id = as_str(response.get("id"))
+        self._end_response(status if isinstance(status, str) and status else "completed")
         return ops
 
     def _summary(self, response: dict[str, Any]) -> list[Op]:

@@ -25,6 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
+from textual import events
 from textual.actions import ActionParseResult
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -37,6 +38,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Header
 
+from ..engine.plural import counted
 from ..fit.verdicts import Fit
 from ..fit.verdicts import fit_for_request as fit_request
 from ..reading.capture import LoadError, read_bytes
@@ -50,11 +52,12 @@ from .screens.calls import CallsScreen
 from .screens.chunking import ChunkingScreen
 from .screens.explain import ExplainScreen
 from .screens.filter import FilterScreen
-from .screens.help import HelpScreen
+from .screens.help import HelpScreen, screen_help, screen_keys
 from .screens.history import HistoryScreen
 from .screens.jump import JumpScreen
 from .screens.naive import NaiveScreen
 from .screens.open import OpenScreen
+from .screens.prompt import TypeAhead
 from .screens.raw_event import RawEventScreen
 from .screens.search import SearchScreen
 from .screens.tools import ToolsScreen
@@ -136,6 +139,8 @@ class FraglensApp(App[int]):
         self.signal_status: int | None = None
         #: the handlers in place before the app caught ``QUIT_SIGNALS``, by signal
         self._previous_handlers: dict[int, Any] = {}
+        #: keys that came while a prompt (: or /) opens, for it
+        self.type_ahead = TypeAhead()
         self._take(stream, source, step, fit)
 
     def _take(
@@ -153,6 +158,8 @@ class FraglensApp(App[int]):
         self.step = max(0, min(step, self.index.last))
         #: the last search's matches (``/``), for ``.`` and ``,``
         self.found: Found | None = None
+        #: the diagnostic ] or [ went to last: (event, which of its diagnostics)
+        self.shown_diagnostic: tuple[int, int] | None = None
         #: the call the user picked; None = the one being written at the step
         self.pinned: int | None = None
         #: step through this call's fragments only
@@ -164,7 +171,10 @@ class FraglensApp(App[int]):
         self.rows: Rows | None = None
         self.new_events = 0
         self._seen = self.index.last
+        #: the summary line, and the fit it counted (the fit may come later: once
+        #: a capture is read, once a live call ends)
         self._summary_text: str | None = None
+        self._summary_fit: Fit | None = None
 
     def _first_step(self) -> int:
         """Just before the first data event (the opening step)."""
@@ -237,10 +247,18 @@ class FraglensApp(App[int]):
                 call.scan_at(call.frag_event[min(k, call.fragments) - 1])
                 await asyncio.sleep(0)
         if self._fit_when_loaded is not None:
-            # the calls against the declared tools, once every call has its verdict
-            self.index.fit = self._fit_when_loaded(self.stream)
+            # the calls against the declared tools, once every call has its
+            # verdict; in a thread, as each check may take up to its time budget
+            # and keys are read meanwhile (the closed stream is only read)
+            self.index.fit = await asyncio.to_thread(self._fit_when_loaded, self.stream)
         self.loading = None
         self.refresh_stream()
+
+    async def on_event(self, event: events.Event) -> None:
+        """Keys that come while a prompt opens are kept for it (``screens/prompt.py``)."""
+        if self.type_ahead.hold(self, event):
+            return
+        await super().on_event(event)
 
     # -- SIGTERM and SIGHUP: the quit key's way out ------------------------------
     def get_driver_class(self) -> type[Driver]:
@@ -316,8 +334,19 @@ class FraglensApp(App[int]):
             self.new_events = 0
         self._show()
 
+    def _comparing(self, selected: int | None) -> bool:
+        """The Parse pane shows the selected call's raw and repaired text side by
+        side: two columns that need the room more than the Stream pane does."""
+        call = self.index.call(selected)
+        result = call.result_at(self.step) if call is not None else None
+        return result is not None and result.status != "ok" and result.repaired_text is not None
+
     def _show(self) -> None:
         step, selected = self.step, self.selected
+        panes = self.screen_stack[0].query_one("#panes", Horizontal)
+        comparing = self._comparing(selected)
+        if panes.has_class("-comparing") != comparing:  # a class change restyles them
+            panes.set_class(comparing, "-comparing")
         with self.batch_update():
             stream_list = self.query_one(StreamList)
             stream_list.current = step
@@ -344,7 +373,7 @@ class FraglensApp(App[int]):
             time=time,
             format=stream.format,
             framing=stream.framing,
-            end=stream.end if stream.closed else (
+            end=(stream.end if stream.events else "nothing received") if stream.closed else (
                 "loading" if self.loading is not None else "streaming"),
             playing=self.playing,
             speed=self.speed,
@@ -361,8 +390,9 @@ class FraglensApp(App[int]):
         stream, shown from the first step on once the stream is read."""
         if not self.stream.closed:
             return ""
-        if self._summary_text is None:
+        if self._summary_text is None or self._summary_fit is not self.index.fit:
             self._summary_text = verdict_summary(self.index)
+            self._summary_fit = self.index.fit
         return self._summary_text
 
     def watch_live_status(self) -> None:
@@ -431,8 +461,8 @@ class FraglensApp(App[int]):
             "step_prev": lambda: self._previous() is not None,
             "step_first": lambda: self.step != self._first(),
             "step_last": lambda: self.step != self._last(),
-            "next_diagnostic": lambda: self.index.next_diagnostic(self.step) is not None,
-            "previous_diagnostic": lambda: self.index.previous_diagnostic(self.step) is not None,
+            "next_diagnostic": lambda: self._diagnostic(+1) is not None,
+            "previous_diagnostic": lambda: self._diagnostic(-1) is not None,
             "play": lambda: self.playing or self.index.last > 0,
             "faster": lambda: self.speed < SPEEDS[-1],
             "slower": lambda: self.speed > SPEEDS[0],
@@ -487,6 +517,10 @@ class FraglensApp(App[int]):
             "show_history": "No tool call in this stream: no history to build.",
             "show_calls": "No tool call in this stream yet.",
             "show_naive": "No tool call in this stream yet: nothing to group.",
+            "show_tools": "No declared tools: open the capture with --tools FILE (a recording "
+            "or a live call brings its request's own).",
+            "play": "Only one event: nothing to play.",
+            "jump": "Only one event: nowhere to jump.",
         }
         if action == "copy_arguments":
             if call is None:
@@ -543,15 +577,43 @@ class FraglensApp(App[int]):
     def action_goto(self, step: int) -> None:
         self.goto(step)
 
+    def _diagnostic(self, direction: int) -> tuple[int, int] | None:
+        """Where ``]`` (+1) or ``[`` (-1) goes: (event, which of its diagnostics).
+        An event that raised several (a finish judging six calls) is gone
+        through one diagnostic at a time, each showing its own call."""
+        here = self.index.at_event.get(self.step, [])
+        shown = self.shown_diagnostic
+        if shown is not None and shown[0] == self.step:
+            k = shown[1] + direction
+            if 0 <= k < len(here):
+                return self.step, k
+        if direction > 0:
+            target = self.index.next_diagnostic(self.step)
+            return None if target is None else (target, 0)
+        target = self.index.previous_diagnostic(self.step)
+        return None if target is None else (target, len(self.index.at_event[target]) - 1)
+
+    def _to_diagnostic(self, direction: int) -> None:
+        """Go to the diagnostic's event, select the call it names, and bring
+        that call's card and verdict into view, at every size."""
+        found = self._diagnostic(direction)
+        if found is None:
+            return
+        event, k = found
+        self.shown_diagnostic = found
+        diagnostic = self.index.at_event[event][k]
+        call = self.index.call(diagnostic.call)
+        if call is not None and call.first_event <= event:
+            self.pinned = call.seq
+        self.query_one(BuffersPane).reveal()
+        self.query_one(ParsePane).reveal()
+        self.goto(event)
+
     def action_next_diagnostic(self) -> None:
-        target = self.index.next_diagnostic(self.step)
-        if target is not None:
-            self.goto(target)
+        self._to_diagnostic(+1)
 
     def action_previous_diagnostic(self) -> None:
-        target = self.index.previous_diagnostic(self.step)
-        if target is not None:
-            self.goto(target)
+        self._to_diagnostic(-1)
 
     def action_jump(self) -> None:
         def jumped(step: int | None) -> None:
@@ -583,7 +645,8 @@ class FraglensApp(App[int]):
                 target = found.events[0]  # after the last one: from the top again
             more = " (stopped at 10,000)" if found.capped else ""
             self.notify(
-                f"{len(found.events):,} events{more}: {found.in_calls:,} in call arguments "
+                f"{counted(len(found.events), 'event')}{more}: "
+                f"{found.in_calls:,} in call arguments "
                 f"(at the event that completed each), {found.in_events:,} in event text; "
                 ". next, , previous",
                 title=f"Found {query!r}",
@@ -602,11 +665,20 @@ class FraglensApp(App[int]):
         if self.found is None:
             self.notify("Nothing searched yet: / finds a text or pattern.", severity="warning")
             return
-        target = next_match(self.found, self.step, direction)
+        found = self.found
+        target = next_match(found, self.step, direction)
+        if target is None and found.events:
+            # past the last match, from the top again (before the first: from the
+            # bottom), saying so, as less and vim do
+            target = found.events[0] if direction > 0 else found.events[-1]
+            if target == self.step:
+                self.notify(f"{found.query!r} matches at this event only.")
+                return
+            said = "the last match; from the first again" if direction > 0 else (
+                "the first match; from the last again")
+            self.notify(f"Past {said} (event {target:,}).", title=f"Search {found.query!r}")
         if target is None:
-            where = "after" if direction > 0 else "before"
-            self.notify(f"No match of {self.found.query!r} {where} event {self.step:,}.",
-                        severity="warning")
+            self.notify(f"No match of {found.query!r}.", severity="warning")
             return
         self.goto(target)
 
@@ -853,16 +925,17 @@ class FraglensApp(App[int]):
         self.push_screen(ExplainScreen(code))
 
     def action_help(self) -> None:
-        """The help screen shows the keys as bound now (after a keymap)."""
-        keys: dict[str, list[str]] = {}
-        for key, active in self.screen.active_bindings.items():
-            binding = active.binding
-            if binding.id:
-                keys.setdefault(binding.id, []).append(key)
-        defaults = {b.id: b.key.split(",") for b in BINDINGS}
-        shown: dict[str, list[str]] = {}
-        for id_, found in keys.items():
-            order = defaults.get(id_, [])
-            found.sort(key=lambda k: order.index(k) if k in order else len(order))
-            shown[id_] = [self.get_key_display(Binding(k, "")) for k in found]
-        self.push_screen(HelpScreen(shown, BINDINGS))
+        """The keys of the screen ``?`` was pressed on, as bound now (after a
+        keymap), read from the bindings its footer shows."""
+        screen = self.screen
+        if isinstance(screen, HelpScreen):
+            return
+        tips = {b.id: b.tooltip for b in self.BINDINGS if isinstance(b, Binding) and b.id}
+
+        def display(key: str) -> str:
+            return self.get_key_display(Binding(key, ""))
+
+        keys = screen_keys(screen.active_bindings, display, tips)
+        about, extra = screen_help(screen)
+        name = getattr(screen, "ABOUT_TITLE", None) or "keys and panes"
+        self.push_screen(HelpScreen(f"fraglens — {name}", about, keys, extra))

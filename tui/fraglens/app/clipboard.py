@@ -21,6 +21,7 @@ from typing import Any
 
 from textual.app import App
 
+from ..engine.plural import counted
 from ..history.build import assistant_message, build_history
 from ..reading.stream import Stream
 from ..redact import Fingerprints, Secrets
@@ -69,7 +70,7 @@ def copy(app: App, text: str, what: str, secrets: Secrets | Fingerprints | None 
     if fits:
         app.copy_to_clipboard(text)  # OSC 52; also sets app.clipboard
     failed = system_copy(text)
-    size = f"{len(text):,} chars"
+    size = counted(len(text), "char")
     title = f"Copied {what}"
     if failed is None:
         where = "system clipboard and terminal (OSC 52)" if fits else (

@@ -34,9 +34,9 @@ _TABLE: list[tuple[str, str, str, str, str, str, str | None]] = [
     ("colon", "jump", "step.jump", "Jump", "jump to an event number…",
      "Go to an event by its number", ":"),
     ("right_square_bracket", "next_diagnostic", "step.next-diagnostic", "Next diag",
-     "next diagnostic", "Go to the next event that carries a diagnostic", "]"),
+     "next diagnostic", "Go to the next diagnostic, one at a time, and select its call", "]"),
     ("left_square_bracket", "previous_diagnostic", "step.previous-diagnostic", "Prev diag",
-     "previous diagnostic", "Go to the previous event that carries a diagnostic", "["),
+     "previous diagnostic", "Go to the previous diagnostic and select its call", "["),
     ("slash", "search", "find.search", "Find", "find text or a pattern…",
      "Find a text or pattern in the events and in each call's arguments", "/"),
     ("full_stop", "next_match", "find.next", "Next match", "next match",
@@ -86,7 +86,7 @@ _TABLE: list[tuple[str, str, str, str, str, str, str | None]] = [
     ("o", "open", "app.open", "Open", "open another capture…",
      "Open another capture without quitting", None),
     ("question_mark", "help", "app.help", "Help", "keys and panes",
-     "Every key, and what each pane says", "?"),
+     "The keys of the screen you are on, and what it shows", "?"),
     ("q", "quit", "app.quit", "Quit", "quit", "Quit fraglens", None),
 ]
 # fmt: on
@@ -111,6 +111,12 @@ BINDINGS: list[Binding] = [
     Binding(keys, action, short, show=id_ in KEY_BAR, key_display=shown, id=id_, tooltip=tip)
     for keys, action, id_, short, _, tip, shown in _TABLE
 ]
+
+#: ``?`` on a screen shown in front of the panes: that screen's keys (not on the
+#: screens that ask for text, where ``?`` is typed)
+HELP_BINDING = Binding(
+    "question_mark", "app.help", "Help", id="app.help", tooltip="The keys of this screen"
+)
 
 #: The scrolling panes bind these keys to scrolling; inside them they keep their
 #: app meaning (same ids, so a keymap moves both).

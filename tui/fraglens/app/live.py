@@ -17,8 +17,10 @@ from typing import Any
 
 from textual.binding import Binding
 
+from ..fit.budget import DEFAULT_BUDGET
 from ..fit.verdicts import fit_for_request
 from ..net.live import LiveCall, LiveStatus, Phase
+from ..net.ws_live import WSLiveCall
 from .app import FraglensApp, StreamGrew
 
 __all__ = ["AGAIN", "LiveApp", "make_live_app"]
@@ -46,9 +48,13 @@ class LiveApp(FraglensApp):
         ),
     ]
 
-    def __init__(self, call: LiveCall) -> None:
+    def __init__(
+        self, call: LiveCall | WSLiveCall, schema_budget: float | None = DEFAULT_BUDGET
+    ) -> None:
         super().__init__(call.stream, source=call.spec.for_record()["url"])
         self.call = call
+        #: seconds each call's check against its tool may take (None: no limit)
+        self.schema_budget = schema_budget
         call.on_event = self._grew
         call.on_status = self._status_changed
 
@@ -64,7 +70,9 @@ class LiveApp(FraglensApp):
         self.live_status = status.line()
         if status.phase.finished:
             # the stream is closed: its calls against the tools the request declared
-            self.index.fit = fit_for_request(self.call.stream, {"body": self.call.spec.body})
+            self.index.fit = fit_for_request(
+                self.call.stream, {"body": self.call.spec.body}, budget=self.schema_budget
+            )
             self.post_message(StreamGrew())
             if status.phase is Phase.FAILED:
                 self.notify(status.message or "the call failed", severity="error")
@@ -80,6 +88,8 @@ class LiveApp(FraglensApp):
             self.action_unpin()
 
 
-def make_live_app(call: LiveCall) -> LiveApp:
+def make_live_app(
+    call: LiveCall | WSLiveCall, schema_budget: float | None = DEFAULT_BUDGET
+) -> LiveApp:
     """The app showing ``call.stream``, running ``call`` once mounted."""
-    return LiveApp(call)
+    return LiveApp(call, schema_budget)

@@ -15,12 +15,17 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from typing import Any
 
 from ..engine.calls import Call
 from ..engine.diagnostics import SEVERITY_RANK, Diagnostic
+from ..engine.plural import counted
 from ..fit.verdicts import Fit
 from ..reading.stream import Stream
+from ..report.cost import PriceOptions, cost_of
 from ..report.document import ordered_calls
+from ..report.identity import streamed_identity
+from ..report.usage import read_usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +73,12 @@ class StepIndex:
         self.diagnostic_events: list[int] = []
         #: event -> highest severity rank of its diagnostics
         self.severity: dict[int, int] = {}
+        #: event -> its diagnostics, most severe first (what ] and [ go through)
+        self.at_event: dict[int, list[Diagnostic]] = {}
+        #: (event, call seq) -> the diagnostics that call raised at that event
+        self.raised: dict[tuple[int, int], list[Diagnostic]] = {}
+        #: call seq -> the event whose id-missing gave it fraglens's own id
+        self.id_made_up: dict[int, int] = {}
         #: (choice, channel) -> running length of its text pieces (append-only, like them)
         self._lengths: dict[tuple[int, str], array] = {}
         self.refresh()
@@ -78,11 +89,24 @@ class StepIndex:
         self.calls = ordered_calls(self.stream)
         self.position = {c.seq: i for i, c in enumerate(self.calls)}
         severity: dict[int, int] = {}
+        at_event: dict[int, list[Diagnostic]] = {}
+        raised: dict[tuple[int, int], list[Diagnostic]] = {}
+        made_up: dict[int, int] = {}
         for d in self.diagnostics_at(None):
             if d.event is not None:
                 rank = SEVERITY_RANK[d.severity]
                 severity[d.event] = max(rank, severity.get(d.event, -1))
+                at_event.setdefault(d.event, []).append(d)
+                if d.call is not None:
+                    raised.setdefault((d.event, d.call), []).append(d)
+                    if d.code == "id-missing":
+                        made_up[d.call] = d.event
+        for found in at_event.values():
+            found.sort(key=lambda d: -SEVERITY_RANK[d.severity])  # stable: calls in order
         self.severity = severity
+        self.at_event = at_event
+        self.raised = raised
+        self.id_made_up = made_up
         self.diagnostic_events = sorted(severity)
 
     # -- the stream --------------------------------------------------------
@@ -218,20 +242,34 @@ def _event(piece: tuple[int, str]) -> int:
 
 def verdict_summary(index: StepIndex) -> str:
     """The whole stream's verdicts in one line: "3 calls: 2 ok · 1 repaired ·
-    1 warning" (warnings and errors are the diagnostics of those severities)."""
+    1 warning" (warnings and errors are the diagnostics of those severities,
+    the fit's among them when the tools are known: the ones check counts)."""
     counts: dict[str, int] = {}
     for call in index.calls:
         status = call.result.status if call.result is not None else "open"
         counts[status] = counts.get(status, 0) + 1
     severities: dict[str, int] = {}
-    for d in index.stream.reassembler.diagnostics():
+    for d in index.diagnostics_at(None):
         if d.severity != "info":
             severities[d.severity] = severities.get(d.severity, 0) + 1
-    n = len(index.calls)
-    head = f"{n} call{'' if n == 1 else 's'}"
+    head = counted(len(index.calls), "call")
     parts = [f"{k} {status}" for status, k in counts.items()]
     parts += [
-        f"{k} {sev}{'' if k == 1 else 's'}"
-        for sev, k in sorted(severities.items(), key=lambda x: x[0] != "error")
+        counted(k, sev) for sev, k in sorted(severities.items(), key=lambda x: x[0] != "error")
     ]
+    cost = stream_cost(index.stream)
+    if cost is not None:  # the figure check gives, at the table's prices
+        parts.append(f"{cost['total']:.6f} {cost['currency']}")
     return head + (": " + " · ".join(parts) if parts else "")
+
+
+def stream_cost(stream: Stream) -> dict[str, Any] | None:
+    """What the stream's usage cost at the table's prices (``check``'s
+    ``cost``), or None without usage or a price."""
+    r = stream.reassembler
+    usage = read_usage(r.usage[-1][1]) if r.usage else None
+    if usage is None:
+        return None
+    found, _ = cost_of(usage, streamed_identity(stream.events).model, stream.format,
+                       PriceOptions())
+    return found

@@ -3,7 +3,10 @@
 Every subcommand is a module of this package with ``EXAMPLES``,
 ``build(parser)`` and ``run(args) -> int``. Only the module of the command
 being run is imported, so ``fraglens check`` never loads httpx, uvicorn or
-Textual. ``fraglens PATH`` (no subcommand) opens the app (``debugger.py``).
+Textual, and ``fraglens --version`` loads nothing at all. ``fraglens PATH``
+(no subcommand) opens the app (``debugger.py``); a first word that is neither
+a command nor a file, and has no dot or slash, is a mistyped command: it says
+so and suggests the nearest.
 
 Exit codes everywhere: 0 all good, 1 read but something is wrong, 2 could not
 read / bad usage, always with a one-line reason on stderr, never a traceback.
@@ -11,16 +14,18 @@ read / bad usage, always with a one-line reason on stderr, never a traceback.
 
 from __future__ import annotations
 
-import argparse
 import gc
-import importlib
+import os
 import sys
 from collections.abc import Sequence
-from types import ModuleType
+from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..reading.capture import LoadError
-from .common import EXIT_CODES, CliError
+from .exits import EXIT_CODES, CliError
+
+if TYPE_CHECKING:
+    import argparse
+    from types import ModuleType
 
 __all__ = ["COMMANDS", "CliError", "batch_collector", "build_parser", "main"]
 
@@ -59,6 +64,8 @@ examples:
 
 
 def command_module(name: str) -> ModuleType:
+    import importlib
+
     return importlib.import_module(f"{__name__}.{COMMANDS[name][0]}")
 
 
@@ -70,17 +77,23 @@ def _epilog(module: ModuleType) -> str:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with ``only``, the other commands are listed but
     not built (their modules are not imported)."""
+    import argparse
+
+    from .formatter import Formatter
+
     parser = argparse.ArgumentParser(
         prog="fraglens",
         description=DESCRIPTION,
         epilog=TOP_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Formatter,
     )
     parser.add_argument("--version", action="version", version=f"fraglens {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # prog given: argparse would otherwise format a usage line to find it (and
+    # import shutil to measure the terminal) on every start
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog="fraglens")
     for name, (_, help_text) in COMMANDS.items():
         if only is not None and name != only:
-            sub.add_parser(name, help=help_text)
+            sub.add_parser(name, help=help_text, formatter_class=Formatter)
             continue
         module = command_module(name)
         p = sub.add_parser(
@@ -88,11 +101,35 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             help=help_text,
             description=help_text,
             epilog=_epilog(module),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=Formatter,
         )
         module.build(p)
         p.set_defaults(run=module.run)
     return parser
+
+
+def _looks_like_a_command(word: str) -> bool:
+    """``fraglens WORD``: a capture to open, or a mistyped command? A file that
+    exists is opened; otherwise a bare word (no dot, no slash, not an option or
+    ``-``) is taken for a command, as no capture is named like one."""
+    if word.startswith("-") or "." in word or "/" in word or os.sep in word:
+        return False
+    return not os.path.exists(word)
+
+
+def _unknown_command(word: str, *, as_file: bool = True) -> CliError:
+    """``fraglens: error: unknown command 'chek'; did you mean `fraglens check`?``
+    (exit 2); without a near one, the commands there are."""
+    import difflib
+
+    near = difflib.get_close_matches(word, [*COMMANDS, "help"], n=1, cutoff=0.6)
+    if near:
+        return CliError(f"unknown command {word!r}; did you mean `fraglens {near[0]}`?")
+    nor = ", and no file by that name" if as_file else ""
+    return CliError(
+        f"unknown command {word!r}{nor}; the commands: {', '.join(COMMANDS)} "
+        "(fraglens help says what each does)"
+    )
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -100,11 +137,15 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         topic = argv[1:2]
         if topic and topic[0] in COMMANDS:
             return build_parser(only=topic[0]).parse_args([topic[0], "--help"])
+        if topic:
+            raise _unknown_command(topic[0], as_file=False)
         return build_parser().parse_args(["--help"])
     if argv and argv[0] in COMMANDS:
         return build_parser(only=argv[0]).parse_args(argv)
     if argv and argv[0] in ("-h", "--help", "--version"):
         return build_parser().parse_args(argv)
+    if argv and _looks_like_a_command(argv[0]):
+        raise _unknown_command(argv[0])
     from . import debugger
 
     return debugger.parser().parse_args(argv)
@@ -129,6 +170,11 @@ def batch_collector() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # what scripts ask first: answered before any import
+        print(f"fraglens {__version__}")
+        return 0
+    from ..reading.capture import LoadError
+
     if argv and argv[0] in BATCH:
         batch_collector()
     try:

@@ -11,14 +11,11 @@ from collections.abc import Iterator
 from ..batch.lines import UNREADABLE, Line
 from ..batch.paths import BatchPathError, captures
 from ..batch.runners import DaskUnavailable, run_dask, run_local
+from ..engine.plural import counted
 from ..report.checked import CheckOptions
 from .common import CliError, otlp_wanted
 
 __all__ = ["run_batch"]
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def _lines(args: argparse.Namespace, paths: list[str], opts: CheckOptions,
@@ -66,7 +63,7 @@ def run_batch(args: argparse.Namespace, opts: CheckOptions) -> int:
         if exporter is not None:
             exporter.close()
     ok, wrong, unreadable = counts
-    print(f"fraglens: {_plural(len(paths), 'capture')}: {ok:,} ok, {wrong:,} not ok, "
+    print(f"fraglens: {counted(len(paths), 'capture')}: {ok:,} ok, {wrong:,} not ok, "
           f"{unreadable:,} unreadable", file=sys.stderr)
     if unreadable:
         return UNREADABLE

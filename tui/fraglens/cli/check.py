@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..fit.tools import Tool, ToolsError, read_tools
-from ..reading.stream import Stream
+from ..engine.plural import counted
 from ..report.checked import CheckOptions, checked
 from ..report.document import exit_code
 from .common import (
     CliError,
     add_otlp_options,
     add_price_options,
+    add_schema_timeout_option,
     add_stall_option,
     add_stream_options,
     otlp_wanted,
     positive_count,
     price_options,
+    prices_asked,
     read_json,
+    schema_budget,
     write_json,
 )
+
+if TYPE_CHECKING:
+    from ..fit.tools import Tool
+    from ..reading.stream import Stream
 
 EXAMPLES = """\
 examples:
@@ -74,6 +80,7 @@ def build(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="add how the tool calls were cut into fragments (sizes, cuts mid-string...)",
     )
+    add_schema_timeout_option(p)
     add_stall_option(p)
     add_stream_options(p)
     add_otlp_options(p, "capture")
@@ -82,6 +89,8 @@ def build(p: argparse.ArgumentParser) -> None:
 
 def load_tools(path: str) -> list[Tool]:
     """The tools declared in a JSON file, or a one-line CliError."""
+    from ..fit.tools import ToolsError, read_tools
+
     try:
         return read_tools(read_json(path, "--tools"))
     except ToolsError as exc:
@@ -97,7 +106,8 @@ def options(args: argparse.Namespace) -> CheckOptions:
         chunking=args.chunking,
         stall_ms=args.stall_ms,
         tools=tuple(tools) if tools is not None else None,
-        prices=price_options(args),
+        prices=price_options(args) if prices_asked(args) else None,
+        schema_budget=schema_budget(args),
     )
 
 
@@ -112,7 +122,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"{len(args.path)} captures given: check reads one, or use --jsonl "
                        "for one line per capture")
     path = args.path[0]
-    doc, stream = checked(path, options(args))
+    opts = options(args)
+    if opts.tools:
+        from ..fit.budget import start
+
+        start()
+    doc, stream = checked(path, opts)
     _export_span(args, doc, stream)
     if args.json:
         write_json(doc)
@@ -124,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             for how in ("by_id", "by_arrival"):
                 keys = doc["naive"][how]
                 sizes = " / ".join(str(k["chars"]) for k in keys)
-                print(f"naive {how}: {len(keys)} key(s), {sizes} chars of arguments")
+                print(f"naive {how}: {counted(len(keys), 'key')}, {sizes} chars of arguments")
         if "chunking" in doc:
             from ..report.chunking import chunking_line
 

@@ -14,16 +14,20 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..engine.plural import noun
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
+from ..fit.timeout import DEFAULT_BUDGET
 from ..reading.capture import LoadError, read_bytes
 from ..reading.stream import FORMATS
 from ..report.document import dumps
+from .exits import EXIT_CODES, CliError
 
 __all__ = [
     "CliError",
     "EXIT_CODES",
     "add_otlp_options",
     "add_price_options",
+    "add_schema_timeout_option",
     "price_options",
     "otlp_wanted",
     "add_stall_option",
@@ -33,20 +37,10 @@ __all__ = [
     "positive",
     "positive_count",
     "read_json",
+    "schema_budget",
     "size",
     "write_json",
 ]
-
-#: the epilog every command's --help ends with
-EXIT_CODES = (
-    "exit codes: 0 all good, 1 read but something is wrong (a call not ok, an error "
-    "diagnostic), 2 could not run (bad usage, unreadable input), 130 interrupted"
-)
-
-
-class CliError(Exception):
-    """A usage or input problem: printed as one line, exit 2."""
-
 
 def size(text: str) -> int:
     """An argparse type: a positive byte count, ``512k``, ``4M``, ``1GiB``..."""
@@ -111,6 +105,23 @@ def add_stall_option(p: argparse.ArgumentParser) -> None:
         metavar="MS",
         help="a gap between two events longer than this is a stall (default 1000)",
     )
+
+
+def add_schema_timeout_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    p.add_argument(
+        "--schema-timeout",
+        type=non_negative,
+        default=DEFAULT_BUDGET,
+        metavar="S",
+        help="seconds each call's check against its tool's schema may take; past it the call "
+        f"is left unchecked (schema-too-slow). 0: no limit (default {DEFAULT_BUDGET:g})",
+    )
+
+
+def schema_budget(args: argparse.Namespace) -> float | None:
+    """``--schema-timeout`` as the fit takes it: seconds, or None for no limit."""
+    seconds: float = args.schema_timeout
+    return seconds or None
 
 
 def add_read_caps(group: argparse._ArgumentGroup, *, line: str, decoded: str) -> None:
@@ -241,13 +252,22 @@ def _user_prices(entry: Any, where: str) -> Any:
         raise CliError(f'{where}: expected {{"input": X, "output": Y}} or [X, Y]')
     unknown = entry.keys() - {"input", "output", "cached_input", "cache_write", "currency"}
     if unknown:
-        raise CliError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        keys = noun(len(unknown), "key")
+        raise CliError(f"{where}: unknown {keys} {', '.join(sorted(unknown))}")
     optional = {k: _price(entry[k], where) for k in ("cached_input", "cache_write") if k in entry}
     currency = entry.get("currency", "USD")
     if not isinstance(currency, str) or not currency:
         raise CliError(f"{where}: the currency must be a name such as USD")
     return UserPrices(_price(entry["input"], where), _price(entry["output"], where),
                       currency=currency, **optional)
+
+
+def prices_asked(args: argparse.Namespace) -> bool:
+    """Any of the cost flags was given (else the table's prices, the default,
+    are loaded only for a stream that reported usage)."""
+    flags = (args.prices, args.provider, args.price_in, args.price_out, args.price_cached_in,
+             args.price_cache_write)
+    return any(v is not None for v in flags) or args.markup != 1.0
 
 
 def price_options(args: argparse.Namespace) -> Any:

@@ -100,6 +100,11 @@ def _models(text: str) -> list[str]:
 def _spec_for(args: argparse.Namespace, models: list[str]) -> Callable[[str], RequestSpec]:
     if not (args.request or args.prompt):
         raise CliError("say what to send: --request FILE.json, or --prompt TEXT")
+    from ..net.ws_request import is_websocket_url
+
+    if is_websocket_url(args.url):
+        raise CliError("compare calls models over HTTP: give an http(s) --url (fraglens live "
+                       "speaks WebSocket)")
     # live's builder reads args.model; the request is built and checked once, with
     # the first model (a typo is one usage error, not N failures), then re-aimed
     args.model = models[0]

@@ -12,7 +12,13 @@ from ..reading.capture import LoadError, demo_bytes, read_bytes
 from ..reading.progressive import Loading
 from ..reading.stream import Stream
 from .check import load_tools
-from .common import EXIT_CODES, CliError, add_stream_options
+from .common import (
+    EXIT_CODES,
+    CliError,
+    add_schema_timeout_option,
+    add_stream_options,
+    schema_budget,
+)
 
 EXAMPLES = """\
 examples:
@@ -35,6 +41,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="the declared tools, to check each call against (default: the recorded request's)",
     )
+    add_schema_timeout_option(p)
     add_stream_options(p)
     p.set_defaults(run=run)
     return p
@@ -50,6 +57,10 @@ def run(args: argparse.Namespace) -> int:
     source = "demo" if not path else ("stdin" if path == "-" else path)
     try:
         tools = load_tools(args.tools) if args.tools else None
+        if tools:
+            from ..fit.budget import start
+
+            start()  # while the capture is read
         data = demo_bytes() if not path else read_bytes(path)
         # an SSE capture is read while it is shown; any other framing is framed here
         loading = Loading(data, source, format=args.format, max_arg_bytes=args.max_arg_bytes)
@@ -63,12 +74,12 @@ def run(args: argparse.Namespace) -> int:
         # the stream came on stdin: the keyboard is the terminal, not the pipe
         _reopen_stdin()
     if not (sys.stdout.isatty() and sys.stdin.isatty()):
-        return _print_report(loading, source, tools)
+        return _print_report(loading, source, tools, schema_budget(args))
     from ..app.app import FraglensApp  # Textual loads only once there is something to show
 
     def fit(stream: Stream) -> Fit | None:
         """The calls against the declared tools, once the capture is read."""
-        return fit_for_request(stream, loading.meta.get("request"), tools)
+        return fit_for_request(stream, loading.meta.get("request"), tools, schema_budget(args))
 
     app = FraglensApp(loading=loading, source=source, fit_when_loaded=fit)
     app.run()
@@ -76,19 +87,29 @@ def run(args: argparse.Namespace) -> int:
     return app.signal_status or 0
 
 
-def _print_report(loading: Loading, source: str, tools: list[Tool] | None) -> int:
-    """No terminal to show the app on: the check report, and a line saying so."""
+def _print_report(
+    loading: Loading, source: str, tools: list[Tool] | None, budget: float | None
+) -> int:
+    """No terminal to show the app on: the check report, and a line saying so;
+    what ``check`` refuses is refused here with its line and exit code."""
+    while not loading.done:
+        loading.advance()
+    from ..report.checked import refuse_unread
+
+    try:
+        refuse_unread(loading.stream, source, loading.meta)
+    except LoadError as exc:
+        print(f"fraglens: error: {exc}", file=sys.stderr)
+        return 2
     print(
         "fraglens: not a terminal, so not opening the debugger: this is the "
         "`fraglens check` report (run `fraglens check --help` for its options)",
         file=sys.stderr,
     )
-    while not loading.done:
-        loading.advance()
     from ..report.document import build_report, exit_code
     from ..report.text import print_report
 
-    fit = fit_for_request(loading.stream, loading.meta.get("request"), tools)
+    fit = fit_for_request(loading.stream, loading.meta.get("request"), tools, budget)
     doc = build_report(loading.stream, fit=fit)
     print_report(doc, source)
     return exit_code(doc)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..engine.plural import counted
 from ..reading.capture import load_stream
 from ..reading.stream import Stream
 from ..report.diff import diff_doc, diff_exit
@@ -43,7 +44,7 @@ def read(path: str, fmt: str | None, max_arg_bytes: int) -> tuple[Stream, dict]:
         raise CliError(f"{path}: no events in the stream")
     if not stream.model_response:
         raise CliError(f"{path}: no model response found ({stream.framing} of "
-                       f"{len(stream.events)} event(s), none of them a model API's)")
+                       f"{counted(len(stream.events), 'event')}, none of them a model API's)")
     return stream, build_report(stream)
 
 

@@ -1,5 +1,8 @@
 """``fraglens export``: a recording's body back out as the plain capture ``curl -N`` saves.
 
+A WebSocket connection's recording has no body: its server messages are
+written as the SSE events the same API streams over HTTP.
+
 The framing package does the reading; this module only writes and says what it did.
 """
 
@@ -54,6 +57,16 @@ def body_of(data: bytes, name: str) -> tuple[bytes, str | None]:
         framed = read_stream(data)
     except FramingError as exc:
         raise CliError(f"{name}: {exc}") from None
+    if framed.framing == "websocket":
+        from ..framing.websocket import websocket_to_sse
+
+        if "har" in framed.meta:
+            har = json.loads(data)
+            rec = parse_recording(har_entry_to_recording(har, default_entry(har)))
+        else:
+            rec = parse_recording(data)
+        # the server's messages are the events an SSE body carries over HTTP
+        return websocket_to_sse(rec), None
     if framed.framing == "recording":
         body = parse_recording(data).body
     elif framed.framing == "har":

@@ -17,7 +17,7 @@ from ..history import (
 )
 from ..reading.capture import load_stream, read_bytes
 from ..report.document import build_report, dumps, printable
-from .common import CliError, add_stream_options
+from .common import CliError, add_schema_timeout_option, add_stream_options, schema_budget
 
 EXAMPLES = """\
 examples:
@@ -38,6 +38,7 @@ def build(p: argparse.ArgumentParser) -> None:
     c = sub.add_parser("check", help="validate a conversation before sending it")
     c.add_argument("path", help="a messages array or a request body (JSON); - for stdin")
     c.add_argument("--json", action="store_true", help="problems as JSON")
+    add_schema_timeout_option(c)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         doc = load_conversation(read_bytes(args.path))
-        problems = check_conversation(doc)
+        problems = check_conversation(doc, schema_budget(args))
     except HistoryError as exc:
         raise CliError(f"{args.path}: {exc}") from None
     if args.json:

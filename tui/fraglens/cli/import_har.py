@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
             for row in printable(rows):
                 mark = "*" if row["event_stream"] else " "
                 saved = "" if row["has_body"] else "  (body not saved)"
+                if row["websocket_messages"]:
+                    saved = f"  ({row['websocket_messages']} WebSocket messages)"
                 print(
                     f"{mark}{row['index']:>4}  {row['method']:<6} {row['status']!s:>3}  "
                     f"{row['content_type'][:28]:<28} {_size(row['size']):>10}  {row['url']}{saved}"

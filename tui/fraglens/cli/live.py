@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..net.limits import Limits
+from ..net.limits import DEFAULT_LIMITS, Limits
 from ..net.request import (
     DEFAULT_TIMEOUT,
     EVENTSTREAM_FORMATS,
@@ -28,16 +28,20 @@ from .common import (
     add_otlp_options,
     add_price_options,
     add_read_caps,
+    add_schema_timeout_option,
     add_stall_option,
     positive,
     price_options,
     read_json,
+    schema_budget,
+    size,
     write_json,
 )
 
 if TYPE_CHECKING:  # httpx and asyncio load only when a call is made, not for `check`
     from ..net.bedrock import Signer
     from ..net.live import LiveCall, LiveStatus
+    from ..net.ws_live import WSLiveCall
 
 __all__ = [
     "add_request_options",
@@ -57,6 +61,10 @@ examples:
       --prompt "Weather in Paris and Tokyo?" --tools tools.json --record rec.jsonl
   fraglens live --url http://127.0.0.1:8765/v1 --model demo --prompt hi --json
                                                  # against fraglens serve, no key needed
+  fraglens live --url ws://127.0.0.1:8765/v1 --model gpt-5.1 --prompt hi --json
+                                                 # the Responses API's WebSocket mode
+  fraglens live --url wss://api.openai.com/v1 --format realtime --model gpt-realtime \
+      --prompt "Weather in Lyon?" --tools tools.json   # the Realtime API
   fraglens live --url http://localhost:11434 --format ollama --model qwen3 --prompt hi
                                                  # Ollama's native API, no key
   fraglens live --format bedrock-converse --region us-east-1 --profile dev \
@@ -72,8 +80,9 @@ def add_request_options(p: argparse.ArgumentParser, *, one_model: bool = True) -
     (compare names its models with --models instead of --model)."""
     p.add_argument(
         "--url",
-        help="a base URL (https://host/v1) or a full endpoint; for Bedrock, optional:"
-        " an endpoint override (a VPC endpoint), else the region's",
+        help="a base URL (https://host/v1) or a full endpoint; ws:// or wss:// speaks"
+        " WebSocket (the Responses API's WebSocket mode, or --format realtime); for"
+        " Bedrock, optional: an endpoint override (a VPC endpoint), else the region's",
     )
     what = p.add_argument_group("what to send")
     what.add_argument("--request", metavar="FILE.json", help="the JSON body to send")
@@ -87,8 +96,9 @@ def add_request_options(p: argparse.ArgumentParser, *, one_model: bool = True) -
     )
     p.add_argument(
         "--format",
-        choices=LIVE_FORMATS,
-        help="the API spoken (default: from the URL's path, else openai-chat)",
+        choices=(*LIVE_FORMATS, "openai-realtime", "realtime"),
+        help="the API spoken (default: from the URL's path, else openai-chat;"
+        " openai-responses over a ws:// URL); realtime: the Realtime API, over ws://",
     )
     p.add_argument(
         "--api-key-env",
@@ -130,10 +140,20 @@ def build(p: argparse.ArgumentParser) -> None:
     caps = p.add_argument_group("caps (past one, the call ends with a clear error)")
     add_read_caps(
         caps,
-        line="the longest SSE line or event, or event-stream message, read",
-        decoded="the most a compressed body may inflate to",
+        line="the longest SSE line or event, event-stream message, or WebSocket message, read",
+        decoded="the most a compressed body may inflate to (a body sent uncompressed is not "
+        "limited by it)",
+    )
+    caps.add_argument(
+        "--max-stream-bytes",
+        type=size,
+        default=DEFAULT_LIMITS.max_stream,
+        metavar="N",
+        help="the longest HTTP response body kept, decoded (default 1G, the most `check` "
+        "reads back from a recording)",
     )
     add_stall_option(p)
+    add_schema_timeout_option(p)
     add_otlp_options(p, "call")
     add_price_options(p)
     out = p.add_mutually_exclusive_group()
@@ -149,6 +169,14 @@ def spec_from_args(
     """The request the arguments describe; ``model`` overrides ``--model``, and
     ``signer`` (Bedrock) is credentials already loaded."""
     body, tools = _inputs(args)
+    if args.format == "realtime":
+        args.format = "openai-realtime"
+    from ..net.ws_request import is_websocket_url
+
+    if is_websocket_url(args.url):
+        return _websocket_spec(args, body, tools, model)
+    if args.format == "openai-realtime":
+        raise CliError("the Realtime API speaks WebSocket: give a ws:// or wss:// --url")
     if is_bedrock(args):
         return _bedrock_spec(args, body, tools, model, signer)
     if not args.url:
@@ -168,6 +196,26 @@ def spec_from_args(
             tools=tools,
             headers=args.header,
             key_env=args.api_key_env,
+        )
+    except RequestError as exc:
+        raise CliError(str(exc)) from None
+    if note:
+        print(f"fraglens: note: {note}", file=sys.stderr)
+    return spec
+
+
+def _websocket_spec(
+    args: argparse.Namespace, body: dict[str, Any] | None, tools: list[Any] | None,
+    model: str | None,
+) -> RequestSpec:
+    from ..net.ws_request import build_ws_spec
+
+    if args.region or args.profile:
+        raise CliError("--region and --profile are for the Bedrock formats (--format bedrock-…)")
+    try:
+        spec, note = build_ws_spec(
+            args.url, format=args.format, body=body, model=model or args.model,
+            prompt=args.prompt, tools=tools, headers=args.header, key_env=args.api_key_env,
         )
     except RequestError as exc:
         raise CliError(str(exc)) from None
@@ -256,7 +304,7 @@ def _inputs(args: argparse.Namespace) -> tuple[dict[str, Any] | None, list[Any] 
     return body, tools
 
 
-def call_from_args(args: argparse.Namespace) -> LiveCall:
+def call_from_args(args: argparse.Namespace) -> LiveCall | WSLiveCall:
     from ..net.live import LiveCall
 
     spec = spec_from_args(args)
@@ -265,7 +313,13 @@ def call_from_args(args: argparse.Namespace) -> LiveCall:
             open(args.record, "wb").close()
         except OSError as exc:
             raise CliError(f"--record {args.record}: {exc.strerror or exc}") from None
-    limits = Limits(max_line=args.max_line_bytes, max_decoded=args.max_decoded_bytes)
+    limits = Limits(max_line=args.max_line_bytes, max_decoded=args.max_decoded_bytes,
+                    max_stream=args.max_stream_bytes)
+    if spec.method == "GET":  # a WebSocket handshake (ws_request.py)
+        from ..net.ws_live import WSLiveCall
+
+        return WSLiveCall(spec, record=args.record, timeout=args.timeout,
+                          prices=price_options(args), limits=limits)
     return LiveCall(
         spec,
         record=args.record,
@@ -295,7 +349,9 @@ def run(args: argparse.Namespace) -> int:
             exporter.close()
 
 
-def _export(args: argparse.Namespace, exporter: Any, call: LiveCall, started: float) -> None:
+def _export(
+    args: argparse.Namespace, exporter: Any, call: LiveCall | WSLiveCall, started: float
+) -> None:
     """The span of the call, once it has ended."""
     from ..fit.verdicts import fit_for_request
     from ..net.live import Phase
@@ -305,7 +361,7 @@ def _export(args: argparse.Namespace, exporter: Any, call: LiveCall, started: fl
     status, stream = call.status, call.stream
     doc = None
     if stream.events:
-        fit = fit_for_request(stream, {"body": call.spec.body})
+        fit = fit_for_request(stream, {"body": call.spec.body}, budget=schema_budget(args))
         doc = build_report(stream, fit=fit, stall_ms=args.stall_ms)
     model = call.spec.body.get("model") if isinstance(call.spec.body, dict) else None
     error = None if status.phase is Phase.DONE else (status.message or status.phase.value)
@@ -314,7 +370,7 @@ def _export(args: argparse.Namespace, exporter: Any, call: LiveCall, started: fl
                     started=started, duration=status.elapsed, error=error)
 
 
-def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
+def run_headless(args: argparse.Namespace, call: LiveCall | WSLiveCall) -> int:
     """Make the call, print the report of what arrived, and say how it went."""
     import asyncio
 
@@ -328,7 +384,7 @@ def run_headless(args: argparse.Namespace, call: LiveCall) -> int:
     stream = call.stream
     doc = None
     if stream.events:
-        fit = fit_for_request(stream, {"body": call.spec.body})
+        fit = fit_for_request(stream, {"body": call.spec.body}, budget=schema_budget(args))
         doc = build_report(stream, fit=fit, stall_ms=args.stall_ms)
     if doc is not None:
         if args.json:
@@ -357,19 +413,22 @@ def finish_code(status: LiveStatus, doc: dict[str, Any] | None) -> int:
     return 130 if status.phase is Phase.CANCELLED else 2
 
 
-def run_app(args: argparse.Namespace, call: LiveCall, made: list[LiveCall] | None = None) -> int:
+def run_app(
+    args: argparse.Namespace, call: LiveCall | WSLiveCall,
+    made: list[LiveCall | WSLiveCall] | None = None,
+) -> int:
     """The app over the call; ``made``: every call it makes is appended."""
     from ..app.live import AGAIN, make_live_app
     from ..net.live import Phase
 
-    app = make_live_app(call)
+    app = make_live_app(call, schema_budget(args))
     attempt = 1
     while app.run() == AGAIN:
         attempt += 1
         call = call.again(record=_numbered(args.record, attempt))
         if made is not None:
             made.append(call)
-        app = make_live_app(call)
+        app = make_live_app(call, schema_budget(args))
     status = call.status
     code = 0
     if status.phase is Phase.FAILED:

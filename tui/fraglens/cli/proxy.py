@@ -15,7 +15,15 @@ from typing import Any
 
 from ..net.limits import DEFAULT_LIMITS, Limits
 from ..redact import redact_url
-from .common import CliError, add_otlp_options, add_read_caps, add_stall_option, size
+from .common import (
+    CliError,
+    add_otlp_options,
+    add_read_caps,
+    add_schema_timeout_option,
+    add_stall_option,
+    schema_budget,
+    size,
+)
 
 DEFAULT_PORT = 8788
 EXAMPLES = """\
@@ -80,6 +88,7 @@ def build(p: argparse.ArgumentParser) -> None:
         help="headless, one JSON object per flow (with its check --json document)",
     )
     add_stall_option(p)
+    add_schema_timeout_option(p)
     add_otlp_options(p, "flow")
 
 
@@ -178,7 +187,8 @@ def _serve(args: argparse.Namespace, upstream: Any, sock: Any, exporter: Any) ->
     if exporter is not None:
         from ..net.proxy.spans import FlowSpans
 
-        FlowSpans(store, exporter, content=args.otlp_content, stall_ms=args.stall_ms)
+        FlowSpans(store, exporter, content=args.otlp_content, stall_ms=args.stall_ms,
+                  schema_budget=schema_budget(args))
     lines: list[str] = []
     proxy = ChildProxy(
         args.upstream,
@@ -201,10 +211,14 @@ def _serve(args: argparse.Namespace, upstream: Any, sock: Any, exporter: Any) ->
             print("fraglens proxy: the app is not available; running headless", file=sys.stderr)
             headless = True
         else:
-            return run_flows_app(proxy, store, base_url=base, log_lines=lines)
+            return run_flows_app(
+                proxy, store, base_url=base, log_lines=lines, schema_budget=schema_budget(args)
+            )
     from ..net.proxy.headless import HeadlessPrinter
 
-    HeadlessPrinter(store, as_json=args.json, stall_ms=args.stall_ms)
+    HeadlessPrinter(
+        store, as_json=args.json, stall_ms=args.stall_ms, schema_budget=schema_budget(args)
+    )
     with StopOnSigterm() as sigterm:
         try:
             # Ctrl-C or SIGTERM from the moment the child is started, not only once

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..engine.plural import counted
 from ..net.replay import Chaos, Pace, load_source
 from ..net.request import is_loopback
 from .common import CliError, count, non_negative
@@ -131,7 +132,14 @@ def run(args: argparse.Namespace) -> int:
     if not is_loopback(args.host):
         print(f"fraglens: note: serving on {args.host}: reachable beyond this machine")
     for source in sources:
-        print(f"  {source.name}: {source.format or 'unknown format'}, {source.events} events")
+        fmt = source.format or "unknown format"
+        if source.websocket is not None:
+            answers = counted(len(source.websocket.responses), "response")
+            print(f"  {source.name}: {fmt}, a WebSocket connection: {answers}, "
+                  f"{counted(source.events, 'server message')}, on /v1/responses and "
+                  "/v1/realtime")
+        else:
+            print(f"  {source.name}: {fmt}, {counted(source.events, 'event')}")
     print(f"chaos: {chaos.describe()}")
     print(f"fraglens serve: listening on {url} (base URL {url}/v1); ctrl+c stops", flush=True)
     try:

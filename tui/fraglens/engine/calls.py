@@ -121,6 +121,21 @@ class Call:
         self.length = self.frag_end[-1]
         self.last_event = first_event + len(texts) - 1
 
+    def extend_at(self, events: list[int], texts: list[str]) -> None:
+        """``append`` of each text in turn, the k-th in event ``events[k]``
+        (a call's pieces among other calls' in a run read in bulk)."""
+        if not texts:
+            return
+        self.pieces.extend(texts)
+        self._joined = None
+        self._unscanned.extend(texts)
+        self.frag_event.extend(events)
+        ends = accumulate(map(len, texts), initial=self.length)
+        next(ends)  # the length before the first text
+        self.frag_end.extend(ends)
+        self.length = self.frag_end[-1]
+        self.last_event = events[-1]
+
     @property
     def scanner(self) -> Scanner:
         """The scanner, caught up with every fragment."""

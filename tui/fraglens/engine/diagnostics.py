@@ -27,6 +27,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "id-duplicate": ("warning", "two calls share one id"),
     "name-repeated": ("info", "the whole name was re-sent on later fragments"),
     "name-split": ("info", "the name arrived in pieces"),
+    "name-changed": ("warning", "a different name arrived after argument text"),
     "name-late": ("info", "the name arrived after argument text"),
     "name-missing": ("error", "the call never got a name"),
     "args-duplicated": ("warning", "the complete arguments were sent twice"),
@@ -70,12 +71,16 @@ CODES: dict[str, tuple[Severity, str]] = {
     "tool-call-rejected": ("warning", "the provider refused the model's tool call"),
     "frame-damaged": ("error", "binary framing failed a checksum; bytes were skipped"),
     "frame-truncated": ("error", "the stream ended inside a binary message"),
+    "ws-binary-frame": ("info", "a binary WebSocket message, kept and not decoded"),
     "tool-input-error": ("warning", "the client SDK rejected a call's input"),
     # the calls against the declared tools (fraglens.fit.verdicts), when the tools are known
     "args-schema": ("error", "the arguments break the tool's JSON Schema"),
     "strict-broken": ("error", "a strict: true tool got arguments that break its schema"),
     "tool-undeclared": ("error", "the call names a tool the request did not declare"),
     "tool-schema-invalid": ("warning", "a declared tool's schema is not valid JSON Schema"),
+    "schema-ref-unresolved": ("warning", "a $ref of the tool's schema is not followed"),
+    "schema-too-slow": ("warning", "validating the call ran past the time budget"),
+    "schema-uncheckable": ("warning", "the validator could not check the arguments"),
 }
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}

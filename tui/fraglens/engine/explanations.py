@@ -144,16 +144,24 @@ EXPLANATIONS: dict[str, Explanation] = {
              "hole or an IndexError: key them by the index value.",
     ),
     "index-changed": Explanation(
-        means="Fragments carrying the id of a call already seen arrived under a different "
-              "index than that call's first ones.",
+        means="One call's fragments arrived under two indexes: fragments carrying its id "
+              "under another index, or a call opened under one index (often the tool's "
+              "position in the request) whose argument text came under another (the "
+              "call's ordinal), or the reverse.",
         wire=_wire(
-            _calls(_entry('{"cmd":', index=0, id="call_1", name="run")),
-            _calls(_entry('"ls"}', index=1, id="call_1")),
+            _calls(_entry("", index=1, id="call_1", name="get_weather")),
+            _calls(_entry('{"city":"Paris"}', index=0)),
+            _calls(_entry("", index=0, id="call_2", name="get_time")),
+            _calls(_entry('{"tz":"UTC"}', index=1)),
         ),
-        did="Followed the id: the text went to the call it names, and both indexes now "
-            "lead to that call.",
-        todo="The call is right. A client keyed only by index builds two broken calls; "
-             "report the index jump to the backend's maintainers.",
+        did="Followed the id where one came. Without one, argument text that no call "
+            "under its index could take (none there, or one whose arguments were already "
+            "whole) went to the call opened last while it was still waiting for its first "
+            "text; the index then leads there until a new id or name opens a call on it. "
+            "Each call moved so is marked.",
+        todo="Check each marked call's arguments against its name before running it: the "
+             "index was no guide here. A client keyed only by index swaps the two calls' "
+             "arguments; report the index jump to the backend's maintainers.",
     ),
     "index-collision": Explanation(
         means="A new call arrived on an index that already held a call whose arguments "
@@ -243,11 +251,26 @@ EXPLANATIONS: dict[str, Explanation] = {
             _calls(_entry("", index=0, id="call_1", name="edit_")),
             _calls(_entry("{}", index=0, name="file")),
         ),
-        did="Appended each name piece that differs from the name so far, while the "
-            "arguments were still unfinished: the call is named `edit_file`. (A name "
-            "arriving after the arguments are one whole value starts a new call instead.)",
+        did="Appended each name piece that differs from the name so far, while no "
+            "argument text had come: the call is named `edit_file`. (A different name after "
+            "argument text is `name-changed`; one after the arguments are one whole value "
+            "starts a new call.)",
         todo="Check that the joined name is one of your tools. Clients that take the "
              "first name they see keep only `edit_`.",
+    ),
+    "name-changed": Explanation(
+        means="A call that already had a name and argument text was sent a different "
+              "name, or its name again as a blank spelling such as the string `\"null\"`.",
+        wire=_wire(
+            _calls(_entry('{"path":', index=0, id="call_1", name="read_file")),
+            _calls(_entry('"a.txt"}', index=0, name="null")),
+        ),
+        did="Kept the name the call opened with and its arguments, and named the other "
+            "value here; a name split in pieces comes before the arguments "
+            "(`name-split`), so this is not one.",
+        todo="Check which tool the model meant before running the call. Clients that "
+             "append names get `read_filenull`; clients that overwrite run a tool "
+             "called `null`.",
     ),
     "name-late": Explanation(
         means="The function name arrived after some argument text of its call (an empty "
@@ -541,18 +564,23 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Nothing. Clients that expect a delta in every chunk crash on it.",
     ),
     "choice-index-unstable": Explanation(
-        means="A call's pieces moved from one choice index to another: the same call id "
-              "under two choices, or argument text with no id or name under a choice no "
-              "call opened. Choices that each keep their own index (a request with `n` > 1) "
+        means="One answer's pieces moved from one choice index to another: argument text "
+              "with no id or name under a choice index nothing came under before (some "
+              "servers count the choice up on every chunk), or the same call id under two "
+              "choices. Choices that each keep their own index (a request with `n` > 1) "
               "are not this.",
         wire=_wire(
             _calls(_entry('{"tz":', index=0, id="call_1", name="get_time"), choice=0),
             _calls(_entry('"UTC"}', index=0), choice=1),
+            _data({"choices": [{"index": 2, "delta": {}, "finish_reason": "tool_calls"}]}),
         ),
-        did="Kept the calls of each choice apart, each choice with its own text and "
-            "finish, and did not move the stray piece back: it stays on its own call.",
-        todo="One answer is split across choices: report the drift to the backend, and "
-             "do not run the calls as they stand.",
+        did="Read argument text with no id or name on a new choice index as the "
+            "continuation of the one choice with a call open, and from then on every new "
+            "choice index (text, calls, finish) as the same answer: one call. A call id "
+            "seen under two choices stays two calls, one per choice.",
+        todo="The calls are what the model sent, but the server numbers choices wrongly: "
+             "report it to the backend. Clients that key by choice index make one broken "
+             "call per chunk.",
     ),
     "bytes-replaced": Explanation(
         means="An event held bytes that are not UTF-8 (a relay that re-encodes text as "
@@ -618,14 +646,18 @@ EXPLANATIONS: dict[str, Explanation] = {
     "frame-too-large": Explanation(
         means="One SSE line, or one event's `data:` lines together, grew past the reader's "
               "size limit (16 MiB): a server that never ends a line, or a gateway that "
-              "glued a whole response into one event.",
+              "glued a whole response into one event. Over a WebSocket: a message over "
+              "`--max-line-bytes`, which the recorder kept only the size of.",
         wire=_wire(
             _text("Hi"),
             'data: {"choices":[{"index":0,"delta":{"content":"…16 MiB with no newline…',
         ),
         did="Stopped reading at the start of that line or event instead of buffering "
             "without end; every event before it is shown and checked, the bytes from there "
-            "on stay in the capture or recording untouched. An error.",
+            "on stay in the capture or recording untouched. A WebSocket message over the "
+            "limit is named on its own event with its size, and the messages after it are "
+            "read (the proxy passed it on whole; live closed the connection with 1009). "
+            "An error.",
         todo="Look at the capture from the byte offset the message names: an endless line "
              "is a server or proxy bug. If the line is genuine, split the capture there.",
     ),
@@ -738,6 +770,21 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Suspect what sat between the server and the capture: a proxy that rewrote "
              "the body, a capture saved as text (line ends converted), bytes cut and "
              "pasted. Capture the body again as raw bytes (a HAR keeps them as base64).",
+    ),
+    "ws-binary-frame": Explanation(
+        means="A WebSocket connection carried a binary message. The Responses and "
+              "Realtime APIs send every event as a JSON text message; binary ones are "
+              "audio or a gateway's own protocol, never a tool call fraglens could read.",
+        wire=_wire(
+            json.dumps({"fraglens": "recording", "version": 2, "transport": "websocket",
+                        "request": {}}, separators=(",", ":")),
+            json.dumps({"t": 0.2, "from": "server", "b64": "AAECAw=="}, separators=(",", ":")),
+        ),
+        did="Kept the message's bytes in the stream and the recording as they came (base64) "
+            "and named it by its sender and size; nothing was decoded from it. Information.",
+        todo="Nothing, if the binary messages are audio. If calls seem to be missing, the "
+             "client or a gateway may be wrapping events in a binary protocol: capture "
+             "where they are plain JSON.",
     ),
     "frame-truncated": Explanation(
         means="A binary event stream (AWS Bedrock) ended part-way through a message: its "
@@ -910,6 +957,58 @@ EXPLANATIONS: dict[str, Explanation] = {
         todo="Fix the declaration: a provider may reject it, or read it otherwise than meant.",
         tools=[{"type": "function", "function": {"name": "search",
                                                  "parameters": {"type": "dict"}}}],
+    ),
+    "schema-ref-unresolved": Explanation(
+        means="The tool's schema has a $ref that does not point inside that schema: a remote "
+              "http(s):// or file:// address, another file's name, or a #/$defs/... entry "
+              "that is not there. fraglens never fetches a reference (a recording's own "
+              "tools could point anywhere, and what came back would decide the verdict), so "
+              "the call cannot be checked.",
+        wire=_wire(
+            _calls(_entry('{"q":"x"}', id="call_1", name="search")),
+            _finish("tool_calls"),
+        ),
+        did="Left the call unchecked (fit: not checked: reference ... not resolved) and "
+            "fetched nothing.",
+        todo="Inline the referenced schema under $defs and point at it with #/$defs/NAME: "
+             "providers do not fetch references either.",
+        tools=[{"type": "function", "function": {"name": "search", "parameters": {
+            "$ref": "https://schemas.example.com/search.json"}}}],
+    ),
+    "schema-too-slow": Explanation(
+        means="Holding the call's arguments to the tool's schema took longer than the time "
+              "budget (--schema-timeout, 1 s by default). It is nearly always a pattern that "
+              "backtracks: ^(a+)+$ against thirty a's and one other character takes Python's "
+              "regular expressions minutes.",
+        wire=_wire(
+            _calls(_entry('{"code":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"}', id="call_1",
+                          name="lookup")),
+            _finish("tool_calls"),
+        ),
+        did="Stopped the validation at the budget, left the call unchecked and named the "
+            "keyword that was at work (pattern).",
+        todo="Rewrite the pattern without nested repetition (^a+$ means the same as "
+             "^(a+)+$); a validator on your side may hang on it too. Give a larger "
+             "--schema-timeout for schemas that are slow by size, not by pattern.",
+        tools=[{"type": "function", "function": {"name": "lookup", "parameters": {
+            "type": "object", "properties": {"code": {"type": "string",
+                                                      "pattern": "^(a+)+$"}}}}}],
+    ),
+    "schema-uncheckable": Explanation(
+        means="The validator could not hold the arguments to the schema: a number JSON allows "
+              "and the validator cannot compute with (1e999 is infinity to Python, and "
+              "multipleOf cannot divide it), or references that loop back on themselves, or "
+              "nesting deeper than it can follow.",
+        wire=_wire(
+            _calls(_entry('{"amount":1e999}', id="call_1", name="pay")),
+            _finish("tool_calls"),
+        ),
+        did="Left the call unchecked and said which keyword failed and why.",
+        todo="A number out of range is nearly always a model's mistake: answer with an error "
+             "result rather than run the tool. A reference loop is the schema's to fix.",
+        tools=[{"type": "function", "function": {"name": "pay", "parameters": {
+            "type": "object", "properties": {"amount": {"type": "number",
+                                                        "multipleOf": 0.5}}}}}],
     ),
 }
 # fmt: on

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
+from .plural import counted
 from .scanner import ScanState
 
 if TYPE_CHECKING:
@@ -150,9 +151,13 @@ def _finalize(
     if values is not None and len(values) > 1:
         first = values[0]
         if all(v == first for v in values[1:]):
-            repairs.append(f"dropped {len(values) - 1} repeated copy of the arguments")
+            copies = counted(len(values) - 1, "repeated copy", "repeated copies")
+            repairs.append(f"dropped {copies} of the arguments")
             findings.append(
-                ("args-duplicated", f"the complete arguments were sent {len(values)} times")
+                (
+                    "args-duplicated",
+                    f"the complete arguments were sent {counted(len(values), 'time')}",
+                )
             )
             status = "aborted" if aborted else "repaired"
             return Result(status, first, True, tuple(repairs), tuple(findings))
@@ -263,7 +268,7 @@ def _guess_reason(text: str, value: Any, changes: Walk) -> str | None:
     if changes.invented:
         return "makes up an empty string where the text has no value"
     if changes.dropped > _MAX_DROPPED:
-        return f"drops {changes.dropped} characters of the text"
+        return f"drops {counted(changes.dropped, 'character')} of the text"
     return None
 
 

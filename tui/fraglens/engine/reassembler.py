@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
-from itertools import accumulate, count
-from operator import itemgetter, methodcaller
-from typing import Any
+from dataclasses import dataclass, field, replace
+from itertools import accumulate, compress, count, repeat
+from operator import eq, itemgetter, methodcaller
+from typing import TYPE_CHECKING, Any
 
 from .calls import Call
 from .cumulative import last_restatement
@@ -35,8 +35,11 @@ from .fragments import (
     ToolOutput,
     Usage,
 )
-from .leaks import BY_KEY, Leaked, judge, rejected, scan
+from .plural import counted
 from .slots import SlotResolver, clean
+
+if TYPE_CHECKING:  # the markup families load with the first text or refusal (start-up)
+    from .leaks import Leaked
 
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
 
@@ -86,6 +89,10 @@ def _utf8_len(text: str) -> int:
 #: a text's UTF-8 bytes, lone surrogates included, for counting them in C loops
 _ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 
+#: the ops that belong to one choice
+Chosen = ToolDelta | TextDelta | ArgsFinal | Finish | ToolOutput
+_CHOSEN = (ToolDelta, TextDelta, ArgsFinal, Finish, ToolOutput)
+
 
 #: adapter notices told apart by what they say (they name calls, parts or types)
 _PER_MESSAGE = frozenset(
@@ -132,11 +139,16 @@ class Reassembler:
         self.closed_at: int | None = None
         self._slots = SlotResolver(self)
         self._once: set[str] = set()
+        #: wire choice -> the choice it continues, for a server that gives every
+        #: chunk of one answer its own choice index (``choice-index-unstable``)
+        self._moved: dict[int, int] = {}
 
     # -- feeding -------------------------------------------------------------
     def apply(self, event: int, ops: list[Op]) -> None:
         if len(ops) == 1:
             op = ops[0]
+            if isinstance(op, _CHOSEN) and op.choice not in self.choices:
+                op = self._rechosen(event, op)
             if type(op) is ToolDelta:
                 self._tool_delta(event, op)  # most events: one fragment, nothing else
                 return
@@ -148,6 +160,8 @@ class Reassembler:
         errors: list[StreamError] = []
         deltas_seen: set[tuple[int, int]] = set()
         for op in ops:
+            if isinstance(op, _CHOSEN) and op.choice not in self.choices:
+                op = self._rechosen(event, op)
             if isinstance(op, ToolDelta):
                 if op.index is not None:
                     key = (op.choice, op.index)
@@ -186,6 +200,38 @@ class Reassembler:
         for err in errors:
             self._error(event, err)
 
+    def _rechosen(self, event: int, op: Chosen) -> Chosen:
+        """``op`` on the choice it continues, when its own choice index (one no
+        op came under yet) is one the answer drifted to (see ``_drift_target``)."""
+        wire = op.choice
+        target = self._moved.get(wire)
+        if target is None:
+            target = self._drift_target(op)
+            if target is None:
+                return op
+            self._moved[wire] = target
+            self.note_once(
+                "choice-drift",
+                "choice-index-unstable",
+                f"the answer on choice {target} went on under choice {wire}: read as one "
+                "choice (every later new choice index too)",
+                event,
+            )
+        return replace(op, choice=target)
+
+    def _drift_target(self, op: Chosen) -> int | None:
+        """The choice a first op on a new choice index continues, or None when
+        it starts a choice of its own. Once an answer has drifted, every new
+        index continues it; before that, only argument text with no id and no
+        name can tell (a choice of an ``n>1`` answer opens its call with both),
+        and only when one choice has a call open to take it."""
+        if self._moved:
+            return next(iter(self._moved.values()))
+        if type(op) is not ToolDelta or not op.args or clean(op.id) or clean(op.name):
+            return None
+        open_on = {c.choice for c in self.calls if not c.finalized}
+        return open_on.pop() if len(open_on) == 1 else None
+
     def continue_call(self, event: int, choice: int, index: int, text: str) -> bool:
         """More argument text for the open call on ``(choice, index)`` and nothing
         else: the commonest fragment, appended without building ops, where
@@ -197,6 +243,8 @@ class Reassembler:
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit or not text:
             return False
+        if call.length and text.lstrip()[:1] in ("{", "[") and self._slots.waiting(choice, index):
+            return False  # perhaps the waiting call's text under another index
         self._append(event, call, text)  # the size limit, as on the full path
         return True
 
@@ -206,7 +254,7 @@ class Reassembler:
         before an empty text and before the text that would pass the size
         limit; the rest take ``continue_call``, which cuts that text there."""
         call = self._slots.by_index.get((choice, index))
-        if call is None or call.finalized or call.over_limit:
+        if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
             return 0
         taken = len(texts)
         if "" in texts:  # an empty piece is no continuation (see continue_call)
@@ -223,12 +271,53 @@ class Reassembler:
         call.extend(first_event, texts[:taken] if taken < len(texts) else texts)
         return taken
 
+    def continue_mixed(
+        self, first_event: int, keys: list[tuple[int, int]], owner: list[int], texts: list[str]
+    ) -> int:
+        """``continue_call`` for consecutive events from ``first_event`` that
+        belong to several calls, the k-th to the call on ``keys[owner[k]]``
+        (calls streamed in turns, read in bulk): how many were taken, from the
+        first. It stops before the first text that is empty or that would pass
+        its call's size limit (those take ``continue_call``, one by one)."""
+        calls = [self._slots.by_index.get(key) for key in keys]
+        if any(c is None or c.finalized or c.over_limit for c in calls):
+            return 0
+        taken = texts.index("") if "" in texts else len(texts)
+        masks = [list(map(eq, owner, repeat(k))) for k in range(len(keys))]
+        for call, mask in zip(calls, masks, strict=True):
+            assert call is not None
+            mine = list(compress(texts[:taken], mask))
+            if (call.length + sum(map(len, mine))) * 4 <= self.max_arg_bytes:
+                continue
+            # near the limit: UTF-8 bytes counted, the run cut before the text that passes it
+            start = _utf8_len(call.text) if call.nbytes is None else call.nbytes
+            sizes = list(accumulate(map(len, map(_ENCODE, mine)), initial=start))
+            fits = bisect_right(sizes, self.max_arg_bytes) - 1
+            if fits < len(mine):
+                taken = list(compress(range(taken), mask))[fits]
+        if not taken:
+            return 0
+        numbers = range(first_event, first_event + taken)
+        for call, mask in zip(calls, masks, strict=True):
+            assert call is not None
+            mine = list(compress(texts[:taken], mask))
+            if not mine:
+                continue
+            if (call.length + sum(map(len, mine))) * 4 > self.max_arg_bytes:
+                if call.nbytes is None:
+                    call.nbytes = _utf8_len(call.text)
+                call.nbytes += sum(map(len, map(_ENCODE, mine)))
+            call.extend_at(list(compress(numbers, mask)), mine)
+        return taken
+
     def text_run(self, first_event: int, choice: int, channel: str, texts: list[str]) -> None:
         """One piece of text (``channel``: content or reasoning) for each of the
         consecutive events from ``first_event``: what ``apply`` does with each
         one's ``TextDelta``. An empty piece is an event with no op: it adds
         nothing, and a run of only such events leaves the choices as they are."""
         pieces = list(filter(itemgetter(1), zip(count(first_event), texts)))
+        if pieces and choice not in self.choices:
+            choice = self._rechosen(first_event, TextDelta(choice, pieces[0][1])).choice
         if pieces:
             ch = self._choice(choice)
             (ch.text if channel == "content" else ch.reasoning).extend(pieces)
@@ -311,7 +400,8 @@ class Reassembler:
             self.unattributed.append((event, d))
             self.diag(
                 "unattributed-fragment",
-                f"{len(d.args or '')} chars with no index, id or name while several calls "
+                f"{counted(len(d.args or ''), 'char')} with no index, id or name while several "
+                "calls "
                 "are open; kept aside, not guessed",
                 event,
             )
@@ -443,7 +533,7 @@ class Reassembler:
             self.note_once(
                 f"multi-finish-{fin.choice}",
                 "multiple-finish",
-                f"choice {fin.choice} finished {len(ch.finishes)} times",
+                f"choice {fin.choice} finished {counted(len(ch.finishes), 'time')}",
                 event,
             )
         if fin.reason == "length":
@@ -461,6 +551,8 @@ class Reassembler:
         self.errors.append((event, err.message))
         self.diag("error-event", err.message, event)
         if err.generation is not None:
+            from .leaks import rejected
+
             found = rejected(err.generation, event)
             self.leaked.extend(found)
             names = ", ".join(str(f.piece.name) for f in found if f.piece.name) or "no call"
@@ -500,7 +592,7 @@ class Reassembler:
             self.call_once(
                 call,
                 "parallel-wrapper",
-                f"one {PARALLEL_WRAPPER} call wrapping {len(inner)} call(s): "
+                f"one {PARALLEL_WRAPPER} call wrapping {counted(len(inner), 'call')}: "
                 + ", ".join(c["name"] for c in inner[:5]),
                 event,
             )
@@ -591,15 +683,17 @@ class Reassembler:
                 if made and reason not in ("tool_calls", "length", "error"):
                     self.diag(
                         "finish-reason-mismatch",
-                        f"choice {number}: finish_reason {raw!r} but {len(made)} tool call(s) "
-                        "were made",
+                        f"choice {number}: finish_reason {raw!r} but "
+                        f"{counted(len(made), 'tool call')} "
+                        f"{'was' if len(made) == 1 else 'were'} made",
                         fin_event,
                     )
             late = [c for c in calls if c.first_event > previous] if ch.finishes else []
             if late and ch.finishes:
                 self.diag(
                     "finish-reason-mismatch",
-                    f"choice {number}: {len(late)} tool call(s) came after the last finish",
+                    f"choice {number}: {counted(len(late), 'tool call')} came after the last "
+                    "finish",
                     late[0].first_event,
                 )
             if not calls and ch.finish == "tool_calls":
@@ -616,7 +710,8 @@ class Reassembler:
                     "text-with-tool-calls", f"choice {number} has text besides its calls",
                     max(first_text, min(c.first_event for c in calls)),
                 )
-            self._leaked_in_text(number, ch, content)
+            if content:  # no text holds no markup
+                self._leaked_in_text(number, ch, content)
         # a refused call was read when its error came, the text's only now
         self.leaked.sort(key=lambda found: found.event)
         self._choice_drift()
@@ -625,6 +720,8 @@ class Reassembler:
         """``tool-markup-in-content``: markup of a known family in the text,
         said at the event whose text completed its opener; the calls read out
         of it go to ``leaked`` with the event their markup began at."""
+        from .leaks import BY_KEY, judge, scan
+
         marks, pieces = scan(content)
         if not marks:
             return
@@ -640,7 +737,7 @@ class Reassembler:
         if found:
             names = ", ".join(str(f.piece.name) for f in found[:5])
             more = f" and {len(found) - 5} more" if len(found) > 5 else ""
-            read = f"{len(found)} call(s) read from it ({names}{more}), none made"
+            read = f"{counted(len(found), 'call')} read from it ({names}{more}), none made"
         else:
             read = "no call could be read from it"
         self.diag(

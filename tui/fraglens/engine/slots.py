@@ -10,6 +10,13 @@ The rules, in the order they are tried:
 with an index
   * an id that names a known call of the choice under another index, with no
     new name: the same call moved index (``index-changed``);
+  * argument text with no id and no name, on an index with no call or starting
+    a second value on a call that is complete, while the call the choice opened
+    last has a name and no argument text yet: that call's text under another
+    index (``index-changed``; some servers give a call's first fragment the
+    tool's position in the request and the rest the call's ordinal, or the
+    reverse); the index then leads to that call until a header (a new id or
+    name) opens a call there;
   * no call on (choice, index) yet: a new call (``index-nonzero-start`` when a
     choice's first index is not 0, ``index-nonzero-start``);
   * a different non-blank id with a name, or a name (or new value) arriving
@@ -18,8 +25,10 @@ with an index
   * a different id without a name: the same call, the id kept as an alias
     (``id-changed``);
   * equal id / equal name: no-op (``id-repeated``, ``name-repeated``);
-    a name that differs while the arguments are still open: appended (``name-split``);
-    a name after argument text: set (``name-late``).
+    a different name before any argument text: appended (``name-split``); after
+    argument text, a nameless call takes it (``name-late``) and a named one keeps
+    its name and says what came (``name-changed``, also for a name re-sent as
+    ``"null"``).
 
 without an index (``index-missing``)
   * by id, else a non-blank name opens a new call (unless it merely repeats
@@ -62,6 +71,8 @@ class SlotResolver:
         #: by id is a lookup, not a scan of every call (20k calls took 25 s)
         self.by_id: dict[tuple[int, str], Call] = {}
         self.first_index: dict[int, int] = {}
+        #: choice -> the call it opened last: the one a switched index can be about
+        self.latest: dict[int, Call] = {}
 
     # -- lookup --------------------------------------------------------------
     def _by_id(self, choice: int, cid: str) -> Call | None:
@@ -76,6 +87,15 @@ class SlotResolver:
 
     def _open(self, choice: int) -> list[Call]:
         return [c for c in self.owner.calls if c.choice == choice and not c.finalized]
+
+    def waiting(self, choice: int, index: int | None) -> Call | None:
+        """The call the choice opened last, when it has a name, no argument text
+        yet and another index: argument text with nothing else under ``index``
+        may be its (``index-changed``)."""
+        call = self.latest.get(choice)
+        if call is None or call.finalized or call.length or call.name is None:
+            return None
+        return call if call.index != index else None
 
     def find_final(self, op: ArgsFinal) -> Call | None:
         """The call a closing restatement of arguments is about."""
@@ -146,11 +166,23 @@ class SlotResolver:
                 if call is None:
                     self.by_index[key] = other
                 return self._update(event, other, cid, name, d)
+        bare = not (cid or name or d.native_index) and bool(d.args)
         if call is None:
-            return self._new(event, d, cid, name, index)
+            switched = self._switched(event, d, index) if bare else None
+            return switched or self._new(event, d, cid, name, index)
         if d.native_index:
             return self._update(event, call, cid, name, d)  # the format's own key: no guessing
+        if call.index != index and (
+            (cid and cid != call.id and cid not in call.aliases)
+            or (name and name != call.name)
+        ):
+            # the index led to a call whose text switched to it: a header opens its own call
+            return self._new(event, d, cid, name, index)
         starts_value = (d.args or "").lstrip()[:1] in ("{", "[")
+        if bare and starts_value and call.complete:
+            switched = self._switched(event, d, index)
+            if switched is not None:
+                return switched
         if cid and call.id and cid != call.id and cid not in call.aliases:
             if name or call.complete:
                 return self._collision(event, d, cid, name, index, f"a new id {cid!r}")
@@ -166,6 +198,21 @@ class SlotResolver:
         # anything else continues the call; a second value on it (args-duplicated,
         # args-multiple-values) is decided when finalizing
         return self._update(event, call, cid, name, d)
+
+    def _switched(self, event: int, d: ToolDelta, index: int) -> Call | None:
+        """The waiting call, when text under ``index`` is its (see the rules)."""
+        call = self.waiting(d.choice, index)
+        if call is None:
+            return None
+        self.by_index[(d.choice, index)] = call
+        self.owner.call_once(
+            call,
+            "index-changed",
+            f"call {call.name!r} opened under index {call.index} and its arguments came "
+            f"under index {index}: read as its arguments",
+            event,
+        )
+        return call
 
     def _resolve_unindexed(
         self, event: int, d: ToolDelta, cid: str | None, name: str | None, has_args: bool
@@ -198,6 +245,7 @@ class SlotResolver:
     ) -> Call:
         owner = self.owner
         call = owner.new_call(event, d.choice, index)
+        self.latest[d.choice] = call
         if index is not None:
             self.by_index[(d.choice, index)] = call
             if d.choice not in self.first_index:
@@ -256,8 +304,23 @@ class SlotResolver:
                     )
             elif name == call.name:
                 owner.call_once(call, "name-repeated", "the whole name was re-sent", event)
+            elif call.length:
+                self._name_changed(event, call, name)
             else:
                 call.name += name
                 call.name_history.append((event, call.name))
                 owner.call_once(call, "name-split", f"the name arrived in pieces: {name!r}", event)
+        elif d.name is not None and d.name.strip() and call.name is not None and call.length:
+            self._name_changed(event, call, d.name)  # "null", "None": no name, said anyway
         return call
+
+    def _name_changed(self, event: int, call: Call, name: str) -> None:
+        """A different name once argument text has come: not a piece of the
+        name (those come first), so the call keeps the name it opened with."""
+        self.owner.call_once(
+            call,
+            "name-changed",
+            f"the name {name!r} arrived for call {call.name!r} after its argument text; "
+            f"{call.name!r} kept",
+            event,
+        )

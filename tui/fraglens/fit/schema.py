@@ -1,28 +1,39 @@
-"""Parsed arguments against a declared tool's JSON Schema, with ``jsonschema``.
+"""Parsed arguments against a declared tool's JSON Schema: each call's verdict.
 
-``jsonschema`` is the reference validator; the draft comes from the schema's
-``$schema``, 2020-12 when it names none (what the providers document). Each
-failure keeps the JSON pointer into the arguments, the keyword that failed and
-where it sits in the schema. Nothing is fetched: a ``$ref`` resolves inside
-the tool's own schema or not at all. Plain values in, plain verdicts out: a stream's
-calls (``fraglens.fit``) and a conversation's (``history check``) use the same
-:class:`Checker`.
+The validation itself (``fit.validation``, jsonschema with references that
+never leave the schema) runs in the validation worker under a time budget per
+call (``fit.budget``): a call whose check runs past it, whose schema has a
+reference fraglens does not follow, or whose values the validator cannot do
+sums with is "not checked", with the reason and the diagnostic code that says
+so. Plain values in, plain verdicts out: a stream's calls (``fraglens.fit``)
+and a conversation's (``history check``) use the same :class:`Checker`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import budget as budgets
+from .budget import DEFAULT_BUDGET
 from .tools import Tool
+from .validation import MAX_ERRORS, Outcome, pointer
 
-__all__ = ["MAX_ERRORS", "UNDECLARED", "CallFit", "Checker", "SchemaError", "pointer"]
+__all__ = [
+    "DEFAULT_BUDGET",
+    "MAX_ERRORS",
+    "UNDECLARED",
+    "CallFit",
+    "Checker",
+    "SchemaError",
+    "pointer",
+]
 
 #: the reason given for a call whose name no declared tool has
 UNDECLARED = "no declared tool has this name"
-#: schema errors kept per call; a wrong type on every item of a long array stops here
-MAX_ERRORS = 50
+#: a key per (checker, tool), by which the worker keeps each tool's validator
+_KEYS = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -58,8 +69,14 @@ class CallFit:
     more_errors: int = 0
     #: why it was not checked
     reason: str | None = None
-    #: the tool's schema is not valid JSON Schema (the reason says how)
-    schema_invalid: bool = False
+    #: the diagnostic code that says why it was not checked (tool-schema-invalid,
+    #: schema-ref-unresolved, schema-too-slow, schema-uncheckable), when one does
+    code: str | None = None
+
+    @property
+    def schema_invalid(self) -> bool:
+        """The tool's schema is not valid JSON Schema (the reason says how)."""
+        return self.code == "tool-schema-invalid"
 
     @property
     def undeclared(self) -> bool:
@@ -84,91 +101,89 @@ class CallFit:
         return out
 
 
-def pointer(path: Iterable[Any]) -> str:
-    """A jsonschema path (keys and indexes) as an RFC 6901 JSON pointer."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
-def _validator(schema: Any) -> Any:
-    """A validator for ``schema``; jsonschema's SchemaError when it is no valid schema."""
-    # jsonschema takes longer to import than the rest of ``check`` (about a
-    # third of its start-up): loaded when the first tool schema is compiled
-    from jsonschema import validators
-
-    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
-    cls.check_schema(schema)
-    return cls(schema)
-
-
 class Checker:
     """Parsed arguments against declared tools; each tool's validator is built
-    once, however many calls name it. Streams and conversations both use it."""
+    once, however many calls name it. Streams and conversations both use it.
+    ``budget``: the seconds each call's validation may take (None: no limit)."""
 
-    def __init__(self, tools: list[Tool]) -> None:
+    def __init__(self, tools: list[Tool], budget: float | None = DEFAULT_BUDGET) -> None:
         self.tools = tools
+        self.budget = budget
         self._declared: dict[str, Tool] = {}
         for tool in tools:
             self._declared.setdefault(tool.name, tool)
-        self._compiled: dict[str, Any] = {}
-        #: tool name -> why its schema cannot be used
-        self._broken: dict[str, str] = {}
+        self._keys: dict[str, int] = {}
 
     def tool(self, name: str | None) -> Tool | None:
         return self._declared.get(name) if name else None
 
     def check(self, name: str | None, value: Any) -> CallFit:
         """The verdict for a call of ``name`` whose parsed arguments are ``value``."""
-        if not name:
-            return CallFit(False, reason="the call has no name")
-        tool = self._declared.get(name)
-        if tool is None:
-            return CallFit(False, reason=UNDECLARED)
-        verdict = CallFit(False, tool.name, tool.strict)
-        validator = self._validator(tool)
-        if validator is None:
-            broken = self._broken.get(tool.name)
-            verdict.schema_invalid = broken is not None
-            verdict.reason = broken or "the tool declares no JSON Schema (free-form input)"
-            return verdict
-        from referencing.exceptions import Unresolvable  # loaded with jsonschema
+        return self.check_many([(name, value)])[0]
 
-        try:
-            errors = sorted(
-                validator.iter_errors(value),
-                key=lambda e: (pointer(e.absolute_path), pointer(e.absolute_schema_path)),
+    def check_many(self, calls: list[tuple[str | None, Any]]) -> list[CallFit]:
+        """The verdict for each (name, parsed arguments), in order: the calls
+        with a schema go to the validation worker together."""
+        verdicts: list[CallFit] = []
+        items: list[budgets.Item] = []
+        waiting: list[CallFit] = []
+        for name, value in calls:
+            tool = self._declared.get(name) if name else None
+            if not name:
+                verdicts.append(CallFit(False, reason="the call has no name"))
+            elif tool is None:
+                verdicts.append(CallFit(False, reason=UNDECLARED))
+            elif tool.schema is None:
+                reason = "the tool declares no JSON Schema (free-form input)"
+                verdicts.append(CallFit(False, tool.name, tool.strict, reason=reason))
+            else:
+                verdict = CallFit(False, tool.name, tool.strict)
+                verdicts.append(verdict)
+                waiting.append(verdict)
+                if tool.name not in self._keys:
+                    self._keys[tool.name] = next(_KEYS)
+                key = self._keys[tool.name]
+                items.append((key, tool.schema, value))
+        if items:
+            for verdict, outcome in zip(waiting, budgets.run(items, self.budget), strict=True):
+                self._read(verdict, outcome)
+        return verdicts
+
+    def _read(self, verdict: CallFit, outcome: Outcome) -> None:
+        if outcome[0] == "ok":
+            verdict.checked = True
+            verdict.errors = [SchemaError(*error) for error in outcome[1]]
+            verdict.more_errors = outcome[2]
+        else:
+            verdict.code, verdict.reason = self._unchecked(outcome)
+
+    def _unchecked(self, outcome: Outcome) -> tuple[str, str]:
+        """The diagnostic code and the reason for an outcome that is no verdict."""
+        kind = outcome[0]
+        if kind == "schema-invalid":
+            return "tool-schema-invalid", outcome[1]
+        if kind == "unresolved":
+            return "schema-ref-unresolved", (
+                f"reference {outcome[1]} not resolved (a $ref is followed only inside "
+                "the tool's own schema; nothing is fetched)"
             )
-        except RecursionError:
-            verdict.reason = "the arguments are nested too deeply to check"
-            return verdict
-        except Unresolvable as exc:
-            # nothing is fetched: a $ref is followed only inside the schema itself
-            verdict.schema_invalid = True
-            verdict.reason = f"the tool's schema has a $ref that does not resolve: {exc}"
-            return verdict
-        verdict.checked = True
-        for error in errors[:MAX_ERRORS]:
-            verdict.errors.append(
-                SchemaError(
-                    pointer(error.absolute_path),
-                    str(error.validator),
-                    pointer(error.absolute_schema_path),
-                    error.message,
-                )
+        if kind == "too-slow":
+            where = f"in {outcome[1]!r}" if outcome[1] else ""
+            limit = f"{self.budget:g} s" if self.budget is not None else "its time"
+            return "schema-too-slow", " ".join(
+                filter(None, ["validation ran past", limit, where, "(--schema-timeout)"])
             )
-        verdict.more_errors = max(0, len(errors) - MAX_ERRORS)
-        return verdict
-
-    def _validator(self, tool: Tool) -> Any:
-        if tool.schema is None:
-            return None
-        if tool.name not in self._compiled and tool.name not in self._broken:
-            from jsonschema import exceptions
-
-            try:
-                self._compiled[tool.name] = _validator(tool.schema)
-            except exceptions.SchemaError as exc:
-                reason = f"the tool's schema is not valid JSON Schema: {exc.message}"
-                self._broken[tool.name] = reason
-            except RecursionError:
-                self._broken[tool.name] = "the tool's schema is nested too deeply to check"
-        return self._compiled.get(tool.name)
+        if kind == "skipped" and outcome[1] == "too-slow":
+            return "schema-too-slow", (
+                "an earlier call of this tool ran past the time budget, so this one "
+                "was not tried (--schema-timeout)"
+            )
+        if kind == "skipped":
+            return "schema-uncheckable", (
+                "an earlier call of this tool stopped the validator, so this one was not tried"
+            )
+        if kind == "failed":
+            return "schema-uncheckable", (
+                f"the validator failed in {outcome[1]!r} on these arguments ({outcome[2]})"
+            )
+        return "schema-uncheckable", str(outcome[1])

@@ -158,6 +158,8 @@ def _read(entries: list[Any]) -> list[Tool]:
             schema = None  # free-form input: a grammar or plain text, no JSON Schema
         tools.append(Tool(name, schema, strict, description))
     if entries and not tools:
+        if len(entries) == 1:
+            raise ToolsError("the one tool entry declares no function")
         raise ToolsError(f"none of the {len(entries)} tool entries declares a function")
     return tools
 
@@ -212,6 +214,13 @@ def request_tools(request: Any) -> list[Tool] | None:
             return None
     if not isinstance(body, Mapping):
         return None
+    for inner in ("response", "session"):
+        # a Realtime API message: response.create's response, session.update's session
+        held = body.get(inner)
+        if "tools" not in body and isinstance(held, Mapping) and isinstance(
+            held.get("tools"), list
+        ):
+            body = held
     if not isinstance(body.get("tools"), list) and _converse_tools(body) is None:
         return None
     try:

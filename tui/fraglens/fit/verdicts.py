@@ -23,8 +23,9 @@ from typing import Any
 
 from ..engine.calls import Call
 from ..engine.diagnostics import Diagnostic, make
+from ..engine.plural import counted
 from ..reading.stream import Stream
-from .schema import CallFit, Checker
+from .schema import DEFAULT_BUDGET, CallFit, Checker
 from .tools import Tool, request_tools
 
 __all__ = ["Fit", "check_fit", "fit_for_request"]
@@ -42,36 +43,45 @@ class Fit:
     diagnostics: list[Diagnostic]
 
 
-def check_fit(stream: Stream, tools: list[Tool]) -> Fit:
-    """Every call of a closed ``stream`` against ``tools``."""
-    checker = Checker(tools)
-    verdicts: dict[int, CallFit] = {}
+def check_fit(stream: Stream, tools: list[Tool], budget: float | None = DEFAULT_BUDGET) -> Fit:
+    """Every call of a closed ``stream`` against ``tools``, each validated
+    within ``budget`` seconds (None: no limit)."""
+    checker = Checker(tools, budget)
+    calls = [call for call in stream.reassembler.calls if not call.hosted]
+    known = {call.seq: _unparsed(call, checker) for call in calls}
+    asked = [call for call in calls if known[call.seq] is None]
+    values = [(c.name, c.result.arguments if c.result else None) for c in asked]
+    checked = dict(zip([c.seq for c in asked], checker.check_many(values), strict=True))
+    verdicts = {call.seq: known[call.seq] or checked[call.seq] for call in calls}
     found: list[Diagnostic] = []
-    for call in stream.reassembler.calls:
-        if call.hosted:
-            continue
-        verdict = _fit_call(call, checker)
-        verdicts[call.seq] = verdict
-        found.extend(_diagnostics(call, verdict))
+    for call in calls:
+        found.extend(_diagnostics(call, verdicts[call.seq]))
     return Fit(tools, verdicts, found)
 
 
-def fit_for_request(stream: Stream, request: Any, tools: list[Tool] | None = None) -> Fit | None:
+def fit_for_request(
+    stream: Stream,
+    request: Any,
+    tools: list[Tool] | None = None,
+    budget: float | None = DEFAULT_BUDGET,
+) -> Fit | None:
     """The calls against ``tools`` when given (``--tools``), else against the tools
     a recorded or sent request declared; None when there are none (a tool-less
     capture: nothing checked, nothing raised)."""
     if tools is None:
         tools = request_tools(request)
-    return None if tools is None else check_fit(stream, tools)
+    return None if tools is None else check_fit(stream, tools, budget)
 
 
-def _fit_call(call: Call, checker: Checker) -> CallFit:
+def _unparsed(call: Call, checker: Checker) -> CallFit | None:
+    """The verdict on a call of a declared tool whose arguments were not
+    parsed; None for a call the checker is to read."""
     result = call.result
     tool = checker.tool(call.name)
     if tool is not None and (result is None or result.status not in _PARSED):
         status = result.status if result else "open"
         return CallFit(False, tool.name, tool.strict, reason=f"arguments not parsed ({status})")
-    return checker.check(call.name, result.arguments if result else None)
+    return None
 
 
 def _diagnostics(call: Call, verdict: CallFit) -> list[Diagnostic]:
@@ -95,7 +105,12 @@ def _diagnostics(call: Call, verdict: CallFit) -> list[Diagnostic]:
     ]
     if verdict.more_errors:
         out.append(
-            make("args-schema", f"{name}: {verdict.more_errors} more errors", event, call.seq)
+            make(
+                "args-schema",
+                f"{name}: {counted(verdict.more_errors, 'more error')}",
+                event,
+                call.seq,
+            )
         )
     total = len(verdict.errors) + verdict.more_errors
     if total and verdict.strict:
@@ -103,11 +118,11 @@ def _diagnostics(call: Call, verdict: CallFit) -> list[Diagnostic]:
             make(
                 "strict-broken",
                 f"{name}: the provider promised arguments that match this tool's schema "
-                f"(strict) and broke that promise: {total} schema error(s)",
+                f"(strict) and broke that promise: {counted(total, 'schema error')}",
                 event,
                 call.seq,
             )
         )
-    if verdict.schema_invalid:
-        out.append(make("tool-schema-invalid", f"{name}: {verdict.reason}", event, call.seq))
+    if verdict.code is not None:  # not checked, and a code says why
+        out.append(make(verdict.code, f"{name}: {verdict.reason}", event, call.seq))
     return out

@@ -154,7 +154,9 @@ def _decode_sse(
 def _read_json(data: bytes, start: int, containers: bool) -> Framed | None:
     text = _utf8(data[start:])
     if text is None:
-        return None
+        # NDJSON is read line by line, a bad byte replaced where it is
+        # (``bytes-replaced``) as SSE is: one byte does not make it binary
+        return _read_ndjson(data, start)
     if text.startswith("["):
         array, whole = _read_json_array(text, start)
         # "[1]\n[2]" is NDJSON of arrays, not an array with trailing text
@@ -192,7 +194,8 @@ def _is_ndjson(data: bytes, start: int) -> bool:
     if newline < 0 or _NDJSON_CONTENT.search(data, newline + 1) is None:
         return False
     try:
-        json.loads(data[start:newline])
+        # a byte that is not UTF-8 is replaced when the line is read: not here either
+        json.loads(data[start:newline].decode("utf-8", "replace"))
     except (ValueError, RecursionError):
         return False
     return True
@@ -219,8 +222,9 @@ def ndjson_start(data: bytes) -> int | None:
     """Where :func:`read_stream` starts reading ``data`` as NDJSON lines of
     objects (its first content), or None when it would read it any other way
     (or as lines of arrays). The same checks in the same order: not a binary
-    event stream, an object first, not a recording, UTF-8 throughout, more
-    than one JSON value, two lines that are not blank, the first one JSON."""
+    event stream, an object first, not a recording, two lines that are not
+    blank, the first one JSON, and not one JSON value (bytes that are not UTF-8
+    are replaced in the line that holds them, as in SSE)."""
     if looks_like_eventstream(data):
         return None
     skip = len(_BOM) if data.startswith(_BOM) else 0
@@ -233,7 +237,7 @@ def ndjson_start(data: bytes) -> int | None:
         return None
     text = _utf8(data[start:] if start else data)
     if text is None:
-        return None
+        return start  # not one JSON value, which is UTF-8: the lines, bad bytes replaced
     try:
         json.loads(text)
     except (ValueError, RecursionError):
@@ -310,10 +314,16 @@ def _read_har(har: dict[str, Any]) -> Framed:
     framed.meta["har"] = {"index": index, "entries": len(entries)}
     # the HAR holds its keys whole: the report scrubs them by value, not by fingerprint
     framed.meta["secrets"] = entry_secrets(har, index)
-    return Framed("har", framed.events, framed.meta, framed.problems)
+    # a WebSocket entry stays one: its responses and close are read as a connection's
+    framing = "websocket" if framed.framing == "websocket" else "har"
+    return Framed(framing, framed.events, framed.meta, framed.problems)
 
 
 def _read_recording(rec: Recording) -> Framed:
+    if rec.transport == "websocket":
+        from .websocket import read_websocket
+
+        return read_websocket(rec)
     body_framing, events, problems = _frame_body(rec)
     return Framed("recording", events, rec.meta(body_framing), problems)
 

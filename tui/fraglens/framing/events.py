@@ -17,8 +17,12 @@ from typing import Any, Literal, overload
 #: done     - the ``data: [DONE]`` sentinel
 #: comment  - an SSE comment line (``: keep-alive``); ``data`` holds its text
 #: damaged  - binary framing that did not hold (a bad CRC, a message cut off);
-#:            ``data`` says what, ``event`` which kind (``crc`` or ``cut``)
-EventKind = Literal["data", "done", "comment", "damaged"]
+#:            ``data`` says what, ``event`` which kind (``crc`` or ``cut``; a
+#:            WebSocket message refused for its size: ``too-large``)
+#: sent     - a WebSocket text message the client sent (``framing/websocket.py``)
+#: binary   - a binary WebSocket message: ``data`` its bytes in base64, ``event`` its sender
+#: close    - a WebSocket close: ``data`` is ``{"code", "reason", "from"}`` as JSON
+EventKind = Literal["data", "done", "comment", "damaged", "sent", "binary", "close"]
 
 
 # Made once per event of 100k-event streams: a plain slotted dataclass, since a
@@ -164,6 +168,10 @@ class EventLog(Sequence[RawEvent]):
         """Where event ``i`` lies in the source, blank line included."""
         start = self._span[2 * i]
         return None if start < 0 else (start, self._span[2 * i + 1])
+
+    def span_ends(self, start: int = 0) -> array[int]:
+        """Where each event from ``start`` on ends in the source (-1: no span)."""
+        return self._span[2 * start + 1 :: 2]
 
     def at(self, i: int) -> tuple[int, int] | None:
         """Where event ``i``'s payload lies in the source, when it is a slice of it."""

@@ -29,6 +29,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+from ..engine.plural import counted
 from .events import EventLog, Framed, RawEvent
 
 __all__ = [
@@ -156,7 +157,8 @@ class EventStreamDecoder:
             else:
                 want = _prelude_ok(self._buf, 0) if len(self._buf) >= PRELUDE else 0
                 said = f" of the {want} its prelude announced" if want else ""
-                reason = f"the stream ended inside a message: {len(self._buf)} bytes{said}"
+                held = counted(len(self._buf), "byte")
+                reason = f"the stream ended inside a message: {held}{said}"
                 out.append(Damage("cut", reason, (self._base, end)))
         else:
             self._flush_bad(end, out)
@@ -169,7 +171,8 @@ class EventStreamDecoder:
         if self._bad_from is None:
             return
         start, self._bad_from = self._bad_from, None
-        out.append(Damage("crc", f"{end - start} bytes skipped: {self._bad_reason}", (start, end)))
+        skipped = f"{counted(end - start, 'byte')} skipped: {self._bad_reason}"
+        out.append(Damage("crc", skipped, (start, end)))
 
     def _message(self, buf: bytearray, at: int, total: int) -> Message | Damage:
         span = (self._base + at, self._base + at + total)
@@ -249,7 +252,8 @@ def to_event(number: int, item: Message | Damage) -> RawEvent:
     The event name is what the headers say the message is: ``:event-type``
     for an event (``contentBlockDelta``, ``chunk``), ``:exception-type`` for a
     modelled exception (``throttlingException``), ``:error-code`` for an error
-    message, whose text lives in a header: it becomes a ``{"message": ...}``
+    message (``exception`` and ``error`` when those are missing), whose text
+    lives in a header: it becomes a ``{"message": ...}``
     payload so that nothing said is lost. Damage is a ``damaged`` event whose
     ``event`` says which kind (``cut`` or ``crc``)."""
     if isinstance(item, Damage):
@@ -269,11 +273,15 @@ def to_event(number: int, item: Message | Damage) -> RawEvent:
 
 
 def _name(headers: dict[str, HeaderValue]) -> str | None:
+    """The header that names the message, as text. An exception or error
+    message whose own name header is missing (or not a string) is named by its
+    type, ``exception`` or ``error``, so that it is never taken for an event;
+    an event without a usable ``:event-type`` has no name."""
     kind = headers.get(":message-type")
-    name = headers.get(
-        ":exception-type" if kind == "exception" else ":error-code" if kind == "error"
-        else ":event-type"
-    )
+    if kind == "exception" or kind == "error":
+        name = headers.get(":exception-type" if kind == "exception" else ":error-code")
+        return name if isinstance(name, str) else kind
+    name = headers.get(":event-type")
     return name if isinstance(name, str) else None
 
 

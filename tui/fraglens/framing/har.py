@@ -4,6 +4,12 @@ A HAR keeps each response body whole in ``response.content.text`` (base64 when
 ``content.encoding`` says so), so the network's chunk boundaries are gone: the
 body becomes one chunk, received when the HAR's timings say the body ended.
 Nothing is invented to look more precise than the capture was.
+
+Chrome keeps a WebSocket connection's messages in the entry's
+``_webSocketMessages``: ``{"type": "send" | "receive", "time": seconds since
+the epoch, "opcode": 1 (text) | 2 (binary, base64), "data": ...}``. Such an
+entry becomes a WebSocket recording (version 2), each message timed from the
+entry's start; Chrome keeps no close, so the recording has none.
 """
 
 from __future__ import annotations
@@ -13,11 +19,13 @@ import binascii
 import json
 import math
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
+from ..engine.plural import counted
 from ..redact import Secrets
 from .events import FramingError
-from .recording import RecordingWriter, recorded_url
+from .recording import WEBSOCKET, RecordingWriter, recorded_url
 
 __all__ = ["default_entry", "entry_secrets", "har_entry_to_recording", "list_streams"]
 
@@ -84,6 +92,14 @@ def _request_body(entry: Mapping[str, Any]) -> Any:
         return text
 
 
+def _ws_messages(entry: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The WebSocket messages Chrome kept for the entry (none: not a WebSocket)."""
+    messages = entry.get("_webSocketMessages")
+    if not isinstance(messages, list):
+        return []
+    return [m for m in messages if isinstance(m, Mapping) and m.get("type") in ("send", "receive")]
+
+
 def _is_event_stream(entry: Mapping[str, Any]) -> bool:
     return "text/event-stream" in _content_type(entry).lower()
 
@@ -123,7 +139,8 @@ def list_streams(har: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "status": response.get("status"),
                 "content_type": _content_type(entry),
                 "size": _size(entry, body),
-                "event_stream": _is_event_stream(entry),
+                "event_stream": _is_event_stream(entry) or bool(_ws_messages(entry)),
+                "websocket_messages": len(_ws_messages(entry)),
                 "has_body": body is not None,
             }
         )
@@ -132,19 +149,23 @@ def list_streams(har: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def default_entry(har: Mapping[str, Any]) -> int:
     """The entry to open when the user did not choose: the first saved
-    ``text/event-stream`` body, else the first chat-like JSON body."""
+    ``text/event-stream`` body, else the first WebSocket connection with
+    messages, else the first chat-like JSON body."""
     entries = _entries(har)
     bodies = [_body(entry) for entry in entries]
     for index, entry in enumerate(entries):
         if bodies[index] is not None and _is_event_stream(entry):
             return index
     for index, entry in enumerate(entries):
+        if _ws_messages(entry):
+            return index
+    for index, entry in enumerate(entries):
         body = bodies[index]
         if body is not None and _is_chat_like(entry, body):
             return index
     raise FramingError(
-        f"the HAR's {len(entries)} entries hold no saved text/event-stream body "
-        "and no chat-like JSON response"
+        f"the HAR's {counted(len(entries), 'entry')} {'holds' if len(entries) == 1 else 'hold'} "
+        "no saved text/event-stream body, no WebSocket messages and no chat-like JSON response"
     )
 
 
@@ -214,9 +235,67 @@ def har_entry_to_recording(har: Mapping[str, Any], index: int, fingerprints: boo
         secrets=secrets.fingerprints() if fingerprints and secrets else None,
     )
     status = response.get("status")
+    messages = _ws_messages(entry)
+    if messages:
+        return _websocket_recording(entry, messages, first_byte, secrets, fingerprints)
     headers = [(name, scrub(value)) for name, value in _pairs(response)]
     writer.response(status if isinstance(status, int) else 0, headers, t=first_byte)
     body = _body(entry)
     if body:
         writer.chunk(body_end, secrets.scrub(body))
+    return b"".join(out.parts)
+
+
+def _epoch(started: Any) -> float | None:
+    if not isinstance(started, str):
+        return None
+    try:
+        return datetime.fromisoformat(started.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _websocket_recording(
+    entry: Mapping[str, Any], messages: list[Mapping[str, Any]], first_byte: float,
+    secrets: Secrets, fingerprints: bool,
+) -> bytes:
+    """A WebSocket entry as a WebSocket recording: the upgrade, then each
+    message, its credentials scrubbed by value as an HTTP entry's are."""
+    scrub = secrets.scrub_text
+    request = _section(entry, "request")
+    response = _section(entry, "response")
+    out = _Buffer()
+    writer = RecordingWriter(out)
+    started = entry.get("startedDateTime")
+    writer.start(
+        {"method": "GET", "url": scrub(str(request.get("url", ""))),
+         "headers": [(name, scrub(value)) for name, value in _pairs(request)]},
+        created=started if isinstance(started, str) else None,
+        secrets=secrets.fingerprints() if fingerprints and secrets else None,
+        transport=WEBSOCKET,
+    )
+    status = response.get("status")
+    headers = [(name, scrub(value)) for name, value in _pairs(response)]
+    writer.response(status if isinstance(status, int) else 101, headers, t=first_byte)
+    origin = _epoch(started)
+    for message in messages:
+        when = message.get("time")
+        at = first_byte
+        if isinstance(when, (int, float)) and origin:
+            try:
+                at = float(when) - origin
+            except OverflowError:  # a time no float holds is no time
+                at = first_byte
+            if not math.isfinite(at):
+                at = first_byte
+        sender = "client" if message.get("type") == "send" else "server"
+        data = message.get("data")
+        data = data if isinstance(data, str) else ""
+        if message.get("opcode") == 2:
+            try:
+                writer.frame(max(at, 0.0), sender, base64.b64decode(data, validate=True))
+            except (binascii.Error, ValueError):
+                writer.frame(max(at, 0.0), sender, data.encode("utf-8", "surrogatepass"))
+        else:
+            writer.frame(max(at, 0.0), sender, scrub(data))
     return b"".join(out.parts)

@@ -14,6 +14,20 @@ exactly. Version 1, one JSON object per line:
     {"t":0.430,"b64":"ZGF0YTog4oCm"}                    a read that is not UTF-8 on its own
     {"end":"eof","t":3.2}                               optional; "error" adds "error":"..."
 
+A WebSocket connection is version 2, marked ``"transport":"websocket"`` in its
+header: the handshake's request and answer as above, then one line per frame
+instead of one per read, and the close::
+
+    {"t":0.50,"from":"client","text":"{\"type\":\"response.create\",...}"}
+    {"t":0.61,"from":"server","text":"{\"type\":\"response.created\",...}"}
+    {"t":0.62,"from":"server","b64":"AAEC"}             a binary frame, kept as it came
+    {"t":0.63,"from":"server","refused":20000000,"reason":"..."}   over the size limit
+    {"close":{"code":1000,"reason":"","from":"server"},"t":3.1}
+
+HTTP recordings are still written as version 1, which every fraglens reads;
+the WebSocket variant is version 2 so that a fraglens that predates it says
+"upgrade" instead of showing a recording with nothing in it.
+
 ``t`` is seconds since the request was sent. Readers ignore keys and line
 kinds they do not know, so version 1 can grow; an incompatible change bumps
 ``version``, and a reader refuses versions newer than it knows. Secrets are
@@ -42,6 +56,8 @@ from .events import FramingError
 
 __all__ = [
     "RECORDING_VERSION",
+    "WEBSOCKET",
+    "Frame",
     "Recording",
     "RecordingWriter",
     "Sink",
@@ -50,8 +66,12 @@ __all__ = [
     "recording_to_sse",
 ]
 
-#: The version this module writes, and the newest it reads.
-RECORDING_VERSION = 1
+#: The newest version this module reads: a WebSocket recording's.
+RECORDING_VERSION = 2
+#: What an HTTP recording is written as (every fraglens reads it).
+HTTP_VERSION = 1
+#: The header's ``transport`` of a WebSocket connection's recording.
+WEBSOCKET = "websocket"
 _FIRST_LINE = re.compile(rb"\s*([^\n]*)")
 
 def recorded_url(url: str) -> str:
@@ -135,9 +155,12 @@ class RecordingWriter:
         format: str | None = None,
         created: datetime | str | None = None,
         secrets: Fingerprints | None = None,
+        transport: str | None = None,
     ) -> None:
         """``request``: method, url, headers and body (a JSON value, text or bytes);
-        ``secrets``: the fingerprints of the credentials it carried."""
+        ``secrets``: the fingerprints of the credentials it carried;
+        ``transport="websocket"`` for a WebSocket connection (then :meth:`frame`
+        and :meth:`close` instead of :meth:`chunk`)."""
         if self._started:
             raise ValueError("RecordingWriter.start() was already called")
         if isinstance(created, datetime):
@@ -145,10 +168,12 @@ class RecordingWriter:
             created = created.replace("+00:00", "Z")
         header: dict[str, Any] = {
             "fraglens": "recording",
-            "version": RECORDING_VERSION,
+            "version": RECORDING_VERSION if transport == WEBSOCKET else HTTP_VERSION,
             "created": created or _now(),
             "request": _redact_request(request),
         }
+        if transport == WEBSOCKET:
+            header["transport"] = WEBSOCKET
         if format:
             header["format"] = format
         if secrets:
@@ -170,6 +195,30 @@ class RecordingWriter:
             # often only a character cut by the read boundary: keep the bytes exact
             line = {"t": round(t, 6), "b64": base64.b64encode(data).decode("ascii")}
         self._write(line)
+
+    def frame(self, t: float, sender: str, data: str | bytes) -> None:
+        """One WebSocket message, whole: text as it came, binary as base64.
+        ``sender``: ``client`` or ``server``."""
+        line: dict[str, Any] = {"t": round(t, 6), "from": sender}
+        if isinstance(data, str):
+            line["text"] = data
+        else:
+            line["b64"] = base64.b64encode(data).decode("ascii")
+        self._write(line)
+
+    def refused(self, t: float, sender: str, size: int, reason: str) -> None:
+        """A WebSocket message that was not kept (over the size limit): its size and why."""
+        self._write({"t": round(t, 6), "from": sender, "refused": size, "reason": reason})
+
+    def close(
+        self, t: float, code: int | None, reason: str = "", sender: str | None = None
+    ) -> None:
+        """How the WebSocket connection closed: the close code (1006 when it
+        broke with no close frame), its reason, and who closed it."""
+        close: dict[str, Any] = {"code": code, "reason": reason}
+        if sender is not None:
+            close["from"] = sender
+        self._write({"close": close, "t": round(t, 6)})
 
     def end(self, reason: str, error: str | None = None, t: float | None = None) -> None:
         """How the stream ended: ``eof``, ``error``, ``cancelled``... (free text)."""
@@ -198,6 +247,20 @@ class RecordingWriter:
         self._fp.flush()
 
 
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One WebSocket message of a recording: ``text``, or binary ``data``, or
+    neither when it was ``refused`` (its size, with the ``reason``)."""
+
+    t: float | None
+    #: ``client`` or ``server``
+    sender: str
+    text: str | None = None
+    data: bytes | None = None
+    refused: int | None = None
+    reason: str | None = None
+
+
 @dataclass
 class Recording:
     """A parsed recording: its lines, not yet framed into events."""
@@ -218,12 +281,20 @@ class Recording:
     skipped_lines: int = 0
     #: the fingerprints of the request's credentials, for scrubbing reports
     secrets: Fingerprints | None = None
+    #: ``http``, or ``websocket`` for a WebSocket connection's frames
+    transport: str = "http"
+    #: the WebSocket messages, in order
+    frames: list[Frame] = field(default_factory=list)
+    #: ``{"code", "reason", "from", "t"}`` once the WebSocket connection closed
+    close: dict[str, Any] | None = None
 
     @property
     def end_time(self) -> float | None:
         """When the stream ended: the end line's time, else the last read's."""
         if self.end is not None and self.end.get("t") is not None:
             return float(self.end["t"])
+        if self.frames:
+            return self.frames[-1].t
         return self.chunks[-1][0] if self.chunks else None
 
     def meta(self, body_framing: str | None) -> dict[str, Any]:
@@ -240,7 +311,8 @@ class Recording:
             "truncated": self.truncated,
             "skipped_lines": self.skipped_lines,
             "secrets": self.secrets,
-        }
+        } | ({"transport": self.transport, "frames": len(self.frames), "close": self.close}
+             if self.transport == WEBSOCKET else {})
 
     @property
     def body(self) -> bytes:
@@ -280,9 +352,10 @@ def _time(value: Any) -> float | None:
 
 def parse_recording(data: bytes) -> Recording:
     """Read the lines of a recording; tolerate a last line cut off by a crash."""
-    lines = data.lstrip().split(b"\n")
+    data = data.lstrip()
+    first = data.find(b"\n")
     try:
-        header = json.loads(lines[0])
+        header = json.loads(data if first < 0 else data[:first])
     except (ValueError, RecursionError):
         raise FramingError("the recording's header line is cut off: nothing was recorded") from None
     if not isinstance(header, dict) or header.get("fraglens") != "recording":
@@ -305,9 +378,10 @@ def parse_recording(data: bytes) -> Recording:
         request=_redact_request(request),
         format=header.get("format") if isinstance(header.get("format"), str) else None,
         secrets=Fingerprints.from_json(header.get("secrets")),
+        transport=WEBSOCKET if header.get("transport") == WEBSOCKET else "http",
     )
-    last = len(lines) - 1
-    for number, obj in _lines(lines):
+    last = data.count(b"\n")
+    for number, obj in _lines(data):
         if obj is _UNREADABLE:
             if number == last:
                 rec.truncated = True
@@ -316,6 +390,22 @@ def parse_recording(data: bytes) -> Recording:
             continue
         if not isinstance(obj, dict):
             rec.skipped_lines += 1
+        elif "from" in obj:
+            frame = _frame(obj)
+            if frame is None:
+                rec.skipped_lines += 1
+            else:
+                rec.frames.append(frame)
+        elif "close" in obj and isinstance(obj["close"], Mapping):
+            close = obj["close"]
+            rec.close = {
+                "code": close.get("code") if isinstance(close.get("code"), int) else None,
+                "reason": close.get("reason") if isinstance(close.get("reason"), str) else "",
+            }
+            if close.get("from") in ("client", "server"):
+                rec.close["from"] = close["from"]
+            if _time(obj.get("t")) is not None:
+                rec.close["t"] = _time(obj.get("t"))
         elif "b" in obj or "b64" in obj:
             chunk = _chunk_bytes(obj)
             if chunk is None:
@@ -339,40 +429,43 @@ def parse_recording(data: bytes) -> Recording:
 
 _UNREADABLE: Any = object()
 _scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-_SPACE = re.compile(r"[ \t\n\r]*")
+#: within a line: what json.loads strips around a value, and what bytes.strip() does
+_LINE_SPACE = re.compile(r"[ \t\r]*")
+_BLANK_LINE = re.compile(r"[ \t\r\x0b\x0c]*\Z")
 
 
-def _lines(lines: list[bytes]) -> Iterator[tuple[int, Any]]:
+def _lines(data: bytes) -> Iterator[tuple[int, Any]]:
     """Each line after the header that is not blank, by number, decoded as
     ``json.loads`` would (``_UNREADABLE`` where it raises). The text is
-    decoded once and each line given to json's C scanner itself: 100k calls
-    of ``json.loads`` on bytes spent twice as long in its layers (telling
-    the encoding, decoding, checking the ends) as in reading."""
+    decoded once and json's C scanner reads each line where it lies in it:
+    100k calls of ``json.loads`` on bytes spent twice as long in its layers
+    (telling the encoding, decoding, checking the ends) as in reading, and
+    the file split into lines, as bytes and as text, held it three times over."""
     try:
-        text = b"\n".join(lines).decode("utf-8", "surrogatepass")
+        text = data.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
-        text = None
-    if text is None or text.count("\n") != len(lines) - 1:
-        for number, raw in enumerate(lines[1:], start=1):
+        for number, raw in enumerate(data.split(b"\n")[1:], start=1):
             if raw.strip():
                 yield number, _loads(raw)
         return
-    space = _SPACE.match
-    decoded = text.split("\n")
-    for number, raw in enumerate(lines[1:], start=1):
-        if not raw.strip():
-            continue  # blank
-        line = decoded[number]
-        at = space(line).end()  # type: ignore[union-attr]
-        try:
-            value, end = _scan_once(line, at)
-        except (StopIteration, ValueError, RecursionError):
-            yield number, _loads(lines[number])  # json.loads says (a BOM, say) or refuses
-            continue
-        if space(line, end).end() == len(line):  # type: ignore[union-attr]
-            yield number, value
-        else:
-            yield number, _UNREADABLE  # trailing data: json.loads refuses it too
+    blank, space = _BLANK_LINE.match, _LINE_SPACE.match
+    number, start = 1, text.find("\n") + 1
+    while start:
+        end = text.find("\n", start)
+        stop = len(text) if end < 0 else end
+        if blank(text, start, stop) is None:
+            at = space(text, start, stop).end()  # type: ignore[union-attr]
+            try:
+                value, after = _scan_once(text, at)
+            except (StopIteration, ValueError, RecursionError):
+                after = stop + 1
+            if after > stop:  # no value within the line: json.loads says (a BOM, say) or refuses
+                yield number, _loads(text[start:stop].encode("utf-8", "surrogatepass"))
+            elif space(text, after, stop).end() == stop:  # type: ignore[union-attr]
+                yield number, value
+            else:
+                yield number, _UNREADABLE  # trailing data: json.loads refuses it too
+        number, start = number + 1, end + 1
 
 
 def _loads(raw: bytes) -> Any:
@@ -396,6 +489,21 @@ def _chunk_bytes(obj: Mapping[str, Any]) -> bytes | None:
         except (binascii.Error, ValueError):
             return None
     return None
+
+
+def _frame(obj: Mapping[str, Any]) -> Frame | None:
+    sender = obj.get("from")
+    if sender not in ("client", "server"):
+        return None
+    t = _time(obj.get("t"))
+    if isinstance(obj.get("text"), str):
+        return Frame(t, sender, text=obj["text"])
+    size = obj.get("refused")
+    if isinstance(size, int) and not isinstance(size, bool):
+        reason = obj.get("reason")
+        return Frame(t, sender, refused=size, reason=reason if isinstance(reason, str) else None)
+    data = _chunk_bytes({"b64": obj.get("b64")})
+    return None if data is None else Frame(t, sender, data=data)
 
 
 def recording_to_sse(data: bytes) -> bytes:

@@ -14,18 +14,19 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ..fit.schema import Checker
+from ..fit.schema import DEFAULT_BUDGET, Checker
 from ..fit.tools import ToolsError, read_tools
 
 __all__ = ["conversation_calls", "declared_checker"]
 
 
-def declared_checker(doc: Any) -> Checker | None:
-    """A checker for the tools a request body declares; None without any."""
+def declared_checker(doc: Any, budget: float | None = DEFAULT_BUDGET) -> Checker | None:
+    """A checker for the tools a request body declares (each call validated
+    within ``budget`` seconds, None: no limit); None without any."""
     if not isinstance(doc, dict) or not isinstance(doc.get("tools"), list):
         return None
     try:
-        return Checker(read_tools(doc))
+        return Checker(read_tools(doc), budget)
     except ToolsError:
         return None
 

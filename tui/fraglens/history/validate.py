@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..fit.schema import DEFAULT_BUDGET
 from .conversation_fit import conversation_calls, declared_checker, strict_loads
 from .errors import HistoryError
 
@@ -72,6 +73,11 @@ PROBLEM_CODES: dict[str, tuple[Severity, str]] = {
     "arguments-invalid-json": ("error", "OpenAI arguments that are not valid JSON"),
     "undeclared-tool": ("error", "a call to a tool the request's tools do not declare"),
     "arguments-schema": ("error", "arguments that break the declared tool's JSON Schema"),
+    "arguments-unchecked": (
+        "warning",
+        "arguments that could not be held to the tool's schema (a $ref not followed, "
+        "too slow, a value the validator cannot handle, an invalid schema)",
+    ),
 }
 
 #: Exit status for ``fraglens history check`` when ``HistoryError`` is raised.
@@ -103,32 +109,35 @@ def load_conversation(text: str | bytes) -> Any:
         raise HistoryError(f"not JSON: {exc}") from None
 
 
-def check_conversation(doc: Any) -> list[Problem]:
+def check_conversation(doc: Any, budget: float | None = DEFAULT_BUDGET) -> list[Problem]:
     """Every pairing problem of the conversation, sorted by position.
 
     ``doc`` is a messages array, or a request body with ``messages`` (OpenAI
     chat, Anthropic; a separate ``system`` is fine) or ``input`` (Responses).
-    Raises ``HistoryError`` when it is none of these.
+    Raises ``HistoryError`` when it is none of these. ``budget``: the seconds
+    each call's check against its tool's schema may take (None: no limit).
     """
     items, array = _items(doc)
     problems: list[Problem] = []
     msgs = [_read(i, m, array, problems) for i, m in enumerate(items)]
     _Pairing(msgs, array, problems).run()
-    problems += _fit_problems(doc, items, array)
+    problems += _fit_problems(doc, items, array, budget)
     problems.sort(key=lambda p: p.position)
     return problems
 
 
-def _fit_problems(doc: Any, items: list[Any], array: str) -> list[Problem]:
+def _fit_problems(
+    doc: Any, items: list[Any], array: str, budget: float | None
+) -> list[Problem]:
     """The calls against the conversation's own ``tools``, when it declares some."""
-    checker = declared_checker(doc)
+    checker = declared_checker(doc, budget)
     if checker is None:
         return []
     problems = []
-    for i, path, name, value in conversation_calls(items, array):
-        if name is None:
-            continue  # no name: nothing to match, and the provider says so itself
-        verdict = checker.check(name, value)
+    # no name: nothing to match, and the provider says so itself
+    named = [call for call in conversation_calls(items, array) if call[2] is not None]
+    verdicts = checker.check_many([(name, value) for _, _, name, value in named])
+    for (i, path, name, _), verdict in zip(named, verdicts, strict=True):
         if verdict.undeclared:
             problems.append(
                 _problem("undeclared-tool", i, f"{path} calls {name!r}, which no tool declares")
@@ -143,6 +152,10 @@ def _fit_problems(doc: Any, items: list[Any], array: str) -> list[Problem]:
         if verdict.more_errors:
             problems.append(
                 _problem("arguments-schema", i, f"{path} ({name}): {verdict.more_errors} more")
+            )
+        if verdict.code is not None:  # not checked, for a reason the user can act on
+            problems.append(
+                _problem("arguments-unchecked", i, f"{path} ({name}): {verdict.reason}")
             )
     return problems
 

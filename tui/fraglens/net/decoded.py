@@ -6,7 +6,8 @@ read went to the client untouched, and it is all the flows ever see. So a key
 the server echoes back (in an error body, a JSON escape, cut across two reads)
 is scrubbed before anything keeps it, and a compressed body that inflates
 without end (a gzip bomb) stops at ``max_decoded`` bytes, decoded at most that
-many at a time so that it never sits in memory whole.
+many at a time so that it never sits in memory whole. A body sent as it is has
+nothing to inflate: it is capped only where the caller says (the proxy's flows).
 
 When the copy stops (an encoding it cannot undo, a broken one, the cap) it
 says why once, in :attr:`DecodedCopy.stopped`, and yields nothing more.
@@ -106,10 +107,13 @@ class DecodedCopy:
         content_encoding: str | None,
         secrets: Secrets | None = None,
         max_decoded: int = DEFAULT_LIMITS.max_decoded,
+        max_plain: int | None = None,
     ) -> None:
         self._decoder = _decoder(content_encoding)
         self._scrubber = Scrubber(secrets or Secrets())
-        self.max_decoded = max_decoded
+        #: the cap: what a content-encoding may inflate to, and for a body sent
+        #: as it is, ``max_plain`` (None: none; ``live`` caps what it keeps itself)
+        self._cap = max_plain if isinstance(self._decoder, _Identity) else max_decoded
         #: bytes decoded so far
         self.decoded = 0
         #: why the copy stopped, once it has
@@ -123,16 +127,17 @@ class DecodedCopy:
     def feed(self, raw: bytes) -> bytes:
         if self._decoder is None or self.stopped is not None or self._closed:
             return b""
-        room = self.max_decoded - self.decoded
+        cap = self._cap
+        room = len(raw) if cap is None else cap - self.decoded
         try:
             data = self._decoder.decode(raw, room + 1)
         except Exception as exc:
             self.stopped = f"could not undo the content-encoding: {exc}"
             return self._scrubber.close()
         self.decoded += len(data)
-        if self.decoded > self.max_decoded:
+        if cap is not None and self.decoded > cap:
             self.stopped = (
-                f"the body ran past {mib(self.max_decoded)} decoded"
+                f"the body ran past {mib(cap)} decoded"
                 " (--max-decoded-bytes): not decoded further"
             )
             return self._scrubber.feed(data[:room]) + self._scrubber.close()

@@ -31,8 +31,11 @@ def mib(n: int) -> str:
 class Limits:
     #: an SSE line, or an event (the lines up to a blank line): ``--max-line-bytes``
     max_line: int = 4 * _MIB
-    #: a response body once its content-encoding is undone: ``--max-decoded-bytes``
+    #: what a compressed response body may inflate to: ``--max-decoded-bytes``
     max_decoded: int = 64 * _MIB
+    #: a response body ``live`` keeps, decoded: ``--max-stream-bytes``; the
+    #: most ``check`` reads of a capture, so that every recording can be read back
+    max_stream: int = 1024 * _MIB
     #: a request body the proxy forwards; larger gets 413: ``--max-body-bytes``
     max_body: int = 64 * _MIB
     #: how far the proxy's flows may fall behind its forwarding (what the forwarding

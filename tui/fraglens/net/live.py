@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 import httpx
 from httpx_sse import aconnect_sse
 
+from ..engine.plural import counted
 from ..framing.events import RawEvent
 from ..framing.recording import RecordingWriter
 from ..reading.stream import Stream
@@ -41,7 +42,7 @@ from ..report.identity import streamed_identity
 from ..report.usage import Tokens, Usage, read_usage
 from .body import LiveBody
 from .decoded import DecodedCopy
-from .limits import DEFAULT_LIMITS, Limits
+from .limits import DEFAULT_LIMITS, Limits, mib
 from .request import (
     DEFAULT_TIMEOUT,
     EVENTSTREAM_FORMATS,
@@ -109,7 +110,7 @@ class LiveStatus:
         if self.http_status is not None:
             bits.append(f"HTTP {self.http_status}")
         if self.events or self.phase is Phase.STREAMING:
-            bits.append(f"{self.events} events, {_size(self.bytes)}")
+            bits.append(f"{counted(self.events, 'event')}, {_size(self.bytes)}")
         rate = self.rate
         if rate is not None and self.phase is Phase.STREAMING:
             bits.append(f"{rate:,.0f} ev/s")
@@ -329,7 +330,7 @@ class LiveCall:
             raise _Failure(
                 "cut-off",
                 f"the server closed the connection mid-stream after "
-                f"{self.status.events} events ({_size(self.body.size)}): {exc}",
+                f"{counted(self.status.events, 'event')} ({_size(self.body.size)}): {exc}",
             ) from None
 
     async def _trace(self, name: str, info: dict[str, Any]) -> None:
@@ -351,8 +352,15 @@ class LiveCall:
         t = self.elapsed
         copy = self._copy
         assert copy is not None  # the headers came before the body
-        self._take(t, copy.feed(data))
+        kept = copy.feed(data)
+        room = self.limits.max_stream - self.body.size
+        self._take(t, kept[:room] if len(kept) > room else kept)
         ended = "the call was ended there; what was read is in the recording"
+        if len(kept) > room:
+            raise _Failure(
+                "too-long",
+                f"the body ran past {mib(self.limits.max_stream)} (--max-stream-bytes): {ended}",
+            )
         if copy.stopped is not None:
             raise _Failure("decoding", f"{copy.stopped}: {ended}")
         if self.body.overflow is not None:
@@ -507,7 +515,7 @@ def describe_error(
     lowered = " | ".join(str(e) for e in chain).lower()
     got = ""
     if status is not None and status.bytes:
-        got = f" after {status.events} events ({_size(status.bytes)})"
+        got = f" after {counted(status.events, 'event')} ({_size(status.bytes)})"
     if isinstance(exc, httpx.ConnectTimeout):
         return "connect-timeout", f"timed out connecting to {where}"
     if isinstance(exc, httpx.ReadTimeout):

@@ -26,7 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
+from ..engine.plural import counted
 from ..framing.detect import read_stream
 from ..framing.events import Framed, FramingError, RawEvent
 from ..framing.har import default_entry, har_entry_to_recording
@@ -34,6 +36,7 @@ from ..framing.recording import Recording, parse_recording
 from ..reading.capture import LoadError, demo_bytes, read_bytes, stream_from_framed
 from ..report.identity import streamed_identity
 from .request import NDJSON_FORMATS
+from .ws_replay import WSScript, script_from_recording
 
 __all__ = ["Chaos", "Pace", "Plan", "Source", "Write", "load_source", "plan", "source_from_bytes"]
 
@@ -65,10 +68,12 @@ class Source:
     model: str | None = None
     #: recorded response headers worth replaying (provider request ids and the like)
     headers: dict[str, str] = field(default_factory=dict)
+    #: a recorded WebSocket connection: the server's side of it (``ws_replay.py``)
+    websocket: WSScript | None = None
 
     @property
     def events(self) -> int:
-        return len(self.event_ends)
+        return self.websocket.total if self.websocket is not None else len(self.event_ends)
 
 
 @dataclass(frozen=True)
@@ -99,9 +104,9 @@ class Chaos:
         if self.split_seed is not None:
             bits.append(f"split at random (seed {self.split_seed})")
         if self.drop_after is not None:
-            bits.append(f"drop after {self.drop_after} events")
+            bits.append(f"drop after {counted(self.drop_after, 'event')}")
         if self.stall_after is not None:
-            bits.append(f"stall {self.stall_seconds:g}s after {self.stall_after} events")
+            bits.append(f"stall {self.stall_seconds:g}s after {counted(self.stall_after, 'event')}")
         if self.http_error is not None:
             bits.append(f"HTTP {self.http_error}")
         if bits and self.odds < 1.0:
@@ -150,7 +155,11 @@ def source_from_bytes(data: bytes, name: str) -> Source:
     if not framed.events:
         raise LoadError(f"{name}: no events to replay")
     fmt = framed.meta.get("format") or stream_from_framed(framed).format
-    if framed.framing in ("recording", "har"):
+    if framed.meta.get("transport") == "websocket":
+        rec = _recording_of(data, framed)
+        model = dict(parse_qsl(urlsplit(str(rec.request.get("url", ""))).query)).get("model")
+        source = Source(name, fmt, b"", [], model=model, websocket=script_from_recording(rec))
+    elif framed.framing in ("recording", "har"):
         source = _from_recording(_recording_of(data, framed), framed, fmt, name)
     elif framed.framing == "sse":
         source = _sse_source(name, fmt, data, framed.events, None)
@@ -173,7 +182,7 @@ def _streamed_model(events: Sequence[RawEvent]) -> str | None:
 
 
 def _recording_of(data: bytes, framed: Framed) -> Recording:
-    if framed.framing == "har":
+    if "har" in framed.meta or framed.framing == "har":
         har = json.loads(data)
         return parse_recording(har_entry_to_recording(har, default_entry(har), fingerprints=False))
     return parse_recording(data)

@@ -11,7 +11,10 @@ compare`` needs); else the captures whose wire format matches the path
 (``/chat/completions``, ``/messages``, ``/responses``, ``/api/chat``,
 Bedrock's ``/model/{modelId}/converse-stream`` and
 ``/model/{modelId}/invoke-with-response-stream``); else
-all of them, round-robin in each case. ``GET /v1/models`` lists the
+all of them, round-robin in each case. A recorded WebSocket connection is
+replayed to WebSocket clients on ``/v1/responses`` and ``/v1/realtime``
+(``ws_serve.py``), each ``response.create`` answered with the next recorded
+response. ``GET /v1/models`` lists the
 recorded models. A request to one of those endpoints whose JSON body
 says ``"stream": false`` gets HTTP 400 in its provider's error shape rather
 than an event stream its client would not parse; a body without ``stream``
@@ -38,6 +41,7 @@ from typing import Any
 
 import uvicorn
 
+from ..engine.plural import counted
 from .bedrock import format_for_bedrock_path
 from .replay import (
     EVENTSTREAM_TYPE,
@@ -152,14 +156,32 @@ class ReplayApp:
     # -- choosing ------------------------------------------------------------------------
     def pick(self, path: str, model: str | None = None) -> Source:
         """The capture that answers: one recorded with ``model``, else one in the
-        path's wire format, else any, round-robin among them."""
-        by_model = [s for s in self.sources if s.model == model] if model else []
+        path's wire format, else any, round-robin among them. A recorded
+        WebSocket connection answers only WebSocket connections."""
+        sources = [s for s in self.sources if s.websocket is None] or self.sources
+        by_model = [s for s in sources if s.model == model] if model else []
         fmt = format_for_path(path)
-        by_format = [s for s in self.sources if s.format == fmt] if fmt and not by_model else []
+        by_format = [s for s in sources if s.format == fmt] if fmt and not by_model else []
         key = f"model:{model}" if by_model else fmt if by_format else None
         with self._lock:
             if key not in self._rotations:
-                self._rotations[key] = itertools.cycle(by_model or by_format or self.sources)
+                self._rotations[key] = itertools.cycle(by_model or by_format or sources)
+            return next(self._rotations[key])
+
+    def pick_websocket(self, path: str) -> Source | None:
+        """The recorded connection that answers a WebSocket one: one in the
+        path's wire format, else any, round-robin; None when none is loaded."""
+        from .ws_serve import ws_format_for_path
+
+        sources = [s for s in self.sources if s.websocket is not None]
+        fmt = ws_format_for_path(path)
+        by_format = [s for s in sources if s.format == fmt]
+        key = f"websocket:{fmt if by_format else None}"
+        if not sources:
+            return None
+        with self._lock:
+            if key not in self._rotations:
+                self._rotations[key] = itertools.cycle(by_format or sources)
             return next(self._rotations[key])
 
     def abort_all(self) -> None:
@@ -174,6 +196,14 @@ class ReplayApp:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
+            return
+        if scope["type"] == "websocket":
+            from .ws_serve import serve_websocket
+
+            self.requests += 1
+            # the chaos for this connection: all of it, or none when the odds spare it
+            await serve_websocket(scope, receive, send, self.pick_websocket,
+                                  self._chaos_now(), self.pace, self.log)
             return
         if scope["type"] != "http":
             return
@@ -195,6 +225,11 @@ class ReplayApp:
             return
         self.requests += 1
         source = self.pick(path, _requested_model(request))
+        if source.websocket is not None:
+            message = f"POST {path}: every capture served here is a WebSocket connection"
+            self.log(f"{message} -> HTTP 404")
+            await _send_json(send, 404, error_body(404, format_for_path(path), message))
+            return
         chaos = self._chaos_now()
         if chaos.http_error is not None:
             status = chaos.http_error
@@ -264,20 +299,24 @@ class ReplayApp:
                 if write.pause and await _pause(write.pause, gone):
                     break
             if gone.is_set():
-                self.log(f"POST {path} -> {source.name}: the client left after {sent} events")
+                self.log(
+                    f"POST {path} -> {source.name}: the client left after {counted(sent, 'event')}"
+                )
                 return
             if steps.drop:
                 # returning without the last body message: uvicorn closes the
                 # connection without the chunked terminator, a cut-off stream
                 self.log(
                     f"POST {path} -> {source.name}: dropped the connection after "
-                    f"{sent} of {source.events} events"
+                    f"{sent} of {counted(source.events, 'event')}"
                 )
                 return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
-            self.log(f"POST {path} -> {source.name}: {sent} events, {chaos.describe()}")
+            self.log(f"POST {path} -> {source.name}: {counted(sent, 'event')}, {chaos.describe()}")
         except OSError:
-            self.log(f"POST {path} -> {source.name}: the connection broke after {sent} events")
+            self.log(
+                f"POST {path} -> {source.name}: the connection broke after {counted(sent, 'event')}"
+            )
         finally:
             watcher.cancel()
             self._gone_events.discard(gone)

@@ -11,13 +11,12 @@ import codecs
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from ..engine.plural import counted
 from ..framing.events import FramingProblem
 from .stream import Stream
 
 
-def finish_stream(
-    stream: Stream, problems: Iterable[FramingProblem], meta: dict[str, Any]
-) -> None:
+def finish_stream(stream: Stream, problems: Iterable[FramingProblem], meta: dict[str, Any]) -> None:
     """Close a stream read from a capture and add what the framing met on the
     way (``problems``) and what a recording says of itself (``meta``): the
     one ending for a whole read and for the app's read in slices."""
@@ -26,7 +25,7 @@ def finish_stream(
     for problem in problems:
         event = last if problem.event is None else min(problem.event, last)
         stream.reassembler.diag(problem.code, problem.message, event)
-    if stream.framing == "recording":
+    if stream.framing in ("recording", "websocket"):
         _recording_findings(stream, meta, last)
 
 
@@ -39,7 +38,8 @@ def _recording_findings(stream: Stream, meta: dict[str, Any], last: int) -> None
     if skipped or cut:
         what = []
         if skipped:
-            what.append(f"{skipped} line(s) could not be read and were left out")
+            were = "was" if skipped == 1 else "were"
+            what.append(f"{counted(skipped, 'line')} could not be read and {were} left out")
         if cut:
             what.append("the last line is cut off (the recorder stopped mid-write)")
         r.diag("recording-damaged", "; ".join(what), last)

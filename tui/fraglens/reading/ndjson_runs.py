@@ -25,9 +25,11 @@ proves the piece's hole, and a probe read back at one of its
 ``unread_fields``, which neither the adapter nor the stream's labels read,
 proves the time's. The adapter reads the piece as any string and keeps no
 state for such a line, so every line of the run is the text continuation the
-learned one was, with its own piece. The capture is UTF-8 throughout, or it
-would not be framed as NDJSON (``ndjson_start``): a payload's text is its
-bytes decoded, and its offsets are those of its text encoded again.
+learned one was, with its own piece. A line is learned only when its text
+encoded again is its bytes (a line with bytes that are not UTF-8 is read on
+its own, U+FFFD in their place), so its offsets are those of its text; a
+run's pieces are decoded strictly, and a run holding such bytes is read line
+by line instead.
 Property tests (tests/test_ndjson_runs.py) hold every read to the line-by-line one.
 """
 
@@ -202,7 +204,9 @@ class NDJSONReader(SliceReader):
                 envelopes.append((_hole(text, (field,), value, label), False))
                 break
         data = self.data
-        raw = text.encode("utf-8")  # the payload's bytes: the capture is UTF-8
+        raw = text.encode("utf-8")
+        if raw != data[at[0] : at[1]]:
+            return None  # bytes that are not UTF-8, replaced: no offsets to learn from
         # the holes as byte offsets in the line, in the order they come
         line_at = at[0] - span[0]
         cuts: list[tuple[int, int, bool]] = []

@@ -16,17 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..framing.detect import FramingError, ndjson_start, read_stream
 from ..framing.events import EventLog, Framed, FramingProblem, RawEvent
 from ..framing.eventstream import looks_like_eventstream
-from .eventstream_runs import EventStreamReader
 from .findings import finish_stream, report_replaced_bytes
-from .ndjson_runs import NDJSONReader
 from .sse_runs import SSEReader, incremental_sse
 from .stream import FORMATS, Stream
+
+if TYPE_CHECKING:  # each loads with the first capture that needs it (start-up)
+    from .eventstream_runs import EventStreamReader
+    from .ndjson_runs import NDJSONReader
 
 #: bytes of an SSE, NDJSON or event-stream capture read at a time when one is
 #: read whole, between two runs
@@ -181,6 +183,8 @@ class _SSEReading(_RunReading):
 class _EventStreamReading(_RunReading):
     def finish(self) -> Framed:
         self._close()
+        from .eventstream_runs import EventStreamReader
+
         # the frames a run read were found valid UTF-8 there: not looked at again
         assert isinstance(self._reader, EventStreamReader)
         report_replaced_bytes(self.stream, self._data, self._reader.runs)
@@ -222,6 +226,8 @@ def _claim_eventstream(data: bytes) -> bool | None:
 
 
 def _open_eventstream(data: bytes, _: Any, name: str, opts: Options) -> Reading:
+    from .eventstream_runs import EventStreamReader
+
     stream = Stream(format=known_format(opts.format), framing="eventstream",
                     max_arg_bytes=opts.max_arg_bytes, keep_naive=opts.keep_naive, source=data)
     return _EventStreamReading(stream, EventStreamReader(stream, data), data)
@@ -254,6 +260,27 @@ def _open_recording(data: bytes, claim: Any, name: str, opts: Options) -> Readin
     return _RecordingReading(stream, rec, body)
 
 
+def _claim_websocket(data: bytes) -> Any:
+    """A recording of a WebSocket connection, parsed; None for anything else."""
+    if data[:1] != b"{":
+        return None
+    from ..framing.recording import WEBSOCKET, is_recording, parse_recording
+
+    if not is_recording(data) or b'"transport":"websocket"' not in data[:65536]:
+        return None
+    try:
+        rec = parse_recording(data)
+    except FramingError:
+        return None  # framed whole, which says what is wrong in one line
+    return rec if rec.transport == WEBSOCKET else None
+
+
+def _open_websocket(data: bytes, rec: Any, name: str, opts: Options) -> Reading:
+    from ..framing.websocket import read_websocket
+
+    return FramedReading(read_websocket(rec), None, opts)
+
+
 def _claim_sse(data: bytes) -> bool | None:
     return True if incremental_sse(data) else None
 
@@ -266,6 +293,8 @@ def _open_sse(data: bytes, _: Any, name: str, opts: Options) -> Reading:
 
 
 def _open_ndjson(data: bytes, start: int, name: str, opts: Options) -> Reading:
+    from .ndjson_runs import NDJSONReader
+
     stream = Stream(format=known_format(opts.format), framing="ndjson",
                     max_arg_bytes=opts.max_arg_bytes, keep_naive=opts.keep_naive,
                     sse_body=False, source=data)
@@ -347,9 +376,11 @@ def _open_framed(data: bytes, _: Any, name: str, opts: Options) -> Reading:
 
 #: every reader, in the order a capture's bytes are offered to them: the
 #: event-stream's binary prelude first (framing/detect.py tells it so), a
-#: recording before SSE (its lines are JSON), and what is left framed whole
+#: recording (of a WebSocket connection's messages, or of an HTTP body) before
+#: SSE (its lines are JSON), and what is left framed whole
 READERS: tuple[Reader, ...] = (
     Reader("eventstream", _claim_eventstream, _open_eventstream),
+    Reader("websocket", _claim_websocket, _open_websocket),
     Reader("recording", _claim_recording, _open_recording),
     Reader("sse", _claim_sse, _open_sse),
     Reader("ndjson", ndjson_start, _open_ndjson),

@@ -13,6 +13,13 @@ them all, the event records and the call's records are extended at once
 (``Stream.take_run``), and the decoder goes on after the run
 (``SSEDecoder.skip``). No Python code runs per event of a run.
 
+Real streams vary each event outside its piece (an ``obfuscation``, a
+``sequence_number``, padding): the envelope's holes (``adapters/envelope.py``)
+are part of the expression, so such events make runs too. Parallel calls
+streamed in turns alternate envelopes and have no run each; the stream's
+envelopes then make one expression with an alternative per call, and each
+event found says whose it is (``Stream.take_mixed_run``).
+
 Why this is exact. A run is taken only where the decoder holds nothing (it is
 between two events), and only events whose lines are exactly the learned
 event's, but for the piece: an ``event:`` line or none, one ``data:`` line,
@@ -33,7 +40,7 @@ from __future__ import annotations
 import json
 import re
 from itertools import accumulate, repeat
-from operator import add
+from operator import attrgetter, itemgetter, sub
 
 from ..adapters.envelope import Envelope
 from ..framing.events import FrameTooLarge, FramingProblem
@@ -83,18 +90,21 @@ def incremental_sse(data: bytes) -> bool:
 
 
 class _Run:
-    """The learned event's bytes around its piece, as expressions."""
+    """The learned event's bytes around its piece, as expressions: its lines
+    before the payload and after it as they are, the payload's envelope with
+    its holes (``Envelope.lead``, ``Envelope.trail``)."""
 
-    __slots__ = ("block", "fewest", "head", "many", "payload_at", "payload_end", "tail")
+    __slots__ = ("events", "fewest", "payload_at", "payload_end")
 
     def __init__(self, head: bytes, tail: bytes, payload_at: int, payload_end: int) -> None:
-        self.head, self.tail = head, tail
         #: where the payload starts in a block, and how far before its end it stops
         self.payload_at, self.payload_end = payload_at, payload_end
-        lead, trail = re.escape(head), re.escape(tail)
-        self.block = re.compile(lead + b"(" + PIECE + b")" + trail)
-        self.many = re.compile(b"(?:" + lead + PIECE + trail + b"){1,%d}" % MAX_RUN)
-        self.fewest = re.compile(b"(?:" + lead + PIECE + trail + b"){%d}" % FEWEST)
+        #: an event (and its piece), or else the rest: searched from where the
+        #: decoder stands, it finds such events end to end and then at most one
+        #: rest, where the first other event begins (findall tries the event
+        #: first at every place it reaches)
+        self.events = re.compile(b"(" + head + b"(" + PIECE + b")" + tail + b")|[\\s\\S]+")
+        self.fewest = re.compile(b"(?:" + head + PIECE + tail + b"){%d}" % FEWEST)
 
 
 class SliceReader:
@@ -148,7 +158,8 @@ class SSEReader(SliceReader):
         #: what the framing met on the way, once done
         self.problems: list[FramingProblem] = []
         self._window = _FIRST_WINDOW
-        self._runs: dict[tuple[bytes, bytes], _Run] = {}
+        self._runs: dict[tuple[bytes, bytes, bytes, bytes], _Run] = {}
+        self._mixed: dict[tuple[bytes, ...], re.Pattern[bytes]] = {}
 
     def _slice_once(self, size: int) -> None:
         data, pos, stream = self.data, self.pos, self.stream
@@ -184,34 +195,31 @@ class SSEReader(SliceReader):
         run = self._run_of(env)
         if run is None:
             return False
-        if run.fewest.match(data, pos) is None:
-            return False  # not a run worth taking: read on one by one
         end = min(len(data), pos + min(self._window, self._budget))
-        pieces = run.block.findall(data, pos, end)
-        if not pieces:
+        if run.fewest.match(data, pos) is None:
+            # not a run of this call worth taking: several calls in turns, or
+            # nothing to take (then read on one by one)
+            return self._take_mixed(env, end)
+        # the events from here that are the learned one with another piece (and
+        # other values in its holes), end to end
+        blocks = run.events.findall(data, pos, end)
+        if blocks and not blocks[-1][0]:
+            blocks.pop()  # the rest, from the first other event on
+        if not blocks:
             return False
-        del pieces[MAX_RUN:]
-        const = len(run.head) + len(run.tail)
-        starts = list(accumulate(map(add, map(len, pieces), repeat(const)), initial=pos))
-        # the blocks found are the run when they lie end to end from here: one
-        # comparison of what they make with the bytes (else some event between
-        # them differs, and the run ends before it)
-        if data.startswith(run.head + (run.tail + run.head).join(pieces) + run.tail, pos):
-            self._window = min(2 * self._window, _MAX_WINDOW)
+        del blocks[MAX_RUN:]
+        starts = list(accumulate(map(len, map(itemgetter(0), blocks)), initial=pos))
+        pieces = list(map(itemgetter(1), blocks))
+        stop = starts[-1]
+        # the next run is looked for in about twice this one's bytes when it
+        # ended inside the window: a capture whose runs are short is not
+        # searched far past each of them
+        if stop < end:
+            self._window = max(_SHORT_WINDOW, 2 * (stop - pos))
         else:
-            found = run.many.match(data, pos, end)
-            if found is None:
-                return False
-            try:
-                count = starts.index(found.end())
-            except ValueError:  # cannot be: the blocks found first are the run's
-                return False
-            del pieces[count:], starts[count + 1 :]
-            # the next run is looked for in about twice this one's bytes: a
-            # capture whose runs are short is not searched far past each of them
-            self._window = max(_SHORT_WINDOW, 2 * (starts[-1] - pos))
+            self._window = min(2 * self._window, _MAX_WINDOW)
         max_line = min(self._decoder.max_line, self._decoder.max_event)
-        if starts[-1] - pos > max_line and max(map(len, pieces)) + const > max_line:
+        if stop - pos > max_line and max(map(len, map(itemgetter(0), blocks))) > max_line:
             return False  # the decoder says where a line is too long
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
@@ -228,28 +236,78 @@ class SSEReader(SliceReader):
             self._slice_once(0)  # the end: close the decoder
         return True
 
+    def _take_mixed(self, env: Envelope, end: int) -> bool:
+        """Events from here that are each one of the stream's envelopes with
+        another piece, several calls' continuations in turns (parallel calls
+        streamed interleaved): taken in bulk as a run is, when there are at
+        least so many (``FEWEST``)."""
+        data, pos, stream = self.data, self.pos, self.stream
+        envs = stream.run_envelopes()
+        if len(envs) < 2:
+            return False
+        log = self.stream.events
+        span, at = log.span(len(log) - 1), log.at(len(log) - 1)
+        if span is None or at is None or any(e.pattern is None for e in envs):
+            return False
+        lines, blank = re.escape(data[span[0] : at[0]]), re.escape(data[at[1] : span[1]])
+        key = (lines, blank, *(e.lead + b"\0" + e.trail for e in envs))
+        pattern = self._mixed.get(key)
+        if pattern is None:
+            if len(self._mixed) >= 64:
+                self._mixed.clear()
+            pattern = self._mixed[key] = re.compile(b"|".join(
+                [lines + e.lead + b"(" + PIECE + b")" + e.trail + blank for e in envs]
+                + [b"([\\s\\S]+)"]))
+        found = list(pattern.finditer(data, pos, end))
+        if found and found[-1].lastindex == len(envs) + 1:
+            found.pop()  # the rest, from the first other event on
+        if len(found) < FEWEST:
+            return False
+        del found[MAX_RUN:]
+        groups = list(map(attrgetter("lastindex"), found))
+        pieces = list(map(re.Match.group, found, groups))
+        starts = [pos, *map(re.Match.end, found)]
+        if starts[-1] < end:
+            self._window = max(_SHORT_WINDOW, 2 * (starts[-1] - pos))
+        else:
+            self._window = min(2 * self._window, _MAX_WINDOW)
+        max_line = min(self._decoder.max_line, self._decoder.max_event)
+        if starts[-1] - pos > max_line and max(map(sub, starts[1:], starts)) > max_line:
+            return False  # the decoder says where a line is too long
+        try:
+            # decoded strictly first: json.loads would let encoded surrogates through
+            texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
+        except ValueError:
+            return False
+        taken = stream.take_mixed_run(
+            envs, list(map(sub, groups, repeat(1))), texts, log.name(len(log) - 1), starts,
+            at[0] - span[0], span[1] - at[1])
+        if not taken:
+            return False
+        self._decoder.skip(starts[taken], taken)
+        self.pos = starts[taken]
+        if self.pos == len(data):
+            self._slice_once(0)  # the end: close the decoder
+        return True
+
     def _run_of(self, env: Envelope) -> _Run | None:
         """The expressions of the last event's bytes around its piece, when
         its lines are the plain ones a run may repeat."""
         log = self.stream.events
         last = len(log) - 1
         span, at = log.span(last), log.at(last)
-        if span is None or at is None:
+        if span is None or at is None or env.pattern is None:
             return None
         data = self.data
-        lead, trail = env.encoded()
-        head = data[span[0] : at[0] + len(lead)]
-        tail = data[at[1] - len(trail) : span[1]]
-        if (
-            not head.endswith(lead) or not tail.startswith(trail)
-            or _HEAD.fullmatch(head, 0, len(head) - len(lead)) is None
-            or tail[len(trail) :] not in _TAILS
-        ):
+        lines, blank = data[span[0] : at[0]], data[at[1] : span[1]]
+        if _HEAD.fullmatch(lines) is None or blank not in _TAILS:
             return None
-        key = (head, tail)
+        key = (lines, env.lead, env.trail, blank)
         run = self._runs.get(key)
         if run is None:
             if len(self._runs) >= 64:  # a stream has a few envelopes at a time
                 self._runs.clear()
-            run = self._runs[key] = _Run(head, tail, at[0] - span[0], span[1] - at[1])
+            run = self._runs[key] = _Run(re.escape(lines) + env.lead,
+                                         env.trail + re.escape(blank),
+                                         at[0] - span[0], span[1] - at[1])
         return run

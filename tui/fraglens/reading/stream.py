@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from itertools import repeat
-from typing import Any
+from itertools import compress, repeat
+from operator import eq
+from typing import TYPE_CHECKING, Any
 
 from ..adapters import ADAPTERS, detect, make_adapter, sniff
 from ..adapters.base import Continuation
@@ -18,7 +19,11 @@ from ..adapters.envelope import Envelope, Envelopes
 from ..engine.fragments import StreamError, ToolDelta
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from ..framing.events import EventLog, RawEvent
-from ..redact import Fingerprints, Secrets
+from .ws_responses import ABORTED, ResponseLog
+
+if TYPE_CHECKING:  # only a stream that knows credentials holds them: check of an SSE
+    # capture never loads the redaction
+    from ..redact import Fingerprints, Secrets
 
 #: every wire format fraglens reads: one per adapter, in the adapters' order
 FORMATS = tuple(ADAPTERS)
@@ -89,6 +94,10 @@ class Stream:
         self._continued: Callable[[int, str], None] | None = getattr(
             self.adapter, "continued", None
         )
+        #: a WebSocket connection's responses (``ws_responses.py``); None for the rest
+        self.ws: ResponseLog | None = ResponseLog() if framing == "websocket" else None
+        #: the WebSocket close ``{"code", "reason", "from"}``, once it came
+        self.ws_close: dict[str, Any] | None = None
 
     # -- feeding ---------------------------------------------------------------
     def feed(self, ev: RawEvent) -> None:
@@ -116,9 +125,11 @@ class Stream:
 
     def continues_under(self, name: str | None) -> bool:
         """An event named ``name`` may be read as a continuation: the adapter
-        names no event for its shortcut, the event has no name, or that one
-        (a Bedrock message named as an exception is one, whatever its payload)."""
-        return self._continues is None or name is None or name == self._continues
+        names no event for its shortcut, or the event has that name. A Bedrock
+        message named as an exception is none whatever its payload, and one
+        with no usable name is read by the adapter's full path, which says
+        what it makes of it (the shortcut would take its text silently)."""
+        return self._continues is None or name == self._continues
 
     def run_envelope(self) -> Envelope | None:
         """The envelope the last event was read as a continuation in, if it was
@@ -155,6 +166,42 @@ class Stream:
         self.events.add_run(name, starts, taken, lead, trail)
         return taken
 
+    def run_envelopes(self) -> list[Envelope]:
+        """Every envelope the stream holds, when the last event was read in
+        one of them (calls streamed in turns: sse_runs.py reads such events
+        in bulk too)."""
+        env = self.run_envelope()
+        return [] if env is None else list(self._envelopes.items)  # type: ignore[union-attr]
+
+    def take_mixed_run(
+        self, envs: list[Envelope], which: list[int], texts: list[str], name: str | None,
+        starts: list[int], lead: int, trail: int,
+    ) -> int:
+        """``take_run`` for events each of which is one of ``envs`` (the k-th
+        ``envs[which[k]]``) with the k-th of ``texts`` as its piece: several
+        calls' continuations in turns. Returns how many were taken, from the first."""
+        keys: list[tuple[int, int]] = []
+        for env in envs:
+            if (env.choice, env.index) not in keys:
+                keys.append((env.choice, env.index))
+        call_of = [keys.index((env.choice, env.index)) for env in envs]
+        owner = list(map(call_of.__getitem__, which))
+        number = len(self.events)
+        taken = self.reassembler.continue_mixed(number, keys, owner, texts)
+        if not taken:
+            return 0
+        types = self._types
+        labels = [types.setdefault(label, label)
+                  for label in (env.label if name is None else name for env in envs)]
+        self.labels.extend(map(labels.__getitem__, which[:taken]))
+        if self._continued is not None:
+            for k, (_, index) in enumerate(keys):
+                mine = list(compress(texts[:taken], map(eq, owner[:taken], repeat(k))))
+                if mine:
+                    self.adapter.continued_run(index, mine)  # type: ignore[union-attr]
+        self.events.add_run(name, starts, taken, lead, trail)
+        return taken
+
     def take_text_run(
         self, choice: int, channel: str, texts: list[str], label: str, starts: list[int],
         lead: int, trail: int,
@@ -171,6 +218,8 @@ class Stream:
     def _take(self, number: int, kind: str, data: str, name: str | None) -> None:
         r = self.reassembler
         if kind == "data":
+            if self.ws is not None and self.ws.open is not None:
+                self.ws.open.last_event = number
             envelopes = self._envelopes
             continues = self.continues_under(name)
             if envelopes is not None and envelopes.items and continues:
@@ -206,7 +255,7 @@ class Stream:
                 found = shortcut(payload)
                 if found is not None and r.continue_call(number, *found):
                     if envelopes is not None:
-                        envelopes.learn(data, *found, label_of(payload))
+                        envelopes.learn(data, *found, label_of(payload), payload)
                     return
             if envelopes is not None:
                 envelopes.forget()  # the adapter's state may change from here
@@ -217,6 +266,9 @@ class Stream:
             r.notice("sse-comment", "SSE comments / keep-alives in the stream (shown, ignored)",
                      number)
             return
+        if kind in ("sent", "binary", "close"):
+            self._websocket(number, kind, data, name)
+            return
         if kind == "done":
             self.labels.append("[DONE]")
             if self.done_at is None:
@@ -224,12 +276,57 @@ class Stream:
             return
         if kind == "damaged":
             self.labels.append("damaged")
-            code = "frame-truncated" if name == "cut" else "frame-damaged"
+            code = {"cut": "frame-truncated", "too-large": "frame-too-large"}.get(
+                name or "", "frame-damaged")
             r.diag(code, data, number)
             return
         # a body that is neither events nor JSON (a gateway's HTML error page)
         self.labels.append(kind)
         r.diag("non-json-data", f"the body is not a stream: {data[:60]!r}", number)
+
+    def _websocket(self, number: int, kind: str, data: str, name: str | None) -> None:
+        """A WebSocket message that is not the server's text, or the close."""
+        r = self.reassembler
+        if kind == "binary":
+            self.labels.append("binary")
+            size = len(data) * 3 // 4 - data[-2:].count("=")
+            r.diag("ws-binary-frame", f"a binary message from the {name or 'server'} "
+                   f"({size} bytes): kept as it came, not decoded", number)
+            return
+        if kind == "close":
+            self.labels.append("close")
+            try:
+                close = json.loads(data)
+            except ValueError:
+                close = {}
+            self.ws_close = close if isinstance(close, dict) else {}
+            self._closed(number, self.ws_close)
+            return
+        try:
+            payload = _loads(data)
+        except (ValueError, RecursionError):
+            self.labels.append("sent non-json")
+            r.diag("non-json-data", f"the client sent a message that is not JSON: {data[:60]!r}",
+                   number)
+            return
+        label = f"sent {_label(payload)}"
+        self.labels.append(self._types.setdefault(label, label))
+        if self.ws is not None:
+            self.ws.sent(number, payload)
+
+    def _closed(self, number: int, close: dict[str, Any]) -> None:
+        """The connection closed: a response still open is cut off there."""
+        open_response = self.ws.open if self.ws is not None else None
+        if open_response is None:
+            return
+        open_response.status = ABORTED
+        code, reason = close.get("code"), close.get("reason")
+        said = f" ({reason})" if isinstance(reason, str) and reason else ""
+        by = close.get("from")
+        who = f"the {by}" if by in ("client", "server") else "one side"
+        self.reassembler.apply(number, [StreamError(
+            f"{who} closed the WebSocket connection with code {code}{said} while a "
+            "response was still streaming")])
 
     def _detect(self, number: int, payload: Any, event: str | None) -> None:
         """Hold events back until one chunk tells the format (or too many came)."""
@@ -254,11 +351,16 @@ class Stream:
         self.closed = True
         # say how the stream ended (no-done, eof-without-finish)
         end = self.end
-        if end == "eof-without-finish":
+        if end == "eof-without-finish" and self.events:  # nothing came: nothing stopped
             r.diag("eof-without-finish", "the stream stopped with no finish and no end event",
                    last)
         elif end == "eof-after-finish" and self.sse_body and self._ends_with != "finish":
             r.diag("no-done", "the stream ended without [DONE] or an end event", last)
+        elif self.ws is not None and self.ws.open is not None and self.ws.open.begun:
+            # an earlier response's end event is no end for this one
+            named = f" {self.ws.open.id}" if self.ws.open.id else ""
+            r.diag("eof-without-finish", f"the capture stopped while response{named} was still "
+                   "streaming, with no end event and no close", last)
 
     # -- state -------------------------------------------------------------------
     @property
@@ -323,7 +425,8 @@ class Stream:
         path = getattr(self.adapter, "continuation_path", None)
         if self._continuation is None or path is None:
             return None
-        return Envelopes(path, label_of)
+        return Envelopes(path, label_of, getattr(self.adapter, "unread_fields", ()),
+                         self._continuation)
 
     def _apply(self, number: int, payload: Any, event: str | None) -> None:
         assert self.adapter is not None
@@ -334,6 +437,8 @@ class Stream:
         if self.naive_log is not None:
             self.naive_log.extend((number, op) for op in ops if isinstance(op, ToolDelta))
         self.reassembler.apply(number, ops)
+        if self.ws is not None:
+            self.ws.read(number, self.adapter)
 
 
 def label_of(payload: Any) -> str:

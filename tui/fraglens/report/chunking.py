@@ -19,6 +19,7 @@ from typing import Any
 
 from ..engine.calls import Call
 from ..engine.finalize import OK_STATUSES
+from ..engine.plural import counted
 from ..engine.scanner import IN_ESCAPE, IN_STRING
 from ..reading.stream import Stream
 
@@ -111,7 +112,7 @@ def chunking_line(profile: dict[str, Any]) -> str:
     """The profile in one line, for the text report and the app."""
     sizes = profile["fragment_chars"]
     return (
-        f"{profile['fragments']} fragment(s) over {profile['calls']} call(s), "
+        f"{counted(profile['fragments'], 'fragment')} over {counted(profile['calls'], 'call')}, "
         f"{_n(sizes['min'])}/{_n(sizes['median'])}/{_n(sizes['max'])} chars "
         f"(min/median/max); cut mid-string {profile['mid_string']}, "
         f"mid-escape {profile['mid_escape']}, mid-character {profile['mid_utf8']}; "

@@ -12,6 +12,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from ..engine.plural import counted
 from .diff import change_line
 from .text import STATUS_STYLE
 
@@ -92,7 +93,7 @@ def _difference_lines(difference: dict[str, Any]) -> list[Text]:
 
 def render_compare(doc: dict[str, Any]) -> Group:
     rows = doc["backends"]
-    table = Table(title=f"{len(rows)} backend(s)", title_justify="left", expand=False)
+    table = Table(title=counted(len(rows), "backend"), title_justify="left", expand=False)
     for name in COLUMNS:
         if name in ("model", "codes raised"):
             table.add_column(name, overflow="fold", ratio=1)
@@ -147,8 +148,8 @@ def nonstream_lines(doc: dict[str, Any]) -> list[Text]:
             lines.append(Text(f"{model}: every streamed run is the non-streamed answer", "green"))
             continue
         runs = ", ".join(str(r["run"] + 1) for r in entry["runs"])
-        lines.append(Text(f"{model}: run(s) {runs} differ from the non-streamed answer:",
-                          "bold yellow"))
+        said = f"run {runs} differs" if len(entry["runs"]) == 1 else f"runs {runs} differ"
+        lines.append(Text(f"{model}: {said} from the non-streamed answer:", "bold yellow"))
         for run in entry["runs"]:
             for call in run["calls"]:
                 what = ", ".join(call["differs"])
@@ -171,8 +172,10 @@ def agreement_lines(doc: dict[str, Any]) -> list[Text]:
     # with --repeat, the backends are held to each other on their first run
     answered = sum(r["error"] is None for r in doc["backends"] if r.get("run", 0) == 0)
     if doc["agree"]:
-        return [Text(f"the {answered} backend(s) that answered agree", style="green")]
-    lines = [Text(f"the {answered} backends that answered disagree:", style="bold yellow")]
+        return [Text(f"the {counted(answered, 'backend')} that answered agree", style="green")]
+    lines = [
+        Text(f"the {counted(answered, 'backend')} that answered disagree:", style="bold yellow")
+    ]
     for difference in doc["differences"]:
         lines.extend(_difference_lines(difference))
     return lines

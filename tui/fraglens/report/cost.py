@@ -34,7 +34,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .usage import Usage
+from .usage import NO_USAGE, Usage
 
 __all__ = [
     "FORMAT_PROVIDERS", "PriceOptions", "UserPrices", "cost_of", "cost_text", "table_version",
@@ -266,7 +266,7 @@ def cost_of(usage: Usage | None, model: str | None, fmt: str | None,
     """The cost document (``check --json``'s ``cost``) and None, or None and
     the reason there is no cost."""
     if usage is None:
-        return None, "no cost: the stream reported no usage"
+        return None, NO_USAGE
     user = opts.user.get(model or "") or opts.user.get("*")
     if user is not None:
         return _user_cost(usage, user, opts.markup), None

@@ -25,6 +25,7 @@ from typing import Any
 from rich.console import Console, Group
 from rich.text import Text
 
+from ..engine.plural import counted
 from .text import STATUS_STYLE
 
 __all__ = [
@@ -248,8 +249,8 @@ def _call_title(call: dict[str, Any]) -> str:
 def render_diff(doc: dict[str, Any]) -> Group:
     a, b = doc["a"], doc["b"]
     parts: list[Any] = [
-        Text(f"A: {a['path']} ({a['format']}, {a['calls']} call(s))"),
-        Text(f"B: {b['path']} ({b['format']}, {b['calls']} call(s))"),
+        Text(f"A: {a['path']} ({a['format']}, {counted(a['calls'], 'call')})"),
+        Text(f"B: {b['path']} ({b['format']}, {counted(b['calls'], 'call')})"),
     ]
     for call in doc["calls"]:
         differs = call["differs"]
@@ -262,7 +263,8 @@ def render_diff(doc: dict[str, Any]) -> Group:
         for change in call.get("changes", []):
             parts.append(Text(f"    {change_line(change)}"))
         if call.get("more_changes"):
-            parts.append(Text(f"    … and {call['more_changes']} more change(s)", style="dim"))
+            more = counted(call["more_changes"], "more change")
+            parts.append(Text(f"    … and {more}", style="dim"))
         if "arguments" in differs:
             raw_a, raw_b = call["arguments_raw"]["a"], call["arguments_raw"]["b"]
             if max(len(raw_a), len(raw_b)) <= MARK_LIMIT:

@@ -7,18 +7,20 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.calls import Call
 from ..engine.diagnostics import SEVERITY_RANK
 from ..engine.finalize import OK_STATUSES
-from ..engine.leaks import Leaked
-from ..fit.verdicts import Fit
 from ..reading.stream import Stream
-from .cost import PriceOptions, cost_of
 from .identity import streamed_identity
 from .timing import DEFAULT_STALL_MS, stream_timing
-from .usage import read_usage
+from .usage import NO_USAGE, read_usage
+
+if TYPE_CHECKING:  # these load only where there are tools, markup, usage (start-up)
+    from ..engine.leaks import Leaked
+    from ..fit.verdicts import Fit
+    from .cost import PriceOptions
 
 #: 2: ``usage`` is read into one shape (the reported numbers under ``reported``),
 #: and ``model`` and ``cost`` are given
@@ -117,7 +119,12 @@ def build_report(
         found = sorted(found + fit.diagnostics, key=lambda d: (d.event is None, d.event or 0))
     model = streamed_identity(stream.events).model or request_model
     usage = read_usage(r.usage[-1][1] if r.usage else None)
-    cost, cost_note = cost_of(usage, model, stream.format, prices or PriceOptions())
+    cost: dict[str, Any] | None = None
+    cost_note: str | None = NO_USAGE
+    if usage is not None:
+        from .cost import PriceOptions, cost_of
+
+        cost, cost_note = cost_of(usage, model, stream.format, prices or PriceOptions())
     diagnostics = []
     for d in found:
         item = d.as_json()
@@ -176,12 +183,37 @@ def build_report(
         doc["unattributed"] = [
             {"event": e, "choice": d.choice, "arguments": d.args} for e, d in r.unattributed
         ]
+    if stream.ws is not None:
+        _websocket(doc, stream, calls)
     if compare and stream.naive_log is not None:
         doc["naive"] = naive(stream)
     if stream.secrets:
         # a key the response streamed in pieces is whole only here, where they are joined
         doc = stream.secrets.scrub_value(doc)
     return doc
+
+
+def _websocket(doc: dict[str, Any], stream: Stream, calls: list[Call]) -> None:
+    """A WebSocket connection's responses in order, each with its calls (by
+    position) and its own usage (the report's ``usage`` and ``cost`` are the
+    last one's, as for any stream), every call with its response's id, and how
+    the connection closed."""
+    log = stream.ws
+    assert log is not None
+    responses = [dict(response.as_json(), calls=[], usage=None) for response in log.responses]
+    at = {id(response): n for n, response in enumerate(log.responses)}
+    for event, reported in stream.reassembler.usage:
+        owner = log.of_event(event)
+        used = read_usage(reported)
+        if owner is not None and used is not None:
+            responses[at[id(owner)]]["usage"] = used.as_json()
+    for position, (item, call) in enumerate(zip(doc["calls"], calls, strict=True)):
+        response = log.of_event(call.first_event)
+        item["response_id"] = response.id if response is not None else None
+        if response is not None:
+            responses[at[id(response)]]["calls"].append(position)
+    doc["responses"] = responses
+    doc["close"] = stream.ws_close
 
 
 def naive(stream: Stream) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from ..engine.plural import counted
 from .cost import cost_text
 from .document import printable
 from .usage import usage_text
@@ -24,6 +25,18 @@ STATUS_STYLE = {
     "open": "cyan",
 }
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+#: the most of one message a line of the report shows. Rich wraps a long line
+#: in time that grows with its square (a 1M-entry enum's message, 11 MB, took
+#: a minute), and no one reads past a screenful: --json keeps it whole
+LINE_LIMIT = 2000
+
+
+def clip(text: str, limit: int = LINE_LIMIT) -> str:
+    """``text`` made printable, cut at ``limit`` characters with a note of the rest."""
+    if len(text) <= limit:
+        return printable(text)
+    rest = len(text) - limit
+    return printable(text[:limit]) + f" … ({rest:,} more characters: --json has them all)"
 
 
 def _preview(value: Any, limit: int = 60) -> str:
@@ -34,24 +47,24 @@ def _preview(value: Any, limit: int = 60) -> str:
 def render(doc: dict[str, Any], source: str) -> Group:
     head = Text.assemble(
         (printable(source), "bold"),
-        f": {doc['framing']} framing, {doc['format']} format, {doc['events']} events, "
+        f": {doc['framing']} framing, {doc['format']} format, {counted(doc['events'], 'event')}, "
         f"ended: {doc['end']}",
     )
     parts: list[Any] = [head]
     if doc.get("format_note"):
-        parts.append(Text(printable(doc["format_note"]), style="yellow"))
-    table = Table(title=f"{len(doc['calls'])} tool call(s)", title_justify="left", expand=False)
+        parts.append(Text(clip(doc["format_note"]), style="yellow"))
+    table = Table(title=counted(len(doc["calls"]), "tool call"), title_justify="left", expand=False)
     for col in ("#", "choice", "index", "id", "name", "status", "arguments"):
         table.add_column(col, overflow="fold")
     for c in doc["calls"]:
-        shown_id = printable(c["id"]) if c["id"] else f"{c.get('synthetic_id')} (synthesized)"
+        shown_id = clip(c["id"], 200) if c["id"] else f"{c.get('synthetic_id')} (synthesized)"
         args = c["arguments"] if c["arguments"] is not None else c["arguments_raw"]
         table.add_row(
             str(c["position"]),
             str(c["choice"]),
             "-" if c["index"] is None else str(c["index"]),
             shown_id,
-            printable(c["name"]) or "(none)",
+            clip(c["name"] or "", 200) or "(none)",
             Text(c["status"], style=STATUS_STYLE.get(c["status"], "")),
             _preview(args),
         )
@@ -59,19 +72,22 @@ def render(doc: dict[str, Any], source: str) -> Group:
     parts.extend(leaked_lines(doc))
     for c in doc["calls"]:
         for k, inner in enumerate(c.get("inner_calls") or ()):
-            line = f"  call {c['position']} wraps #{k}: {printable(inner['name'])} "
+            line = f"  call {c['position']} wraps #{k}: {clip(inner['name'] or '', 200)} "
             parts.append(Text(line + _preview(inner["arguments"], 80), style="cyan"))
         for change in c["repairs"]:
-            line = f"  call {c['position']} {c['status']}: {printable(change)}"
+            line = f"  call {c['position']} {c['status']}: {clip(change)}"
             parts.append(Text(line, style="yellow"))
     if "tools" in doc:
-        parts.append(Text(f"fit against {len(doc['tools'])} declared tool(s)", style="bold"))
+        parts.append(
+            Text(f"fit against {counted(len(doc['tools']), 'declared tool')}", style="bold")
+        )
         for c in doc["calls"]:
             if "fit" in c:
                 line, style = fit_line(c)
-                name = printable(c["name"])
-                parts.append(Text(f"  call {c['position']} {name}: {printable(line)}", style=style))
-    parts.extend(Text(printable(line)) for line in timing_lines(doc))
+                name = clip(c["name"] or "", 200)
+                parts.append(Text(f"  call {c['position']} {name}: {clip(line)}", style=style))
+    parts.extend(Text(clip(line)) for line in response_lines(doc))
+    parts.extend(Text(clip(line)) for line in timing_lines(doc))
     used = usage_text(doc.get("usage"))
     if used is not None:
         parts.append(Text(f"usage: {used}"))
@@ -88,7 +104,7 @@ def render(doc: dict[str, Any], source: str) -> Group:
             if "call" in d:
                 where.append(f"call {d['call']}")
             loc = f" [{', '.join(where)}]" if where else ""
-            parts.append(Text(f"  {d['code']}{loc}: {printable(d['message'])}"))
+            parts.append(Text(f"  {d['code']}{loc}: {clip(d['message'])}"))
     if doc["diagnostics"]:
         parts.append(Text("fraglens explain CODE: what a code means and what to do", "dim"))
     text = doc.get("text") or {}
@@ -104,7 +120,7 @@ def leaked_lines(doc: dict[str, Any]) -> list[Text]:
         return []
     codes = sorted({"tool-call-rejected" if f["source"] == "error" else "tool-markup-in-content"
                     for f in leaked})
-    out = [Text(f"{len(leaked)} leaked call(s), not made (fraglens explain "
+    out = [Text(f"{counted(len(leaked), 'leaked call')}, not made (fraglens explain "
                 f"{' / '.join(codes)})", style="bold yellow")]
     for k, found in enumerate(leaked):
         where = (f"error at event {found['event']}" if found["source"] == "error" else
@@ -112,7 +128,7 @@ def leaked_lines(doc: dict[str, Any]) -> list[Text]:
                  f"event {found['event']}")
         args = found["arguments"] if found["arguments"] is not None else found["arguments_raw"]
         line = Text(f"  leaked {k} [{found['family'] or 'unread'}, {where}] "
-                    f"{printable(found['name']) or '(no name)'} ")
+                    f"{clip(found['name'] or '', 200) or '(no name)'} ")
         line.append(found["status"], STATUS_STYLE.get(found["status"], ""))
         line.append(" " + _preview(args, 80))
         out.append(line)
@@ -129,7 +145,24 @@ def fit_line(call: dict[str, Any]) -> tuple[str, str]:
     if not count:
         return f"fits {fit['tool']}'s schema", "green"
     strict = " (declared strict: the provider broke its promise)" if fit.get("strict") else ""
-    return f"{count} schema error(s){strict}", "bold red"
+    return f"{counted(count, 'schema error')}{strict}", "bold red"
+
+
+def response_lines(doc: dict[str, Any]) -> list[str]:
+    """A WebSocket connection's responses, one line each, then how it closed."""
+    if "responses" not in doc:
+        return []
+    lines = [f"{counted(len(doc['responses']), 'response')} on one WebSocket connection"]
+    for n, response in enumerate(doc["responses"]):
+        calls = response["calls"]
+        said = ("calls " + ", ".join(map(str, calls))) if calls else "no calls"
+        lines.append(f"  {n + 1}. {response['id'] or '(no id)'}: {response['status']}, {said}")
+    close = doc.get("close")
+    if close:
+        by = f" by the {close['from']}" if close.get("from") else ""
+        reason = f" ({close['reason']})" if close.get("reason") else ""
+        lines.append(f"  closed{by} with code {close.get('code')}{reason}")
+    return lines
 
 
 def timing_lines(doc: dict[str, Any]) -> list[str]:

@@ -34,6 +34,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+#: the cost note of a stream that reported no usage: nothing to price (here,
+#: so that a report of such a stream does not load the price table's module)
+NO_USAGE = "no cost: the stream reported no usage"
+
 __all__ = ["Tokens", "Usage", "read_usage", "tokens", "usage_text"]
 
 

@@ -13,8 +13,10 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...engine.plural import counted, noun
 from ...reading.stream import Stream
 from ...report.chunking import chunking_profile
+from ..keys import HELP_BINDING
 
 __all__ = ["ChunkingScreen", "profile_table"]
 
@@ -30,7 +32,11 @@ def profile_table(stream: Stream) -> Table:
     table.add_column(justify="right", style="bold")
     table.add_column()
     rows = [
-        (str(p["fragments"]), f"argument fragments over {p['calls']} call(s), as check counts"),
+        (
+            str(p["fragments"]),
+            f"argument {noun(p['fragments'], 'fragment')} over {counted(p['calls'], 'call')}, "
+            "as check counts",
+        ),
         (
             f"{_n(sizes['min'])} / {_n(sizes['median'])} / {_n(sizes['max'])}",
             "characters per fragment: min / median / max",
@@ -48,7 +54,19 @@ def profile_table(stream: Stream) -> Table:
 
 
 class ChunkingScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,enter,q", "dismiss(None)", "Close", id="chunking.close")]
+    ABOUT_TITLE = "chunking profile"
+    ABOUT = [
+        (
+            "Chunking",
+            "How the provider cut the arguments into fragments: sizes, cuts inside "
+            "strings, escapes and characters, ids and names re-sent.",
+        ),
+    ]
+    ABOUT_KEYS: list[tuple[str, str, str]] = []
+    BINDINGS = [
+        Binding("escape,enter,q", "dismiss(None)", "Close", id="chunking.close"),
+        HELP_BINDING,
+    ]
 
     DEFAULT_CSS = """
     ChunkingScreen { align: center middle; }

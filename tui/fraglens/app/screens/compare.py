@@ -26,6 +26,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from ...engine.plural import counted
 from ...net.compare import Backend, compare_doc, compare_exit, run_backends
 from ...reading.stream import Stream
 from ...report.chunking import chunking_line
@@ -59,6 +60,21 @@ class BackendTable(DataTable):
 class CompareScreen(Screen):
     """The list of backends; the app calls :meth:`add` as each one finishes."""
 
+    ABOUT_TITLE = "the backends compared"
+    ABOUT = [
+        (
+            "Backends",
+            "One row per backend as it finishes: its calls, their worst verdict, the "
+            "codes raised, timing and cost, as `fraglens compare` prints them. Below: "
+            "the highlighted backend's chunking (or its error), and once every backend "
+            "is in, whether they agree and each difference.",
+        ),
+    ]
+    ABOUT_KEYS = [
+        ("Backends", "↑ ↓", "highlight a backend"),
+        ("Backends", "l", "back to this list from the three panes"),
+    ]
+
     BINDINGS: ClassVar = [
         Binding("q", "app.quit", "Quit", id="app.quit", tooltip="Quit (calls in flight stop)"),
     ]
@@ -76,6 +92,7 @@ class CompareScreen(Screen):
         self.intro = intro
         #: the finished backends, in the order they finished (the table's rows)
         self.shown: list[Backend] = []
+        self._ready = False
         self.doc: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
@@ -95,10 +112,13 @@ class CompareScreen(Screen):
         for backend in self.shown:  # finished before the screen was mounted
             self._add_row(backend)
         self._show_status()
+        # Textual counts the screen mounted before this handler has run (and so
+        # before its table has columns): a result arriving then waits in shown
+        self._ready = True
 
     def add(self, backend: Backend) -> None:
         self.shown.append(backend)
-        if self.is_mounted:
+        if self._ready:
             self._add_row(backend)
             self._show_status()
 
@@ -112,13 +132,13 @@ class CompareScreen(Screen):
 
     def finished(self, doc: dict[str, Any]) -> None:
         self.doc = doc
-        if self.is_mounted:
+        if self._ready:
             self._show_status()
             self._show_detail()
 
     def _show_status(self) -> None:
         total, done = len(self.backends), len(self.shown)
-        parts = [f"{done} of {total} backend(s) finished"]
+        parts = [f"{done} of {counted(total, 'backend')} finished"]
         if self.doc is not None:
             parts.append("they agree" if self.doc["agree"] else "they disagree")
         parts.append("enter opens one, l comes back")
@@ -181,9 +201,12 @@ class CompareApp(FraglensApp):
         self._thread = threading.Thread(
             target=self._run_calls, name="fraglens-compare", daemon=True
         )
-        #: the calls' loop and task, to cancel them when the app quits first
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[Any] | None = None
+        #: the calls' loop and task, to cancel them when the app quits first. Not
+        #: ``_loop``: that is the app's own, which ``post_message`` from another
+        #: thread wakes; pointed at this thread's loop, the list stood still until
+        #: a key woke the app
+        self._calls_loop: asyncio.AbstractEventLoop | None = None
+        self._calls_task: asyncio.Task[Any] | None = None
 
     # Textual calls FraglensApp's own on_mount and on_unmount as well (handlers
     # are dispatched along the class's MRO): no super() calls here
@@ -196,7 +219,7 @@ class CompareApp(FraglensApp):
         asyncio.run(self._calls())
 
     async def _calls(self) -> None:
-        self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
+        self._calls_loop, self._calls_task = asyncio.get_running_loop(), asyncio.current_task()
         done = partial(self._post, BackendFinished)
         try:
             await run_backends(self.backends, concurrency=self.concurrency, on_done=done)
@@ -215,7 +238,7 @@ class CompareApp(FraglensApp):
         self.list.finished(self.doc)
 
     def on_unmount(self) -> None:
-        loop, task = self._loop, self._task
+        loop, task = self._calls_loop, self._calls_task
         if loop is not None and task is not None and not loop.is_closed():
             try:
                 loop.call_soon_threadsafe(task.cancel)
@@ -262,7 +285,7 @@ def run_compare_app(backends: list[Backend], *, concurrency: int, source: str) -
     """Run the calls in the app; exit as ``compare`` does once every backend is in,
     130 when the user quit before that."""
     intro = (
-        f"One request to {len(backends)} model(s) at {source}, {concurrency} at a time; "
+        f"One request to {counted(len(backends), 'model')} at {source}, {concurrency} at a time; "
         "each backend is listed when it finishes."
     )
     app = CompareApp(backends, concurrency=concurrency, intro=intro)

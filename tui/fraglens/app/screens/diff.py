@@ -21,6 +21,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from ...engine.plural import counted
 from ...reading.stream import Stream
 from ...report.diff import ADDED, MARK_LIMIT, REMOVED, change_line, diff_exit, marked_pair
 from ...report.text import STATUS_STYLE
@@ -94,6 +95,17 @@ def columns(doc: dict[str, Any], a: dict[str, Any], b: dict[str, Any]) -> tuple[
 class DiffScreen(Screen):
     """The two captures' calls side by side."""
 
+    ABOUT_TITLE = "two captures compared"
+    ABOUT = [
+        (
+            "Diff",
+            "A's calls on the left, B's on the right, each pair on one row: a call "
+            "that differs is marked ≠, its changed key paths listed and its argument "
+            "text marked character by character (only A's on red, only B's on green); "
+            "a call only one side has stands alone.",
+        ),
+    ]
+    ABOUT_KEYS = [("Diff", "d", "back to the differences from the three panes")]
     BINDINGS: ClassVar = [
         Binding("a", "app.open_side(0)", "Open A", id="diff.open_a",
                 tooltip="Open capture A in the three panes"),
@@ -120,7 +132,7 @@ class DiffScreen(Screen):
                                      ("B", self.doc["b"], self.sides[1])):
                 scroll = VerticalScroll(Static(body), classes="diff-side", id=f"diff-{name}")
                 scroll.border_title = f"{name}: {side['path']}"
-                scroll.border_subtitle = f"{side['format']} · {side['calls']} call(s)"
+                scroll.border_subtitle = f"{side['format']} · {counted(side['calls'], 'call')}"
                 yield scroll
         verdict = "same calls, same arguments" if self.doc["same"] else "the captures differ"
         yield Static(Text(f"{verdict} · a / b open a capture, d comes back"), id="diff-status")

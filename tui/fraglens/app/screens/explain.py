@@ -15,13 +15,23 @@ from textual.widgets import Static
 
 from ...engine.diagnostics import CODES
 from ...engine.explanations import EXPLANATIONS
+from ..keys import HELP_BINDING
 from ..widgets.parse import SEVERITY_GLYPH
 
 SEVERITY_STYLE = {"info": "", "warning": "bold yellow", "error": "bold red"}
 
 
 class ExplainScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,e,q", "dismiss(None)", "Close", id="explain.close")]
+    ABOUT_TITLE = "a diagnostic explained"
+    ABOUT = [
+        (
+            "Explain",
+            "What the diagnostic means and what to do about it: the text `fraglens "
+            "explain CODE` prints.",
+        ),
+    ]
+    ABOUT_KEYS: list[tuple[str, str, str]] = []
+    BINDINGS = [Binding("escape,e,q", "dismiss(None)", "Close", id="explain.close"), HELP_BINDING]
 
     def __init__(self, code: str) -> None:
         super().__init__()

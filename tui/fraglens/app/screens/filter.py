@@ -20,6 +20,8 @@ from textual.screen import ModalScreen
 from textual.widgets import SelectionList, Static
 from textual.widgets.selection_list import Selection
 
+from ...engine.plural import counted
+from ..keys import HELP_BINDING
 from ..rows import KEEP_ALIVE, RowFilter
 from ..steps import StepIndex
 
@@ -37,7 +39,7 @@ def choices(index: StepIndex, current: RowFilter) -> list[Selection[str]]:
         _choice("hide", "usage-only chunks", _HIDE_USAGE, current.hide_usage),
     ]
     for position, call in enumerate(index.calls):
-        label = f"#{position} {call.name or '(no name)'} ({call.fragments:,} fragments)"
+        label = f"#{position} {call.name or '(no name)'} ({counted(call.fragments, 'fragment')})"
         out.append(_choice("call", label, f"call:{call.seq}", call.seq in current.calls))
     labels = Counter(index.stream.labels)
     for label, count in sorted(labels.items(), key=lambda item: -item[1]):
@@ -77,10 +79,21 @@ def from_ticks(ticked: list[str]) -> RowFilter:
 class FilterScreen(ModalScreen[RowFilter | None]):
     """Returns the new filter, or None (left as it was)."""
 
+    ABOUT_TITLE = "filter the Stream pane"
+    ABOUT = [
+        (
+            "Filter",
+            "Choices in four groups: calls, event types, diagnostics, noise. Within"
+            " a group any ticked choice lets an event through; across groups all "
+            "must.",
+        ),
+    ]
+    ABOUT_KEYS = [("Filter", "↑ ↓  space", "move, tick or untick a choice")]
     BINDINGS = [
         Binding("enter", "apply", "Apply", priority=True, id="filter.apply"),
         Binding("backspace", "clear", "Clear", id="filter.clear"),
         Binding("escape,q", "dismiss(None)", "Cancel", id="filter.cancel"),
+        HELP_BINDING,
     ]
 
     def __init__(self, index: StepIndex, current: RowFilter) -> None:

@@ -22,11 +22,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from ...fit.budget import DEFAULT_BUDGET
 from ...fit.verdicts import fit_for_request
 from ...net.proxy.flows import Flow, FlowRow, FlowState, FlowStore
 from ...net.proxy.record import recording_name, save_flow
@@ -64,6 +66,48 @@ _STATE_TEXT = {
     FlowState.CANCELLED: ("■ cancelled", "yellow"),
 }
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+
+#: a column's width, from the values it can hold (a worst verdict is one of six
+#: words or "not decoded"), so that none is cut while it waits for a wider one;
+#: the path and the model share what is left
+WIDTHS = {
+    "number": 4,
+    "time": 8,
+    "method": 7,  # OPTIONS
+    "status": 6,
+    "state": max(len(text) for text, _ in _STATE_TEXT.values()),
+    "duration": 9,  # 1234.56s…
+    "calls": 5,
+    "worst": max(len(w) for w in (*STATUS_STYLE, "truncated", "not decoded")),
+    "diagnostics": 4,
+}
+#: the least room the path and the model get before a column is left out
+FLEXIBLE = {"path": 16, "model": 10}
+#: what a narrow list leaves out, first to last: the time (the order says it),
+#: the method (POST, nearly always), the model (the path names the API)
+NARROW_DROPS = ("time", "method", "model")
+
+
+def shown_columns(width: int, padding: int = 1) -> tuple[list[str], dict[str, int]]:
+    """The column keys a list ``width`` cells wide shows, and each one's width:
+    the known ones as wide as their widest value, the path and the model
+    sharing the rest."""
+    keys = [key for _, key in COLUMNS]
+    for drop in (None, *NARROW_DROPS):
+        if drop is not None:
+            keys.remove(drop)
+        fixed = sum(WIDTHS[k] for k in keys if k in WIDTHS) + 2 * padding * len(keys)
+        flexible = [k for k in keys if k in FLEXIBLE]
+        if fixed + sum(FLEXIBLE[k] for k in flexible) <= width:
+            break
+    widths = {k: WIDTHS[k] for k in keys if k in WIDTHS}
+    room = width - fixed - 1  # the scroll bar's cell
+    for k in flexible:
+        # with every column but the path left out, the path takes what is left
+        share = room if k == flexible[-1] else max(FLEXIBLE[k], room * 2 // 3)
+        widths[k] = max(6, share)
+        room -= widths[k]
+    return keys, widths
 
 
 def _status_style(status: int) -> str:
@@ -132,6 +176,26 @@ class FlowTable(DataTable):
 class FlowsScreen(Screen):
     """The list of flows. The app calls :meth:`refresh_rows` when the store changed."""
 
+    ABOUT_TITLE = "the proxy's flows"
+    ABOUT = [
+        (
+            "Flows",
+            "Every request your app sent through the proxy, newest at the bottom: "
+            "method, path, model, HTTP status, state (waiting, streaming, done, "
+            "failed), duration, then the tool calls decoded from the response, the "
+            "worst verdict among them and how many diagnostics they raised.",
+        ),
+        (
+            "Following",
+            "The cursor stays on the newest flow until you move it; the status line "
+            "then counts the flows that came since, and end follows again.",
+        ),
+    ]
+    ABOUT_KEYS = [
+        ("Flows", "↑ ↓  pgup pgdn", "move through the flows"),
+        ("Flows", "l", "back to this list from the three panes"),
+    ]
+
     BINDINGS: ClassVar = [
         Binding("s", "save", "Save", id="flows.save",
                 tooltip="Save the selected flow as a recording (keys redacted)"),
@@ -164,6 +228,9 @@ class FlowsScreen(Screen):
         #: rows of finished flows, drawn for good
         self._final: set[int] = set()
         self._moving = False
+        #: the columns shown (keys, in COLUMNS order), for the list's width
+        self._shown: list[str] = []
+        self._width = 0
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
@@ -175,11 +242,34 @@ class FlowsScreen(Screen):
 
     def on_mount(self) -> None:
         self.sub_title = "flows"
-        table = self.query_one(FlowTable)
-        for label, key in COLUMNS:
-            table.add_column(label, key=key)
-        table.focus()
+        self.query_one(FlowTable).focus()
+        self._lay_out(self.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._lay_out(event.size.width)
+
+    def _lay_out(self, width: int) -> None:
+        """The columns for ``width`` cells, the rows drawn again in them."""
+        keys, widths = shown_columns(width or 200)
+        if keys == self._shown and width == self._width:
+            return
+        self._width = width
+        table = self.table
+        cursor, new = table.cursor_row, self.new
+        table.clear(columns=True)
+        labels = dict((key, label) for label, key in COLUMNS)
+        for key in keys:
+            table.add_column(labels[key], key=key, width=widths[key])
+        self._shown = keys
+        self._cells.clear()
+        self._final.clear()
         self.refresh_rows()
+        self.new = new  # the same flows, not new ones
+        if not self.following and table.row_count:
+            self._moving = True
+            table.move_cursor(row=min(cursor, table.row_count - 1), animate=False)
+            self._moving = False
+        self._show_status(self.store.rows())
 
     # -- the rows ---------------------------------------------------------------------
     @property
@@ -199,13 +289,14 @@ class FlowsScreen(Screen):
         for row in shown:
             if row.number in self._final:
                 continue  # a finished flow's row never changes
-            cells = flow_cells(row)
+            every = dict(zip((key for _, key in COLUMNS), flow_cells(row), strict=True))
+            cells = tuple(every[key] for key in self._shown)
             old = self._cells.get(row.number)
             if old is None:
                 table.add_row(*cells, key=str(row.number))
                 added += 1
             elif old != cells:
-                for (_, column), new, before in zip(COLUMNS, cells, old, strict=True):
+                for column, new, before in zip(self._shown, cells, old, strict=True):
                     if new != before:
                         table.update_cell(str(row.number), column, new)
             self._cells[row.number] = cells
@@ -332,9 +423,12 @@ class ProxyFlowsApp(FraglensApp):
         intro: str = "",
         save_dir: Path | None = None,
         log_lines: list[str] | None = None,
+        schema_budget: float | None = DEFAULT_BUDGET,
     ) -> None:
         super().__init__(Stream(), source="fraglens proxy")
         self.store = store
+        #: seconds each call's check against its tool may take (None: no limit)
+        self.schema_budget = schema_budget
         self.flows = FlowsScreen(store, intro, save_dir or Path.cwd())
         self.log_lines = log_lines if log_lines is not None else []
         #: the flow the panes show, and the panes' own stream of it
@@ -399,7 +493,7 @@ class ProxyFlowsApp(FraglensApp):
             mirror.framing = framing
             mirror.close()
             # closed: its calls against the tools the flow's request declared
-            self.index.fit = fit_for_request(mirror, request)
+            self.index.fit = fit_for_request(mirror, request, budget=self.schema_budget)
         if new or done:
             self._stale = True
 
@@ -463,6 +557,7 @@ def run_flows_app(
     *,
     base_url: str,
     log_lines: list[str] | None = None,
+    schema_budget: float | None = DEFAULT_BUDGET,
 ) -> int:
     """Start the proxy (``ChildProxy``, or ``ProxyServer`` on a thread), run the app,
     stop the proxy when the app quits."""
@@ -475,7 +570,13 @@ def run_flows_app(
         intro += f" Every flow is recorded in {server.record_dir}."
     server.start()
     try:
-        app = ProxyFlowsApp(store, intro=intro, save_dir=server.record_dir, log_lines=log_lines)
+        app = ProxyFlowsApp(
+            store,
+            intro=intro,
+            save_dir=server.record_dir,
+            log_lines=log_lines,
+            schema_budget=schema_budget,
+        )
         app.run()
     finally:
         server.stop()

@@ -13,16 +13,28 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...engine.plural import counted
 from ...history import SHAPES, build_history, check_conversation, default_shape
 from ...reading.stream import Stream
 from ...report.document import build_report
 from .. import clipboard
+from ..keys import HELP_BINDING
 from ..widgets.parse import pretty
 
 
 class HistoryScreen(ModalScreen[None]):
+    ABOUT_TITLE = "history to send back"
+    ABOUT = [
+        (
+            "History",
+            "The messages that go back to the model for the final calls, in the "
+            "shape a provider takes, and what a provider would reject in them.",
+        ),
+    ]
+    ABOUT_KEYS = [("History", "↑ ↓  pgup pgdn", "scroll")]
     BINDINGS = [
         Binding("escape,h,q", "dismiss(None)", "Close", id="history.close"),
+        HELP_BINDING,
         Binding("s", "next_shape", "Shape", id="history.shape",
                 tooltip="Show the history in the next API shape"),
         Binding("b", "toggle_broken", "Broken calls", id="history.broken",
@@ -65,7 +77,9 @@ class HistoryScreen(ModalScreen[None]):
             )
         problems = check_conversation(built["messages"])
         if problems:
-            about.append(f"✖ {len(problems)} problem(s) a provider would reject:\n", "bold red")
+            about.append(
+                f"✖ {counted(len(problems), 'problem')} a provider would reject:\n", "bold red"
+            )
             for p in problems:
                 about.append(f"  {p.code}: {p.message}\n")
         else:

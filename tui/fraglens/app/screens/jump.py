@@ -9,8 +9,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from .prompt import PromptScreen
 
-class JumpScreen(ModalScreen[int | None]):
+
+class JumpScreen(PromptScreen, ModalScreen[int | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="jump.cancel")]
 
     def __init__(self, last: int) -> None:

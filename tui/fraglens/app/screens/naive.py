@@ -20,6 +20,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...engine.plural import counted
+from ..keys import HELP_BINDING
 from ..naive import Grouped, NaiveReplay
 from ..steps import StepIndex
 from ..widgets.cells import cell_safe
@@ -67,11 +69,11 @@ def naive_entries(keys: list[Grouped], index: StepIndex) -> Text:
 
 def summary(index: StepIndex, found: dict[str, list[Grouped]]) -> str:
     n = len(index.calls)
-    parts = [f"fraglens built {n} call{'' if n == 1 else 's'}."]
+    parts = [f"fraglens built {counted(n, 'call')}."]
     for how, keys in found.items():
         right = sum(k.same_as is not None for k in keys)
         parts.append(f"A client that groups the fragments {how.replace('_', ' ')} gets "
-                     f"{len(keys)} call{'' if len(keys) == 1 else 's'}, {right} of them right.")
+                     f"{counted(len(keys), 'call')}, {right} of them right.")
     return " ".join(parts)
 
 
@@ -93,7 +95,17 @@ def _more(out: Text, total: int) -> None:
 
 
 class NaiveScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,g,q", "dismiss(None)", "Close", id="naive.close")]
+    ABOUT_TITLE = "what a naive client would have built"
+    ABOUT = [
+        (
+            "Naive",
+            "The calls fraglens built beside the fragments grouped by id and by "
+            "arrival, each naive key marked = when its text is one of the real "
+            "calls'.",
+        ),
+    ]
+    ABOUT_KEYS = [("Naive", "tab  shift+tab", "move between the columns")]
+    BINDINGS = [Binding("escape,g,q", "dismiss(None)", "Close", id="naive.close"), HELP_BINDING]
 
     def __init__(self, index: StepIndex) -> None:
         super().__init__()
@@ -106,8 +118,8 @@ class NaiveScreen(ModalScreen[None]):
         with Vertical(id="naive-box") as box:
             box.border_title = "What a naive client would have built"
             box.border_subtitle = "esc closes · tab between columns"
-            yield Static(f"reading the {len(self.replay.events):,} events again as a naive "
-                         "client would…", id="naive-about")
+            events = counted(len(self.replay.events), "event")
+            yield Static(f"reading the {events} again as a naive client would…", id="naive-about")
             with Horizontal(id="naive-columns"):
                 for name, title in (("real", f"fraglens: {len(self.index.calls):,}"),
                                     *_HOW.items()):
@@ -124,8 +136,10 @@ class NaiveScreen(ModalScreen[None]):
     async def _replay(self) -> None:
         about = self.query_one("#naive-about", Static)
         while not self.replay.advance():
-            about.update(f"reading the {len(self.replay.events):,} events again as a naive "
-                         f"client would… {self.replay.fraction:.0%}")
+            events = counted(len(self.replay.events), "event")
+            about.update(
+                f"reading the {events} again as a naive client would… {self.replay.fraction:.0%}"
+            )
             await asyncio.sleep(0)
         found = self.found = self.replay.groupings([c.text for c in self.index.calls])
         about.update(summary(self.index, found))

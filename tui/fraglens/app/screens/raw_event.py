@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..keys import HELP_BINDING
 from ..steps import StepIndex
 from ..widgets.chunk_line import parse
 from ..widgets.parse import SEVERITY_GLYPH, pretty
@@ -18,7 +19,16 @@ RAW_LINES = 5000
 
 
 class RawEventScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,enter,q", "dismiss(None)", "Close", id="raw.close")]
+    ABOUT_TITLE = "the event as it came"
+    ABOUT = [
+        (
+            "Raw event",
+            "The current event's payload as it came, its JSON pretty-printed, and "
+            "the diagnostics it carries.",
+        ),
+    ]
+    ABOUT_KEYS = [("Raw event", "↑ ↓  pgup pgdn", "scroll")]
+    BINDINGS = [Binding("escape,enter,q", "dismiss(None)", "Close", id="raw.close"), HELP_BINDING]
 
     def __init__(self, index: StepIndex, number: int) -> None:
         super().__init__()

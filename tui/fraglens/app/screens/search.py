@@ -8,8 +8,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from .prompt import PromptScreen
 
-class SearchScreen(ModalScreen[str | None]):
+
+class SearchScreen(PromptScreen, ModalScreen[str | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="search.cancel")]
 
     def __init__(self, previous: str = "") -> None:

@@ -10,7 +10,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...engine.plural import counted
 from ...fit.tools import Tool
+from ..keys import HELP_BINDING
 from ..widgets.parse import pretty
 
 #: a schema is shown whole up to this many pretty-printed lines
@@ -18,7 +20,16 @@ SCHEMA_LINES = 400
 
 
 class ToolsScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,t,q", "dismiss(None)", "Close", id="tools.close")]
+    ABOUT_TITLE = "declared tools"
+    ABOUT = [
+        (
+            "Tools",
+            "The tools the request declared (or --tools gave), each with its "
+            "schema; strict ones are marked.",
+        ),
+    ]
+    ABOUT_KEYS = [("Tools", "↑ ↓  pgup pgdn", "scroll")]
+    BINDINGS = [Binding("escape,t,q", "dismiss(None)", "Close", id="tools.close"), HELP_BINDING]
 
     def __init__(self, tools: list[Tool]) -> None:
         super().__init__()
@@ -26,7 +37,7 @@ class ToolsScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="tools-box") as box:
-            box.border_title = f"{len(self.tools)} declared tool(s)"
+            box.border_title = counted(len(self.tools), "declared tool")
             box.border_subtitle = "esc closes"
             yield Static(self.listing(), id="tools-body")
 

@@ -23,6 +23,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
 from ...engine.calls import Call
+from ...engine.plural import counted
+from ..keys import HELP_BINDING
 from ..widgets.fragment_view import FragmentView
 
 _scalar = json.JSONEncoder(ensure_ascii=False).encode
@@ -52,17 +54,27 @@ def _write(value: Any, indent: str, head: str, tail: str, out: list[str]) -> Non
             _write(item, inner, "", "," if i < last else "", out)
         out.append(f"{indent}]{tail}")
     elif isinstance(value, str) and "\n" in value:
-        out.append(
-            f"{indent}{head}│ ({len(value):,} chars, {value.count(chr(10)) + 1} lines){tail}"
-        )
+        lines = counted(value.count("\n") + 1, "line")
+        out.append(f"{indent}{head}│ ({counted(len(value), 'char')}, {lines}){tail}")
         out.extend(f"{inner}│ {line}" for line in value.split("\n"))
     else:
         out.append(f"{indent}{head}{_scalar(value)}{tail}")
 
 
 class ValueScreen(ModalScreen[None]):
+    ABOUT_TITLE = "the arguments whole"
+    ABOUT = [
+        (
+            "Value",
+            "The selected call's arguments whole, string values that hold line "
+            "breaks written out unescaped; b shows the text as received instead, "
+            "each fragment shaded in turn.",
+        ),
+    ]
+    ABOUT_KEYS = [("Value", "↑ ↓  pgup pgdn", "scroll")]
     BINDINGS = [
         Binding("escape,v,q", "dismiss(None)", "Close", id="value.close"),
+        HELP_BINDING,
         Binding("b", "toggle_boundaries", "Boundaries", id="value.boundaries"),
     ]
 
@@ -120,8 +132,8 @@ class ValueScreen(ModalScreen[None]):
             return
         view = self.query_one(FragmentView)
         about.update(
-            f"as received at event {self.step:,}: {view.fragments:,} fragments, "
-            f"{view.length:,} chars; each fragment shaded in turn, the gutter gives "
+            f"as received at event {self.step:,}: {counted(view.fragments, 'fragment')}, "
+            f"{counted(view.length, 'char')}; each fragment shaded in turn, the gutter gives "
             "the fragment and event each row starts in (b: the value again)"
         )
         view.focus()

@@ -36,6 +36,18 @@ MIN_LINES = 2
 CARD_CHROME = 5
 
 
+#: what a call's wire ``index`` counts, in the formats where it is not the
+#: position among the tool calls: Anthropic and Bedrock number every content
+#: block (a text block before the call is block 0, so the first call is block
+#: 1); the Responses API numbers output items
+INDEX_COUNTS = {
+    "anthropic": "content block",
+    "bedrock-converse": "content block",
+    "bedrock-invoke": "content block",
+    "openai-responses": "output item",
+}
+
+
 def call_title(call: Call, step: int, position: int) -> str:
     name = call.name_at(step) or "(no name yet)"
     return f"#{position} {name}"
@@ -97,6 +109,15 @@ class CallCard(ComponentStyles, Titled, Prerendered):
         self.highlight: re.Pattern[str] | None = None
         self._shows: tuple = ()
 
+    def _synthetic_id(self, step: int) -> str | None:
+        """The id fraglens gave the call when none came, from the event that
+        says so (``id-missing``) on: the card then says what the diagnostic says."""
+        call = self.call
+        made_up_at = self.index.id_made_up.get(call.seq)
+        if call.synthetic_id is None or made_up_at is None or made_up_at > step:
+            return None
+        return call.synthetic_id
+
     def show(
         self, step: int, boundaries: bool, selected: bool, highlight: re.Pattern[str] | None = None
     ) -> None:
@@ -119,6 +140,7 @@ class CallCard(ComponentStyles, Titled, Prerendered):
             call.fragments_at(step),
             added is not None,
             call.id_at(step),
+            self._synthetic_id(step),
             boundaries,
             self.text_lines,
             highlight,
@@ -139,9 +161,16 @@ class CallCard(ComponentStyles, Titled, Prerendered):
         wire_id = call.id_at(step)
         ident = Text(no_wrap=True, overflow="ellipsis", end="")
         if call.index is not None:
-            ident.append(f"index {call.index} · ", meta)
-        ident.append("id ", meta)
-        ident.append(wire_id or "(none yet)", None if wire_id else meta)
+            counts_what = INDEX_COUNTS.get(self.index.stream.format or "", "index")
+            ident.append(f"{counts_what} {call.index} · ", meta)
+        made_up = None if wire_id else self._synthetic_id(step)
+        if made_up is not None:
+            # none came: the id fraglens gave it, as id-missing says
+            ident.append("made-up id ", meta)
+            ident.append(made_up)
+        else:
+            ident.append("id ", meta)
+            ident.append(wire_id or "(none yet)", None if wire_id else meta)
         # most important first: the line is cut at the card's width
         counts = Text(no_wrap=True, overflow="ellipsis", end="")
         added = self.index.added(call, step)
@@ -296,6 +325,11 @@ class BuffersPane(Titled, VerticalScroll):
             # after the layout that places a card that may have just appeared
             self.call_after_refresh(self.scroll_to_widget, chosen, animate=False)
         self._scrolled_to = selected
+
+    def reveal(self) -> None:
+        """Scroll the selected card into view at the next show, even if it was
+        selected already (the user may have scrolled away)."""
+        self._scrolled_to = None
 
     def on_resize(self) -> None:
         if self._last is not None:

@@ -9,6 +9,7 @@ with the raw and repaired text side by side, and the raw text as received.
 from __future__ import annotations
 
 import json
+import re
 from difflib import SequenceMatcher
 from typing import Any, ClassVar
 
@@ -27,6 +28,7 @@ from textual.widgets import Static
 from ...engine.calls import Call
 from ...engine.diagnostics import Diagnostic
 from ...engine.finalize import Result
+from ...engine.plural import counted
 from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
 from .buffers import CallCard, call_title
@@ -114,6 +116,21 @@ def clip(text: str, limit: int = RAW_CHARS) -> str:
     return cell_safe(text)
 
 
+
+#: the spaced separators most senders use (``{"a": 1, "b": 2}``, quoted either way)
+_SPACED = re.compile(r"""["'][:,] """)
+
+
+def laid_out_as(raw: str, result: Result) -> str:
+    """The repaired text to show beside ``raw``: the engine's is compact JSON,
+    so beside a text sent with spaces after its colons and commas it read as if
+    the repair had taken them out; it is written with the same separators then,
+    and the side by side shows only what the repair changed."""
+    text = result.repaired_text or ""
+    if not result.has_value or not _SPACED.search(raw):
+        return text
+    return json.dumps(result.arguments, ensure_ascii=False, separators=(", ", ": "))
+
 class CallResult(ComponentStyles, Prerendered):
     """One call's verdict at the app's step."""
 
@@ -135,6 +152,9 @@ class CallResult(ComponentStyles, Prerendered):
         "call-result--fit-bad",
         "call-result--fit-unchecked",
         "call-result--fit-mark",
+        "call-result--info",
+        "call-result--warning",
+        "call-result--error",
     }
 
     def __init__(self, index: StepIndex, call: Call, **kwargs: Any) -> None:
@@ -160,8 +180,10 @@ class CallResult(ComponentStyles, Prerendered):
         outputs = sum(1 for e, _, _ in call.outputs if e <= step)
         # (the fit of a live call comes once its stream closed)
         fit = self.index.fit
+        now = len(self._raised_now(step))
         shows = (
-            self.display, id(self.result), call.name_at(step), self.value_lines, id(fit), outputs
+            self.display, id(self.result), call.name_at(step), self.value_lines, id(fit), outputs,
+            now, now and step,
         )
         self.step = step
         if shows != self._shows:
@@ -188,6 +210,23 @@ class CallResult(ComponentStyles, Prerendered):
     def on_click(self, event: events.Click) -> None:
         self.post_message(CallCard.Chosen(self.call.seq))
 
+    def _raised_now(self, step: int) -> list[Diagnostic]:
+        """The diagnostics this call raised at event ``step``."""
+        return self.index.raised.get((step, self.call.seq), [])
+
+    def _now_lines(self, step: int) -> list[RenderableType]:
+        """What this call raised at the step, under its verdict: where ] lands,
+        the call and the diagnostic are read together, at any pane height."""
+        out: list[RenderableType] = []
+        for d in self._raised_now(step):
+            # one line each, so that every one of them fits under the verdict; the
+            # Diagnostics list below has them whole
+            line = Text(no_wrap=True, overflow="ellipsis")
+            line.append(f"{SEVERITY_GLYPH[d.severity]} {d.code}", self._style(d.severity))
+            line.append(f" at e{step}: {d.message}")
+            out.append(line)
+        return out
+
     def content(self, width: int) -> RenderableType:
         call, step, result = self.call, self.step, self.result
         position = self.index.position.get(call.seq, call.seq)
@@ -197,7 +236,7 @@ class CallResult(ComponentStyles, Prerendered):
         meta = self._style("meta")
         if result is None:
             head.append("… streaming, no verdict yet", self._style("streaming"))
-            return Group(head, *self._output(step))
+            return Group(head, *self._now_lines(step), *self._output(step))
         head.append(f" {STATUS_GLYPH[result.status]} ", self._style(result.status))
         # the fit judges the final verdict: shown beside it, not beside an earlier one
         fit = self.index.fit.calls.get(call.seq) if self.index.fit else None
@@ -208,7 +247,7 @@ class CallResult(ComponentStyles, Prerendered):
         else:
             fit = None
         head.append(f"\n{STATUS_MEANING[result.status]}", meta)
-        parts: list[RenderableType] = [head]
+        parts: list[RenderableType] = [head, *self._now_lines(step)]
         details = fit_details(fit, meta) if fit is not None else None
         if details is not None:
             parts.append(details)
@@ -226,7 +265,8 @@ class CallResult(ComponentStyles, Prerendered):
             table.add_row(
                 Text("raw, as sent", meta), Text(other.get(result.status, "best effort"), meta)
             )
-            table.add_row(*self._diff(clip(raw), clip(result.repaired_text)))
+            repaired = laid_out_as(raw, result)
+            table.add_row(*self._diff(clip(raw), clip(repaired)))
             parts.append(table)
         elif result.status != "ok":
             parts.append(Text.assemble(("raw, as sent  ", meta), (clip(raw) or "(nothing)", "")))
@@ -241,10 +281,11 @@ class CallResult(ComponentStyles, Prerendered):
             else:
                 parts.append(pretty(result.arguments, self.value_lines))
         if result.values:
-            parts.append(Text(f"{len(result.values)} separate values came:", meta))
+            parts.append(Text(f"{counted(len(result.values), 'separate value')} came:", meta))
             parts.extend(pretty(v, 8) for v in result.values)
         if call.inner_calls and result is call.result:
-            parts.append(Text(f"the {len(call.inner_calls)} call(s) this wrapper holds:", meta))
+            held = counted(len(call.inner_calls), "call")
+            parts.append(Text(f"the {held} this wrapper holds:", meta))
             for inner in call.inner_calls:
                 parts.append(Text(inner["name"], self._style("heading")))
                 parts.append(pretty(inner["arguments"], 8))
@@ -384,6 +425,8 @@ class ParsePane(Titled, VerticalScroll):
         self.index = index
         self.results: dict[int, CallResult] = {}
         self._scrolled_to: int | None = None
+        #: the next scroll puts the selected call's verdict at the top
+        self._to_top = False
         self.border_title = "Parse"
 
     def compose(self):
@@ -406,11 +449,18 @@ class ParsePane(Titled, VerticalScroll):
         self.query_one(DiagnosticsView).show(step)
         chosen = self.results.get(selected) if selected is not None else None
         if chosen is not None and chosen.display and selected != self._scrolled_to:
-            self.call_after_refresh(self.scroll_to_widget, chosen, animate=False)
+            top, self._to_top = self._to_top, False
+            self.call_after_refresh(self.scroll_to_widget, chosen, animate=False, top=top)
         self._scrolled_to = selected
         self.set_titles(
             subtitle=" · ".join(f"{n} {s}" for s, n in counts.items()) or "no calls yet"
         )
+
+    def reveal(self) -> None:
+        """At the next show, scroll the selected call's verdict to the top (with
+        the diagnostics it raised at the step, right under it)."""
+        self._scrolled_to = None
+        self._to_top = True
 
     def _mount_new(self) -> None:
         following: Widget = self.query_one(LeakedCalls)

@@ -24,6 +24,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...engine.plural import counted
 from ..keys import PANE_BINDINGS
 from ..rows import RowFilter, Rows
 from ..steps import StepIndex
@@ -46,7 +47,10 @@ LABEL_WIDTH = 18
 def short_label(label: str) -> str:
     """Drop the namespace every chunk of a stream repeats, and shorten the
     long Anthropic block names the same way for all three (``block_start``,
-    ``block_delta``, ``block_stop``), so that they stay apart."""
+    ``block_delta``, ``block_stop``), so that they stay apart. What a
+    WebSocket client sent keeps its ``sent`` (``sent create``)."""
+    if label.startswith("sent "):
+        return "sent " + short_label(label[5:])
     for prefix in ("chat.completion.", "response."):
         if label.startswith(prefix) and len(label) > len(prefix):
             label = label[len(prefix) :]
@@ -172,7 +176,10 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         self._labels_seen = len(labels)
         self._label_width = min(LABEL_WIDTH, max(self._label_width, widest))
         calls = len(self.index.calls)
+        # "#12", or "#3+2" for an event that fed several calls (#3 and two more)
         self._call_width = 0 if not calls else len(str(calls - 1)) + 1
+        if calls > 1:
+            self._call_width += len(str(calls - 1)) + 1
         # a row is drawn again only when the columns moved, a call came (the
         # positions may shift) or a diagnostic marked an event: an event's
         # own text never changes once read (a loading capture syncs often)
@@ -270,10 +277,10 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         total = len(self.index.stream.events)
         rows = self.rows
         if rows is None:
-            self.set_titles(subtitle=f"{total:,} events")
+            self.set_titles(subtitle=counted(total, "event"))
             return
         hidden = f" · e{self.current} hidden" if self._hidden_current() else ""
-        self.set_titles(subtitle=f"{len(rows):,} of {total:,} events{hidden}")
+        self.set_titles(subtitle=f"{len(rows):,} of {counted(total, 'event')}{hidden}")
 
     def scroll_current_into_view(self) -> None:
         height = self.scrollable_content_region.height or 1
@@ -356,9 +363,9 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         line.append(f"{label:<{self._label_width}} ", kind_style or self._style("label"))
         touched = self._touched(row)
         if self._call_width:
-            calls = "".join(f"#{self.index.position[c.seq]}" for c in touched)
-            if len(calls) > self._call_width:
-                calls = calls[: self._call_width - 1] + "+"
+            calls = f"#{self.index.position[touched[0].seq]}" if touched else ""
+            if len(touched) > 1:
+                calls += f"+{len(touched) - 1}"
             line.append(f"{calls:<{self._call_width}} ", self._style("name"))
         room = max(0, width - line.cell_len)
         chunk = None if self.raw else fragment_line(self.index, row)
@@ -385,7 +392,8 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         ]
 
     def _kind_style(self, kind: str, label: str) -> Style | None:
-        if kind == "comment":
+        if kind in ("comment", "sent", "close"):
+            # what is not the server's stream: a keep-alive, what the client sent, a close
             return self._style("comment")
         if kind == "done":
             return self._style("done")
@@ -402,6 +410,16 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
             return ChunkLine(": " + " ".join(ev.data.split()))
         if ev.kind == "done":
             return ChunkLine("end of stream")
+        if ev.kind == "binary":
+            size = len(ev.data) * 3 // 4 - ev.data[-2:].count("=")
+            return ChunkLine(f"binary message from the {ev.event}, {size} bytes: {ev.data} "
+                             "(base64)")
+        if ev.kind == "close":
+            close, ok = self._value(row)
+            close = close if ok and isinstance(close, dict) else {}
+            by = f" by the {close['from']}" if close.get("from") else ""
+            why = f" ({close['reason']})" if close.get("reason") else ""
+            return ChunkLine(f"connection closed{by} with code {close.get('code')}{why}")
         value, ok = self._value(row)
         if not ok:
             return ChunkLine(" ".join(ev.data.split()), broken=True)

@@ -20,6 +20,15 @@ The lines, one JSON object each (headers already redacted by the child)::
     {"x": 1, "end": "eof", "error": null, "at": 13.0}
     {"log": "..."}                                      uvicorn's warnings
 
+and for a WebSocket connection (``ws_relay.py``), the same id throughout::
+
+    {"x": 2, "ws": "open", "path", "url", "headers", "started", "t0", "unscrubbed"}
+    {"x": 2, "ws": "handshake", "status": 101, "headers", "at"}
+    {"x": 2, "ws": "message", "from": "client", "text": "..." | "b64": "...", "at"}
+    {"x": 2, "ws": "refused", "from": "server", "size": 20000000, "reason", "at"}
+    {"x": 2, "ws": "close", "code": 1000, "reason": "", "from": "server", "at"}
+    {"x": 2, "end": "eof", "error": null, "at": 13.0}
+
 No key crosses the pipe: the child redacts headers and URLs by name and
 scrubs every value the request's credentials had out of what it reports (the
 request's path, headers and body, the response headers, the body's copy:
@@ -159,6 +168,38 @@ class PipeSink:
         self._behind.discard(id)
         self._line({"x": id, "end": how, "error": error, "at": at})
 
+    def ws_opened(self, id: int, path: str, url: str, headers: list[tuple[str, str]],
+                  started: float, t0: float, unscrubbed: list[str]) -> None:
+        self._line({"x": id, "ws": "open", "path": path, "url": url, "headers": headers,
+                    "started": started, "t0": t0, "unscrubbed": unscrubbed})
+
+    def ws_handshake(self, id: int, status: int, headers: list[tuple[str, str]],
+                     at: float) -> None:
+        shown = list(redact_headers(headers).items())
+        self._line({"x": id, "ws": "handshake", "status": status, "headers": shown, "at": at})
+
+    def ws_message(self, id: int, sender: str, data: str | bytes, at: float) -> None:
+        if self._backlog() + self._pending_bytes > self._max_backlog:
+            size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8"))
+            behind = mib(self._max_backlog)
+            self.ws_refused(id, sender, size, f"the flows fell {behind} behind the "
+                            "forwarding: passed on, not decoded", at)
+            return
+        line: dict[str, Any] = {"x": id, "ws": "message", "from": sender, "at": at}
+        if isinstance(data, str):
+            line["text"] = data
+        else:
+            line["b64"] = base64.b64encode(data).decode("ascii")
+        self._line(line)
+
+    def ws_refused(self, id: int, sender: str, size: int, reason: str, at: float) -> None:
+        self._line({"x": id, "ws": "refused", "from": sender, "size": size, "reason": reason,
+                    "at": at})
+
+    def ws_close(self, id: int, code: int, reason: str, sender: str, at: float) -> None:
+        self._line({"x": id, "ws": "close", "code": code, "reason": reason, "from": sender,
+                    "at": at})
+
 
 async def _child_main(fd: int, upstream: str, limits: Limits) -> None:
     from .server import ProxyApp, ProxyServer
@@ -211,6 +252,8 @@ def child_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_LIMITS.max_body)
     parser.add_argument("--max-decoded-bytes", type=int, default=DEFAULT_LIMITS.max_decoded)
     parser.add_argument("--max-backlog-bytes", type=int, default=DEFAULT_LIMITS.max_backlog)
+    # a WebSocket message past it is passed on but not copied to the flows
+    parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_LIMITS.max_line)
     args = parser.parse_args(argv)
     if not args.upstream:
         parser.error(f"--upstream (or ${UPSTREAM_ENV}) is required")
@@ -222,6 +265,7 @@ def child_main(argv: list[str] | None = None) -> int:
         limits = Limits(
             max_body=args.max_body_bytes,
             max_decoded=args.max_decoded_bytes,
+            max_line=args.max_line_bytes,
             max_backlog=args.max_backlog_bytes,
         )
         asyncio.run(_child_main(args.fd, args.upstream, limits))
@@ -281,6 +325,7 @@ class ChildProxy:
             [sys.executable, "-m", "fraglens.net.proxy.child", "--fd", str(fd),
              "--max-body-bytes", str(self.limits.max_body),
              "--max-decoded-bytes", str(self.limits.max_decoded),
+             "--max-line-bytes", str(self.limits.max_line),
              "--max-backlog-bytes", str(self.limits.max_backlog)],
             pass_fds=(fd,),
             stdin=subprocess.PIPE,
@@ -318,7 +363,9 @@ class ChildProxy:
             self.log(str(obj["log"]))
             return
         xid = obj["x"]
-        if "b64" in obj:
+        if "ws" in obj:
+            self._apply_ws(sink, xid, obj)
+        elif "b64" in obj:
             sink.body(xid, base64.b64decode(obj["b64"]), obj["n"], obj["at"])
         elif "stopped" in obj:
             sink.stopped(xid, str(obj["stopped"]), obj["at"])
@@ -344,6 +391,24 @@ class ChildProxy:
             )
         elif "end" in obj:
             sink.ended(xid, obj["end"], obj.get("error"), obj["at"])
+
+    @staticmethod
+    def _apply_ws(sink: StoreSink, xid: int, obj: dict[str, Any]) -> None:
+        kind = obj["ws"]
+        if kind == "message":
+            data = obj["text"] if "text" in obj else base64.b64decode(obj["b64"])
+            sink.ws_message(xid, str(obj["from"]), data, obj["at"])
+        elif kind == "open":
+            sink.ws_opened(xid, str(obj["path"]), str(obj["url"]),
+                           [(str(n), str(v)) for n, v in obj["headers"]], obj["started"],
+                           obj["t0"], [str(w) for w in obj.get("unscrubbed", ())])
+        elif kind == "handshake":
+            sink.ws_handshake(xid, obj["status"], [(str(n), str(v)) for n, v in obj["headers"]],
+                              obj["at"])
+        elif kind == "refused":
+            sink.ws_refused(xid, str(obj["from"]), obj["size"], str(obj["reason"]), obj["at"])
+        elif kind == "close":
+            sink.ws_close(xid, obj["code"], str(obj["reason"]), str(obj["from"]), obj["at"])
 
     def _errors(self, stream: IO[bytes]) -> None:
         for line in stream:

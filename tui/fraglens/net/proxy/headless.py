@@ -16,11 +16,11 @@ from typing import IO, Any
 
 from rich.console import Console
 
-from ...fit.verdicts import fit_for_request
-from ...report.document import build_report
+from ...fit.budget import DEFAULT_BUDGET
 from ...report.text import print_report
 from ...report.timing import DEFAULT_STALL_MS
 from .flows import Flow, FlowRow, FlowStore
+from .verdict import flow_report
 
 __all__ = ["HeadlessPrinter", "flow_line"]
 
@@ -57,9 +57,11 @@ class HeadlessPrinter:
         out: IO[str] | None = None,
         as_json: bool = False,
         stall_ms: float = DEFAULT_STALL_MS,
+        schema_budget: float | None = DEFAULT_BUDGET,
     ) -> None:
         self.store = store
         self.stall_ms = stall_ms
+        self.schema_budget = schema_budget
         self.out = out or sys.stdout
         self.as_json = as_json
         self.console = Console(file=self.out, highlight=False, soft_wrap=True)
@@ -71,10 +73,7 @@ class HeadlessPrinter:
             return
         with self.store.lock:
             row = flow.row()
-            doc = None
-            if flow.stream is not None and flow.events:
-                fit = fit_for_request(flow.stream, {"body": flow.request_body})
-                doc = build_report(flow.stream, fit=fit, stall_ms=self.stall_ms)
+            doc = flow_report(flow, self.stall_ms, self.schema_budget)
             notes = list(flow.notes)
             saved = flow.saved_to
         if self.as_json:

@@ -9,6 +9,8 @@ writer redacts them again.
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import time
 import uuid
@@ -16,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
-from ...framing.recording import RecordingWriter
+from ...framing.recording import WEBSOCKET, RecordingWriter
 from .flows import Flow, FlowState
 
 __all__ = ["LiveRecording", "create_exclusive", "end_reason", "recording_name", "save_flow"]
@@ -63,6 +65,9 @@ def end_reason(flow: Flow) -> tuple[str, str | None]:
 
 
 def _write_all(flow: Flow, writer: RecordingWriter) -> None:
+    if flow.stream is not None and flow.stream.framing == "websocket":
+        _write_websocket(flow, writer)
+        return
     writer.start(
         flow.request_record(), format=flow.format, created=_created(flow), secrets=flow.secrets
     )
@@ -70,6 +75,34 @@ def _write_all(flow: Flow, writer: RecordingWriter) -> None:
         writer.response(flow.status, flow.response_headers, flow.response_t)
     for t, data in flow.chunks:
         writer.chunk(t, data)
+    if flow.finished:
+        reason, error = end_reason(flow)
+        writer.end(reason, error, flow.elapsed())
+
+
+_REFUSED = re.compile(r"a (\d+)-byte message from the (client|server) was not kept: (.*)", re.S)
+
+
+def _write_websocket(flow: Flow, writer: RecordingWriter) -> None:
+    """One response of a WebSocket connection, as a WebSocket recording of its
+    own: the handshake, the request's message and the server's, the close if it
+    cut the response off. Times count from the request's message."""
+    request = {k: v for k, v in flow.request_record().items() if k != "body"}
+    writer.start(request, format=flow.format, created=_created(flow), secrets=flow.secrets,
+                 transport=WEBSOCKET)
+    if flow.status is not None:
+        writer.response(flow.status, flow.response_headers, 0.0)
+    for ev in flow.events:
+        t = ev.time or 0.0
+        if ev.kind in ("sent", "data"):
+            writer.frame(t, "client" if ev.kind == "sent" else "server", ev.data)
+        elif ev.kind == "binary":
+            writer.frame(t, ev.event or "server", base64.b64decode(ev.data))
+        elif ev.kind == "close":
+            close = json.loads(ev.data)
+            writer.close(t, close.get("code"), close.get("reason") or "", close.get("from"))
+        elif ev.kind == "damaged" and (m := _REFUSED.fullmatch(ev.data)) is not None:
+            writer.refused(t, m.group(2), int(m.group(1)), m.group(3))
     if flow.finished:
         reason, error = end_reason(flow)
         writer.end(reason, error, flow.elapsed())

@@ -286,6 +286,16 @@ class ProxyApp:
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
+        elif scope["type"] == "websocket":
+            from .ws_relay import Forwarding, relay_websocket
+
+            rules = Forwarding(join_upstream, forwarded_request_headers,
+                               forwarded_response_headers, _error_body)
+            await relay_websocket(self, rules, scope, receive, send)
+
+    def next_id(self) -> int:
+        """A new exchange's number (a WebSocket connection is one too)."""
+        return next(self._ids)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -470,7 +480,9 @@ class ProxyApp:
             return
         # the flows' copy of the body: decoded, capped, scrubbed on this side
         copy = DecodedCopy(
-            response.headers.get("content-encoding"), secrets, self.limits.max_decoded
+            # the flows keep each body: a plain one is held to the same cap
+            response.headers.get("content-encoding"), secrets, self.limits.max_decoded,
+            max_plain=self.limits.max_decoded,
         )
         try:
             raw_headers = forwarded_response_headers(list(response.headers.raw))
@@ -579,7 +591,12 @@ class ProxyServer:
         config = uvicorn.Config(
             app,
             lifespan="on",
-            ws="none",
+            # WebSocket upgrades are relayed (ws_relay.py): no compression and no
+            # pings of the proxy's own, and messages as large as a request body
+            ws="websockets-sansio",
+            ws_per_message_deflate=False,
+            ws_ping_interval=None,
+            ws_max_size=app.limits.max_body,
             proxy_headers=False,
             log_config=None,
             access_log=False,

@@ -24,6 +24,7 @@ from ..limits import DEFAULT_LIMITS, Limits
 from .flows import Flow, FlowState, FlowStore, decoded_format
 from .record import LiveRecording
 from .tee import BodyTee
+from .ws_flows import WSConnections
 
 __all__ = ["ENDINGS", "FlowSink", "Opened", "StoreSink"]
 
@@ -80,6 +81,19 @@ class FlowSink(Protocol):
 
     def ended(self, id: int, how: str, error: str | None, at: float) -> None: ...
 
+    # a WebSocket connection (ws_relay.py): its handshake, each message, its close
+    def ws_opened(self, id: int, path: str, url: str, headers: list[tuple[str, str]],
+                  started: float, t0: float, unscrubbed: list[str]) -> None: ...
+
+    def ws_handshake(self, id: int, status: int, headers: list[tuple[str, str]],
+                     at: float) -> None: ...
+
+    def ws_message(self, id: int, sender: str, data: str | bytes, at: float) -> None: ...
+
+    def ws_refused(self, id: int, sender: str, size: int, reason: str, at: float) -> None: ...
+
+    def ws_close(self, id: int, code: int, reason: str, sender: str, at: float) -> None: ...
+
 
 def _model(body: bytes) -> str | None:
     if not body.lstrip().startswith(b"{"):
@@ -109,6 +123,25 @@ class StoreSink:
         self.record_dir = record_dir
         self.limits = limits
         self._open: dict[int, _Exchange] = {}
+        #: WebSocket connections: flows per response (ws_flows.py)
+        self.ws = WSConnections(store, record_dir)
+
+    def ws_opened(self, id: int, path: str, url: str, headers: list[tuple[str, str]],
+                  started: float, t0: float, unscrubbed: list[str]) -> None:
+        self.ws.opened(id, path, url, headers, started, t0, unscrubbed)
+
+    def ws_handshake(self, id: int, status: int, headers: list[tuple[str, str]],
+                     at: float) -> None:
+        self.ws.handshake(id, status, headers, at)
+
+    def ws_message(self, id: int, sender: str, data: str | bytes, at: float) -> None:
+        self.ws.message(id, sender, data, at)
+
+    def ws_refused(self, id: int, sender: str, size: int, reason: str, at: float) -> None:
+        self.ws.refused(id, sender, size, reason, at)
+
+    def ws_close(self, id: int, code: int, reason: str, sender: str, at: float) -> None:
+        self.ws.close(id, code, reason, sender, at)
 
     def opened(self, x: Opened) -> None:
         flow = self.store.new_flow(
@@ -168,6 +201,8 @@ class StoreSink:
         self.store.changed(ex.flow, "body")
 
     def ended(self, id: int, how: str, error: str | None, at: float) -> None:
+        if self.ws.ended(id, how, error, at):
+            return
         ex = self._open.pop(id, None)
         if ex is None:
             return  # ended already: the first word on how is the one kept
@@ -205,5 +240,5 @@ class StoreSink:
 
     def abandon_all(self, at: float) -> None:
         """The forwarding side is gone: whatever is still open ends here."""
-        for id in list(self._open):
+        for id in [*self._open, *self.ws.open_ids()]:
             self.ended(id, "proxy-error", "the forwarding process stopped", at)

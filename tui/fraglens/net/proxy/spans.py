@@ -7,19 +7,21 @@ spans from its own thread (``net/otlp.py``).
 
 from __future__ import annotations
 
-from ...fit.verdicts import fit_for_request
-from ...report.document import build_report
+from ...fit.budget import DEFAULT_BUDGET
 from ...report.timing import DEFAULT_STALL_MS
 from ..otlp import Exporter, export_exchange
 from .flows import Flow, FlowStore
+from .verdict import flow_report
 
 __all__ = ["FlowSpans"]
 
 
 class FlowSpans:
     def __init__(self, store: FlowStore, exporter: Exporter, content: bool = False,
-                 stall_ms: float = DEFAULT_STALL_MS) -> None:
+                 stall_ms: float = DEFAULT_STALL_MS,
+                 schema_budget: float | None = DEFAULT_BUDGET) -> None:
         self.store = store
+        self.schema_budget = schema_budget
         self.exporter = exporter
         self.content = content
         self.stall_ms = stall_ms
@@ -30,10 +32,7 @@ class FlowSpans:
             return
         with self.store.lock:
             row = flow.row()
-            doc = None
-            if flow.stream is not None and flow.events:
-                fit = fit_for_request(flow.stream, {"body": flow.request_body})
-                doc = build_report(flow.stream, fit=fit, stall_ms=self.stall_ms)
+            doc = flow_report(flow, self.stall_ms, self.schema_budget)
             error = row.error or (None if row.state.value == "done" else row.state.value)
             export_exchange(self.exporter, doc, flow.stream, content=self.content,
                             model=row.model, started=row.started, duration=row.duration,

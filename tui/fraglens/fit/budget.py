@@ -1,0 +1,271 @@
+"""Each call's validation run in the validation worker (``fit/worker.py``)
+under a time budget, so that no schema can hang fraglens or stop Ctrl-C.
+
+One worker serves the whole program, started at the first call to validate
+and reused (a lock keeps the proxy's threads to one request at a time). While
+it works, this process waits on a pipe, where Ctrl-C interrupts it: the worker
+is then ended and the KeyboardInterrupt goes on. A worker that ran out of
+budget has ended itself; its stack names the keyword it was in, and the next
+call starts a new one.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import re
+import selectors
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .timeout import DEFAULT_BUDGET
+from .validation import Outcome, keyword_of
+from .worker import HEADER
+
+__all__ = ["DEFAULT_BUDGET", "Item", "run", "start"]
+
+#: a budget this long is no limit: the clocks that keep one stop at about 10**12 s
+_UNBOUNDED = 1e6
+#: how much longer than the budget this process waits for the worker's own
+#: watchdog before ending the worker itself (moving a large value through the pipe)
+_GRACE = 10.0
+
+#: the worker's program. ``-c`` (as ``-m``) puts the current directory first on
+#: the import path, where a ``jsonschema.py`` of whatever folder fraglens was
+#: run in would be imported and run: it is replaced, before any import, by the
+#: folder that holds this fraglens
+_BOOT = "import sys; sys.path[0] = {here!r}; from fraglens.fit.worker import main; main()"
+
+#: a frame of the watchdog's stack: ``  File "PATH", line N in NAME``
+_FRAME = re.compile(r'^\s*File "(?P<filename>.*)", line \d+ in (?P<name>\S+)', re.M)
+
+
+class _Frame:
+    def __init__(self, filename: str, name: str) -> None:
+        self.filename = filename
+        self.name = name
+
+
+#: calls sent to the worker in one message: a round trip per call was most of the cost
+#: of a capture of many small calls, a whole capture's arguments at once too much memory
+_BATCH = 256
+#: and no more bytes of them than this, past the first (one call may hold 16 MiB)
+_BATCH_BYTES = 8 << 20
+_TOO_DEEP: Outcome = ("too-deep", "the arguments or the schema are nested too deeply to check")
+
+#: one call to check: (the key the worker knows its tool's validator by, the schema, the value)
+Item = tuple[int, Any, Any]
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.answers: _Answers | None = None
+        #: the keys whose schema the running worker was sent
+        self.sent: set[int] = set()
+        self.registered = False
+
+    def run(self, items: list[Item], budget: float | None) -> list[Outcome]:
+        with self.lock:
+            outcomes: list[Outcome | None] = [None] * len(items)
+            pending = list(range(len(items)))
+            #: the items the worker answered "unknown": it let their validator go
+            #: (it keeps the latest few), so they go again with their schema
+            forced: set[int] = set()
+            #: the keys of a call that ran out of budget or stopped the worker,
+            #: with which: the other calls of that tool would most likely do
+            #: the same, a budget or a new worker each
+            failed: dict[int, str] = {}
+            while pending:
+                for i in pending:
+                    if items[i][0] in failed:
+                        outcomes[i] = ("skipped", failed[items[i][0]])
+                pending = [i for i in pending if items[i][0] not in failed]
+                if not pending:
+                    break
+                batch = pending[:_BATCH]
+                answered = self._batch([(items[i], i in forced) for i in batch], budget)
+                for i, outcome in zip(batch, answered, strict=False):
+                    outcomes[i] = outcome
+                    if outcome[0] in ("too-slow", "stopped"):
+                        failed[items[i][0]] = outcome[0]
+                pending = pending[len(answered) :]
+                again = [i for i in batch[: len(answered)] if outcomes[i] == ("unknown",)]
+                forced.update(again)
+                pending += again
+            return [o if o is not None else _TOO_DEEP for o in outcomes]
+
+    def _batch(self, items: list[tuple[Item, bool]], budget: float | None) -> list[Outcome]:
+        """Outcomes for ``items`` (each with whether its schema must go with
+        it) in order, up to and including the first the worker did not live
+        through (it ran out of budget, or stopped), or as many as
+        ``_BATCH_BYTES`` holds."""
+        try:
+            proc = self._started()
+        except OSError as exc:
+            return [("stopped", f"the validator could not start: {exc.strerror or exc}")]
+        answers = self.answers
+        assert proc.stdin is not None and answers is not None
+        blobs: list[bytes | None] = []
+        sending = set(self.sent)
+        size = 0
+        for (key, schema, value), force in items:
+            if size > _BATCH_BYTES:
+                break
+            known = key in sending and not force
+            try:
+                blobs.append(pickle.dumps((key, None if known else schema, value)))
+                sending.add(key)
+                size += len(blobs[-1] or b"")
+            except RecursionError:
+                blobs.append(None)
+        items = items[: len(blobs)]
+        request = pickle.dumps((budget, [b for b in blobs if b is not None]))
+        timeout = None if budget is None else budget + _GRACE
+        outcomes: list[Outcome] = []
+        try:
+            proc.stdin.write(HEADER.pack(len(request)) + request)
+            proc.stdin.flush()
+            for ((key, _, _), _), blob in zip(items, blobs, strict=True):
+                if blob is None:
+                    outcomes.append(_TOO_DEEP)
+                    continue
+                answer = answers.next(timeout)
+                if answer is None:
+                    outcomes.append(self._ended())
+                    return outcomes
+                outcomes.append(pickle.loads(answer))
+                self.sent.add(key)
+        except BrokenPipeError:
+            outcomes.append(self._ended())
+        except TimeoutError:  # past even the grace: this process ends it
+            self.stop()
+            outcomes.append(("too-slow", None))
+        except BaseException:  # Ctrl-C while it works: end the worker with this process
+            self.stop()
+            raise
+        return outcomes
+
+    def _ended(self) -> Outcome:
+        """What became of a worker that closed its answer's pipe: it ran out of
+        budget, or stopped."""
+        proc = self.proc
+        assert proc is not None and proc.stderr is not None
+        stack = proc.stderr.read().decode("utf-8", "replace")  # to its end: the worker's exit
+        proc.wait()
+        code = proc.returncode
+        self.stop()
+        if not stack.startswith("Timeout ("):
+            return ("stopped", f"the validator stopped (exit status {code})")
+        # the watchdog writes the innermost frame first
+        frames = [_Frame(m["filename"], m["name"]) for m in _FRAME.finditer(stack)]
+        return ("too-slow", keyword_of(reversed(frames)))
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self.proc is None:
+            here = str(Path(__file__).resolve().parent.parent.parent)  # the dir holding fraglens
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _BOOT.format(here=here)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            assert self.proc.stdout is not None
+            self.answers = _Answers(self.proc.stdout.fileno())
+            if not self.registered:
+                atexit.register(self.stop)
+                self.registered = True
+        return self.proc
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        self.sent = set()
+        if self.answers is not None:
+            self.answers.close()
+            self.answers = None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+
+
+class _Answers:
+    """The worker's answers, one message at a time, from the pipe of its
+    stdout: a read may hold the start of the next answer, kept for it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(fd, selectors.EVENT_READ)
+
+    def next(self, timeout: float | None) -> bytes | None:
+        """The next answer; None when the worker ended, TimeoutError when
+        ``timeout`` passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            need = HEADER.size
+            if len(self.buffer) >= HEADER.size:
+                need += HEADER.unpack_from(self.buffer)[0]
+                if len(self.buffer) >= need:
+                    answer = bytes(self.buffer[HEADER.size : need])
+                    del self.buffer[:need]
+                    return answer
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError
+            if not self.selector.select(left):
+                continue
+            chunk = os.read(self.fd, max(65536, need - len(self.buffer)))
+            if not chunk:
+                return None
+            self.buffer += chunk
+
+    def close(self) -> None:
+        self.selector.close()
+
+
+_WORKER = _Worker()
+
+
+def _forked() -> None:
+    """A child forked from this process (``check --jsonl`` on local processes)
+    must not share the parent's worker and its pipes: it starts its own."""
+    global _WORKER
+    _WORKER.proc = _WORKER.answers = None  # the parent's, not this process's to end
+    _WORKER = _Worker()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
+def start() -> None:
+    """Start the worker now, when calls are sure to come: its start-up (an
+    interpreter, jsonschema's import) then overlaps with reading the capture
+    instead of following it."""
+    with _WORKER.lock:
+        try:
+            _WORKER._started()
+        except OSError:
+            pass  # the first call gives the reason
+
+
+def run(items: list[Item], budget: float | None) -> list[Outcome]:
+    """Each item's value against its schema (known to the worker by the
+    item's key), in the worker, each within ``budget`` seconds (None: as long
+    as it takes)."""
+    return _WORKER.run(items, None if budget is None or budget >= _UNBOUNDED else budget)
