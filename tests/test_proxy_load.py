@@ -136,3 +136,59 @@ def test_the_lines_of_one_turn_go_to_the_pipe_in_one_write_and_count_toward_the_
     assert facts[3]["stopped"] == (
         "the flows fell 100 bytes behind the forwarding: not decoded further"
     )
+
+
+class _Log:
+    """A sink that notes each fact in one list with the client's sends."""
+
+    def __init__(self, log: list[tuple[str, bytes]]) -> None:
+        self.log = log
+
+    def opened(self, x) -> None: ...
+
+    def response(self, id, status, headers, at) -> None: ...
+
+    def body(self, id: int, data: bytes, received: int, at: float) -> None:
+        self.log.append(("copy", data))
+
+    def stopped(self, id, reason, at) -> None: ...
+
+    def ended(self, id, how, error, at) -> None:
+        self.log.append(("ended", b""))
+
+
+async def test_every_read_ready_in_a_turn_goes_to_the_client_before_any_copy_is_made():
+    """Three reads the upstream hands over at once: the relay sends all three, and
+    only then are the flows' copies made, in order, and the end said after them."""
+    reads = [b"data: 1\n\n", b"data: 2\n\n", b"data: 3\n\n"]
+
+    async def body():
+        for read in reads:
+            yield read
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+
+    log: list[tuple[str, bytes]] = []
+    app = ProxyApp("http://upstream.test/v1", transport=httpx.MockTransport(handler),
+                   sink=_Log(log))  # fmt: skip
+    gone = asyncio.get_running_loop().create_future()
+    messages = iter([{"type": "http.request", "body": b"{}", "more_body": False}])
+
+    async def receive():
+        return next(messages, None) or await gone
+
+    async def send(message) -> None:
+        if message["type"] == "http.response.body" and message.get("body"):
+            log.append(("send", message["body"]))
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions",
+             "raw_path": b"/v1/chat/completions", "query_string": b"", "headers": []}  # fmt: skip
+    await app(scope, receive, send)
+    await asyncio.sleep(0)
+    await app.aclose()
+    assert log == [
+        *(("send", r) for r in reads),
+        *(("copy", r) for r in reads),
+        ("ended", b""),
+    ]
