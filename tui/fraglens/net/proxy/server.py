@@ -312,9 +312,12 @@ class ProxyApp:
         """The upstream client of exchange ``xid``: one of ``_POOLS``, each with its own
         connection pool."""
         if not self._clients:
+            # one trust store for all the pools: loading it is tens of milliseconds each
+            context = httpx.create_ssl_context(trust_env=False)
             for _ in range(_POOLS):
                 client = httpx.AsyncClient(
                     transport=self._transport,
+                    verify=context,
                     timeout=_TIMEOUT,
                     follow_redirects=False,
                     # the environment's proxy settings are the user's app's business
