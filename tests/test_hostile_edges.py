@@ -230,6 +230,16 @@ def test_live_a_key_that_is_not_ascii_is_a_usage_error(upstream, capsys, tmp_pat
     assert "$OPENAI_API_KEY holds a character that is not ASCII (at 25)" in err
 
 
+def test_live_a_websocket_key_a_handshake_cannot_carry_is_a_usage_error(
+    capsys, tmp_path, monkeypatch
+):
+    """The handshake's key is checked as an HTTP request's is: refused before
+    any connection (port 1 would refuse one), not sent as Latin-1."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET + "é")
+    err = _live(["--url", "ws://127.0.0.1:1/v1"], capsys, tmp_path)
+    assert "$OPENAI_API_KEY holds a character that is not ASCII (at 25)" in err
+
+
 @pytest.mark.parametrize(
     ("url", "said"),
     [
