@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from difflib import SequenceMatcher
 from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
@@ -29,6 +28,7 @@ from ...engine.calls import Call
 from ...engine.diagnostics import Diagnostic
 from ...engine.finalize import Result
 from ...engine.plural import counted
+from ...report.diff import marked_pair
 from ..keys import PANE_BINDINGS
 from ..steps import StepIndex
 from .buffers import CallCard, call_title
@@ -266,7 +266,9 @@ class CallResult(ComponentStyles, Prerendered):
                 Text("raw, as sent", meta), Text(other.get(result.status, "best effort"), meta)
             )
             repaired = laid_out_as(raw, result)
-            table.add_row(*self._diff(clip(raw), clip(repaired)))
+            # clipped, both are far under MARK_LIMIT: always marked
+            removed, added = self._style("removed"), self._style("added")
+            table.add_row(*marked_pair(clip(raw), clip(repaired), removed, added))
             parts.append(table)
         elif result.status != "ok":
             parts.append(Text.assemble(("raw, as sent  ", meta), (clip(raw) or "(nothing)", "")))
@@ -303,20 +305,6 @@ class CallResult(ComponentStyles, Prerendered):
         if error is not None:
             return [Text.assemble((f"tool error (e{event})  ", meta), (error, ""))]
         return [Text(f"tool output (e{event})", meta), pretty(output, self.value_lines)]
-
-
-    def _diff(self, raw: str, repaired: str) -> tuple[Text, Text]:
-        """The two texts with what the repair took out marked on the left and
-        what it put in on the right (a character diff of the shown texts)."""
-        left, right = Text(raw, overflow="fold"), Text(repaired, overflow="fold")
-        removed, added = self._style("removed"), self._style("added")
-        matcher = SequenceMatcher(None, raw, repaired, autojunk=False)
-        for op, a0, a1, b0, b1 in matcher.get_opcodes():
-            if op in ("replace", "delete"):
-                left.stylize(removed, a0, a1)
-            if op in ("replace", "insert"):
-                right.stylize(added, b0, b1)
-        return left, right
 
 
 class DiagnosticsView(ComponentStyles, Titled, Prerendered):
