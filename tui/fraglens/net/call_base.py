@@ -27,6 +27,7 @@ from ..engine.plural import counted
 from ..framing.events import RawEvent
 from ..framing.recording import RecordingWriter
 from ..reading.stream import Stream
+from ..redact import Fingerprints
 from ..report.cost import PriceOptions, cost_of, warm
 from ..report.identity import streamed_identity
 from ..report.usage import Tokens, Usage, read_usage
@@ -179,6 +180,8 @@ class CallBase:
     ) -> None:
         self.spec = spec
         self.stream = stream if stream is not None else self.new_stream(spec)
+        # the report joins what the reads split: a key in two pieces is whole there
+        self.stream.secrets = spec.secrets
         self.on_event = on_event
         self.on_status = on_status
         self.on_chunk = on_chunk
@@ -195,6 +198,8 @@ class CallBase:
         self._task: asyncio.Task[Any] | None = None
         self._cancelled = False
         self._writer: RecordingWriter | None = None
+        #: the fingerprints of the credentials sent, for the recording's header
+        self._prints: Fingerprints | None = None
 
     @staticmethod
     def new_stream(spec: RequestSpec) -> Stream:
@@ -236,6 +241,9 @@ class CallBase:
         """Make the call; returns the final status (never raises for network trouble)."""
         self._task = asyncio.current_task()
         self._prepare()
+        if self.record is not None and self.spec.secrets:
+            # a few scrypt hashes, before the clock starts: no part of the call's timing
+            self._prints = self.spec.fingerprints
         # the price table loads now, not when the usage comes mid-stream
         warm(self.model, self.spec.format, self.prices or PriceOptions())
         self._t0 = time.monotonic()

@@ -32,7 +32,6 @@ from ..engine.plural import counted
 from ..framing.events import RawEvent
 from ..framing.recording import RecordingWriter
 from ..reading.stream import Stream
-from ..redact import Fingerprints
 from ..report.cost import PriceOptions
 from .body import LiveBody
 from .call_base import CallBase, Failure, LiveStatus, Phase, address, provider_message, size_text
@@ -71,15 +70,12 @@ class LiveCall(CallBase):
         super().__init__(spec, stream=stream, on_event=on_event, on_status=on_status,
                          on_chunk=on_chunk, record=record, timeout=timeout, prices=prices,
                          limits=limits)
-        # the report joins what the reads split: a key in two pieces is whole there
-        self.stream.secrets = spec.secrets
         self._transport = transport
         self.body = LiveBody(
             lines=spec.format in NDJSON_FORMATS,
             max_line=limits.max_line,
             binary=spec.format in EVENTSTREAM_FORMATS,
         )
-        self._prints: Fingerprints | None = None
         #: the body as kept: decoded, capped, every credential sent scrubbed (once headers came)
         self._copy: DecodedCopy | None = None
         self._body_closed = False
@@ -116,9 +112,6 @@ class LiveCall(CallBase):
             # may wait that long for its turn (compare runs a few at a time)
             self.spec = self.spec.resign()
             self.stream.secrets = self.spec.secrets
-        if self.record is not None and self.spec.secrets:
-            # a few scrypt hashes, before the clock starts: no part of the call's timing
-            self._prints = self.spec.fingerprints
 
     def _start_recording(self, writer: RecordingWriter) -> None:
         writer.start(self.spec.for_record(), format=self.spec.format, secrets=self._prints)

@@ -96,7 +96,8 @@ class WSLiveCall(CallBase):
     def _start_recording(self, writer: RecordingWriter) -> None:
         # the handshake has no body: the message sent is the first frame recorded
         handshake = {k: v for k, v in self.spec.for_record().items() if k != "body"}
-        writer.start(handshake, format=self.spec.format, transport=WEBSOCKET)
+        writer.start(handshake, format=self.spec.format, secrets=self._prints,
+                     transport=WEBSOCKET)
 
     def _describe(self, exc: BaseException) -> tuple[str, str]:
         where = address(self.spec.url)
