@@ -36,7 +36,6 @@ import gc
 import json
 import os
 import random
-import resource
 import statistics
 import string
 import subprocess
@@ -51,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bytecode import compile_package  # noqa: E402
+from cpu import children_cpu  # noqa: E402
 
 from fraglens.reading.capture import stream_from_bytes  # noqa: E402
 from fraglens.report.document import build_report  # noqa: E402
@@ -353,12 +353,6 @@ def peak_memory(data: bytes) -> int:
     return peak
 
 
-def _children_cpu() -> float:
-    """CPU seconds used by finished child processes so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def cli_seconds(data: bytes, repeat: int = 3) -> float:
     exe = ROOT / ".venv" / "bin" / "fraglens"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "fraglens"]
@@ -367,11 +361,11 @@ def cli_seconds(data: bytes, repeat: int = 3) -> float:
     try:
         best = float("inf")
         for _ in range(repeat):
-            before = _children_cpu()
+            before = children_cpu()
             subprocess.run(
                 [*cmd, "check", "--json", f.name], stdout=subprocess.DEVNULL, check=False
             )
-            best = min(best, _children_cpu() - before)
+            best = min(best, children_cpu() - before)
         return best
     finally:
         os.unlink(f.name)

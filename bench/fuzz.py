@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import select
 import subprocess
 import sys
@@ -30,6 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from cpu import children_cpu  # noqa: E402
 
 from tests.mutants import KINDS, case, run  # noqa: E402
 
@@ -73,11 +74,6 @@ class _Worker:
     def stop(self) -> None:
         self.proc.kill()
         self.proc.wait()
-
-
-def _children_cpu() -> float:
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return used.ru_utime + used.ru_stime
 
 
 def main() -> int:
@@ -126,7 +122,7 @@ def main() -> int:
           f"{len(failures)} tracebacks or bad exits, {len(hangs)} hangs "
           f"(watchdog {args.hang:g} s)")
     print(f"whole run {wall:.1f} s ({done / wall:.1f} cases/s on this machine; "
-          f"the workers {_children_cpu():.1f} s CPU)")
+          f"the workers {children_cpu():.1f} s CPU)")
     for seconds, label in slowest:
         print(f"  slowest: {seconds:.2f} s  {label}")
     # alike failures together: the command and the error's kind, with one case each

@@ -25,17 +25,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tui"))
+from cpu import cpu_of_check  # noqa: E402
+
 from fraglens.engine.leaks import scan  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 DS_CALL = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜>'
            "<｜tool▁calls▁end｜>")
 HOSTILE = (
@@ -64,19 +63,6 @@ def capture(text: str) -> bytes:
     out.append('data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n')
     out.append("data: [DONE]\n\n")
     return "".join(out).encode()
-
-
-def cpu_of_check(path: Path) -> float:
-    best = float("inf")
-    for _ in range(3):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(
-            [sys.executable, "-m", "fraglens", "check", "--json", str(path)],
-            stdout=subprocess.DEVNULL, check=False, cwd=ROOT,
-        )
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        best = min(best, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    return best
 
 
 def cpu_of_scan(text: str) -> float:

@@ -43,7 +43,6 @@ import compileall
 import gc
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -56,6 +55,7 @@ sys.path.insert(0, str(ROOT / "tui"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bytecode import compile_package  # noqa: E402
+from cpu import children_cpu  # noqa: E402
 from shapes import FORMATS, args_text, identical, real_shape, recording  # noqa: E402
 
 from fraglens.reading.capture import stream_from_bytes  # noqa: E402
@@ -70,19 +70,13 @@ def _child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, in
     """Run ``cmd``: its CPU seconds (user + system) and peak RSS in bytes. The
     RSS is what ``/usr/bin/time`` reports of it: the child's own ``ru_maxrss``
     carries this process's peak (the captures it built) over fork and exec."""
-    before = _children_cpu()
+    before = children_cpu()
     proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, env=env)
     _, err = proc.communicate()
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"{cmd} exited {proc.returncode}")
-    return _children_cpu() - before, int(err.decode().strip().splitlines()[-1]) * 1024
-
-
-def _children_cpu() -> float:
-    """CPU seconds (user + system) of the child processes waited for so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+    return children_cpu() - before, int(err.decode().strip().splitlines()[-1]) * 1024
 
 
 def _verify(label: str, fmt: str, calls: int, total: int, data: bytes) -> None:

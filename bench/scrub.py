@@ -20,31 +20,20 @@ adds), and the scrub's extra time at 10x over 1x (near 10 when linear).
 from __future__ import annotations
 
 import argparse
+import io
 import json
-import resource
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tui"))
+from cpu import cpu_of_check  # noqa: E402
+
 from fraglens.framing.recording import RecordingWriter  # noqa: E402
 from fraglens.redact import Secrets  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-bench-KEY-0123456789abcdef"
 PIECES = {"plain": "lorem ipsum dolor sit amet " * 4, "heads": "sk-p ab sk-bench-KEY-01 xyz " * 4}
-
-
-class _Buffer:
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.parts.append(data)
-
-    def flush(self) -> None:
-        pass
 
 
 def _event(delta: dict) -> bytes:
@@ -53,7 +42,7 @@ def _event(delta: dict) -> bytes:
 
 
 def recording(kind: str, events: int, prints: bool) -> bytes:
-    out = _Buffer()
+    out = io.BytesIO()
     writer = RecordingWriter(out)
     secrets = Secrets([("bench", KEY)]).fingerprints(salt=b"bench-salt-16byt") if prints else None
     writer.start({"method": "POST", "url": "http://h/v1/chat/completions"}, secrets=secrets)
@@ -64,20 +53,7 @@ def recording(kind: str, events: int, prints: bool) -> bytes:
     body.append(_event({"tool_calls": [{"index": 0, "function": {"arguments": '"}'}}]}))
     body.append(b"data: [DONE]\n\n")
     writer.chunk(0.1, b"".join(body))
-    return b"".join(out.parts)
-
-
-def cpu_of_check(path: Path) -> float:
-    best = float("inf")
-    for _ in range(3):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(
-            [sys.executable, "-m", "fraglens", "check", "--json", str(path)],
-            stdout=subprocess.DEVNULL, check=False, cwd=ROOT,
-        )  # fmt: skip
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        best = min(best, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    return best
+    return out.getvalue()
 
 
 def main() -> None:

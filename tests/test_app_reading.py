@@ -19,6 +19,7 @@ from fraglens.app.widgets.stream_list import StreamList, short_label
 from fraglens.framing.events import RawEvent
 from fraglens.reading.capture import load_stream, stream_from_bytes
 from fraglens.reading.stream import Stream
+from fraglens.report.diff import MARK_LIMIT, marked_pair
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_streams"
 SIZE = (120, 36)
@@ -32,6 +33,11 @@ def no_system_clipboard(monkeypatch):
 def _write_file_capture(content: str, piece: int = 1000) -> bytes:
     """One write_file call whose arguments come ``piece`` characters a chunk."""
     args = json.dumps({"path": "big.py", "content": content}, ensure_ascii=False)
+    return _args_capture(args, piece)
+
+
+def _args_capture(args: str, piece: int = 1000) -> bytes:
+    """One write_file call with the argument text ``args``, ``piece`` characters a chunk."""
     events = [
         {
             "index": 0,
@@ -253,7 +259,9 @@ async def test_raw_and_repaired_mark_what_the_repair_changed():
         await pilot.pause()
         widget = app.query(CallResult)[1]
         assert widget.result is not None and widget.result.status == "repaired"
-        raw, repaired = widget._diff('{"a":1,}', '{"a":1}')
+        raw, repaired = marked_pair(
+            '{"a":1,}', '{"a":1}', widget._style("removed"), widget._style("added")
+        )
         marked = [(s.start, s.end) for s in raw.spans]
         assert marked == [(6, 7)] and raw.plain[6] == ","
         assert repaired.spans == []  # nothing put in
@@ -264,6 +272,28 @@ async def test_raw_and_repaired_mark_what_the_repair_changed():
             if seg.style and seg.style.underline
         )
         assert underlined == ","  # in the pane too: the one change, on the raw side
+
+
+async def test_raw_and_repaired_are_marked_however_long_the_text():
+    """The pane shows both texts cut to their ends, so a repair at the end of a
+    long text (past what ``fraglens diff`` marks) is still marked."""
+    whole = json.dumps({"path": "big.py", "content": "x" * (4 * MARK_LIMIT)})
+    stream, _ = stream_from_bytes(_args_capture(whole[:-1] + ",}"))
+    app = FraglensApp(stream, source="long")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        await pilot.pause()
+        widget = app.query(CallResult)[0]
+        assert widget.result is not None and widget.result.status == "repaired"
+        removed = widget._style("removed").bgcolor
+        marked = [
+            seg.text
+            for strip in widget._strips
+            for seg in strip
+            if seg.style and seg.style.underline and seg.style.bgcolor == removed
+        ]
+        # before it, the count in each side's cut (one character apart) differs
+        assert marked[-1] == ","
 
 
 async def test_b_in_v_marks_where_each_fragment_began_reading_only_the_rows_on_screen():

@@ -9,6 +9,7 @@ key is never quoted in the reason. The recording is served by a real
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -159,18 +160,10 @@ def test_a_har_whose_url_holds_a_lone_surrogate_imports_lists_and_checks(tmp_pat
 
 
 def test_a_recording_line_with_a_lone_surrogate_is_written_escaped():
-    parts: list[bytes] = []
-
-    class Sink:
-        def write(self, data: bytes) -> None:
-            parts.append(data)
-
-        def flush(self) -> None:
-            pass
-
-    writer = RecordingWriter(Sink())
+    out = io.BytesIO()
+    writer = RecordingWriter(out)
     writer.start({"method": "POST", "url": "http://h/\ud800", "body": {"x": "\udc00"}})
-    line = b"".join(parts)
+    line = out.getvalue()
     assert b"\\ud800" in line and b"\\udc00" in line
     line.decode("utf-8")  # valid UTF-8 throughout
     assert parse_recording(line).request["body"] == {"x": "\udc00"}
@@ -230,6 +223,16 @@ def test_live_a_key_that_is_not_ascii_is_a_usage_error(upstream, capsys, tmp_pat
     assert "$OPENAI_API_KEY holds a character that is not ASCII (at 25)" in err
 
 
+def test_live_a_websocket_key_a_handshake_cannot_carry_is_a_usage_error(
+    capsys, tmp_path, monkeypatch
+):
+    """The handshake's key is checked as an HTTP request's is: refused before
+    any connection (port 1 would refuse one), not sent as Latin-1."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET + "é")
+    err = _live(["--url", "ws://127.0.0.1:1/v1"], capsys, tmp_path)
+    assert "$OPENAI_API_KEY holds a character that is not ASCII (at 25)" in err
+
+
 @pytest.mark.parametrize(
     ("url", "said"),
     [
@@ -250,20 +253,12 @@ async def test_the_app_copies_arguments_with_a_key_joined_from_pieces_scrubbed(m
     """The arguments ``c`` copies come from the joined text: the recording's
     fingerprints scrub a key streamed in two pieces out of them."""
     monkeypatch.setattr(clipboard, "system_copy", lambda text: "not in tests")
-    parts: list[bytes] = []
-
-    class Sink:
-        def write(self, data: bytes) -> None:
-            parts.append(data)
-
-        def flush(self) -> None:
-            pass
-
-    writer = RecordingWriter(Sink())
+    out = io.BytesIO()
+    writer = RecordingWriter(out)
     prints = Secrets([("the test", SECRET)]).fingerprints()
     writer.start({"method": "POST", "url": "http://h/v1/chat/completions"}, secrets=prints)
     writer.chunk(0.1, split_key_stream(SECRET))
-    app = FraglensApp(loading=Loading(b"".join(parts), "rec"), source="rec")
+    app = FraglensApp(loading=Loading(out.getvalue(), "rec"), source="rec")
     async with app.run_test(size=(120, 36)) as pilot:
         while app.loading is not None:
             await pilot.pause()

@@ -212,3 +212,52 @@ async def test_the_live_app_shows_a_websocket_response_and_its_fit(tmp_path):
             assert app.stream.labels[0] == "sent response.create"
             assert "done" in app.live_status and FAKE_KEY not in app.live_status
             assert [v.checked for v in app.index.fit.calls.values()] == [True]
+
+
+def _split_key_recording(path, key: str) -> None:
+    """A connection whose one response streams ``key`` into a call's arguments
+    in two deltas (and never whole: no ``.done`` event repeats the text)."""
+    def message(n, kind, **fields):
+        return {"t": 0.01 * n, "from": "server",
+                "text": json.dumps({"type": kind, "sequence_number": n, **fields})}
+
+    item = {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "save",
+            "arguments": ""}
+    response = {"id": "resp_1", "object": "response", "model": "gpt-5.1", "output": []}
+    lines = [
+        {"fraglens": "recording", "version": 2, "transport": "websocket",
+         "request": {"method": "GET", "url": "ws://h/v1/responses"},
+         "format": "openai-responses"},
+        {"response": {"status": 101, "headers": {}}, "t": 0.0},
+        message(0, "response.created", response={**response, "status": "in_progress"}),
+        message(1, "response.output_item.added", output_index=0, item=item),
+        message(2, "response.function_call_arguments.delta", item_id="fc_1", output_index=0,
+                delta='{"note": "' + key[:12]),
+        message(3, "response.function_call_arguments.delta", item_id="fc_1", output_index=0,
+                delta=key[12:] + '"}'),
+        message(4, "response.completed", response={**response, "status": "completed"}),
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def test_a_key_streamed_back_in_two_pieces_is_scrubbed_from_the_report_and_the_recording(
+    tmp_path, monkeypatch, capsys
+):
+    """Each message is scrubbed as it comes, but neither piece is the key: the
+    joined arguments are scrubbed in the report (the call's own credentials),
+    and in check's report of the recording (their fingerprints in its header)."""
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    served, record = tmp_path / "served.jsonl", tmp_path / "ws.jsonl"
+    _split_key_recording(served, FAKE_KEY)
+    with start_server([str(served)], pace=FAST) as server:
+        code = live(ws(server.url) + "/v1", record)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)
+    assert [c["name"] for c in doc["calls"]] == ["save"]
+    assert FAKE_KEY not in out.out and FAKE_KEY[:12] in record.read_text()  # split as sent
+    assert doc["calls"][0]["arguments"]["note"] != FAKE_KEY
+    assert main(["check", "--json", str(record)]) == 0
+    checked = capsys.readouterr().out
+    assert FAKE_KEY not in checked
+    assert checked == out.out  # check of the recording says what live said

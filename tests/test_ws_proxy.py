@@ -79,20 +79,31 @@ async def realtime_sdk(base: str) -> list[bytes]:
     return got
 
 
-def test_responses_mode_through_the_proxy_is_exact_and_recorded_once(tmp_path):
-    record_dir = tmp_path / "rec"
-    with start_server([str(TWO)], pace=FAST) as up:
-        direct = asyncio.run(responses_mode(ws(up.url) + "/v1/responses"))
-        with proxy_cli(up.url + "/v1", record_dir) as proxy:
-            proxied = asyncio.run(responses_mode(ws(proxy.url) + "/v1/responses"))
+def direct_and_proxied(sample, client, tmp_path):
+    """``client(base URL)`` against ``fraglens serve`` of ``sample``, directly and
+    then through the proxy (recording to ``tmp_path/rec``): what it got each
+    time, the proxy's two flows, and the proxy (its output)."""
+    with start_server([str(sample)], pace=FAST) as up:
+        direct = asyncio.run(client(up.url))
+        with proxy_cli(up.url + "/v1", tmp_path / "rec") as proxy:
+            proxied = asyncio.run(client(proxy.url))
             flows = proxy.flows(2)
+    return direct, proxied, flows, proxy
+
+
+def response_ids(flows) -> list[list[str]]:
+    return [[c["response_id"] for c in f["check"]["calls"]] for f in flows]
+
+
+def test_responses_mode_through_the_proxy_is_exact_and_recorded_once(tmp_path):
+    direct, proxied, flows, proxy = direct_and_proxied(
+        TWO, lambda base: responses_mode(ws(base) + "/v1/responses"), tmp_path)
     assert proxied == direct and len(direct) == 14
     # --json: one line per response, each with its check document
     assert [(f["method"], f["path"], f["status"], f["state"], f["calls"]) for f in flows] == [
         ("WS", "/v1/responses", 101, "done", 1)] * 2
-    assert [[c["response_id"] for c in f["check"]["calls"]] for f in flows] == [
-        ["resp_ws_01"], ["resp_ws_02"]]
-    recordings = list(record_dir.iterdir())
+    assert response_ids(flows) == [["resp_ws_01"], ["resp_ws_02"]]
+    recordings = list((tmp_path / "rec").iterdir())
     assert len(recordings) == 1 and flows[0]["recording"] == str(recordings[0])
     for text in (recordings[0].read_text(), *proxy.out, *proxy.err):
         assert KEY not in text and KEY[8:] not in text
@@ -117,16 +128,10 @@ async def responses_sdk(base: str) -> list[bytes]:
 
 
 def test_the_openai_sdk_responses_client_gets_the_same_messages_through_the_proxy(tmp_path):
-    record_dir = tmp_path / "rec"
-    with start_server([str(TWO)], pace=FAST) as up:
-        direct = asyncio.run(responses_sdk(up.url))
-        with proxy_cli(up.url + "/v1", record_dir) as proxy:
-            proxied = asyncio.run(responses_sdk(proxy.url))
-            flows = proxy.flows(2)
+    direct, proxied, flows, _ = direct_and_proxied(TWO, responses_sdk, tmp_path)
     assert proxied == direct and len(direct) == 14
-    assert [[c["response_id"] for c in f["check"]["calls"]] for f in flows] == [
-        ["resp_ws_01"], ["resp_ws_02"]]
-    (recording,) = record_dir.iterdir()
+    assert response_ids(flows) == [["resp_ws_01"], ["resp_ws_02"]]
+    (recording,) = (tmp_path / "rec").iterdir()
     sent = [json.loads(f.text) for f in parse_recording(recording.read_bytes()).frames
             if f.sender == "client"]
     assert [(m["type"], m["input"]) for m in sent] == [
@@ -152,12 +157,7 @@ def test_a_proxy_recording_checks_to_the_calls_of_both_responses(tmp_path, capsy
 
 
 def test_the_openai_sdk_realtime_client_gets_the_same_messages_through_the_proxy(tmp_path):
-    record_dir = tmp_path / "rec"
-    with start_server([str(REALTIME)], pace=FAST) as up:
-        direct = asyncio.run(realtime_sdk(up.url))
-        with proxy_cli(up.url + "/v1", record_dir) as proxy:
-            proxied = asyncio.run(realtime_sdk(proxy.url))
-            flows = proxy.flows(2)
+    direct, proxied, flows, _ = direct_and_proxied(REALTIME, realtime_sdk, tmp_path)
     assert proxied == direct and len(direct) == 16
     assert [(f["path"], f["model"], f["calls"]) for f in flows] == [
         ("/v1/realtime?model=gpt-realtime", "gpt-realtime", 1),
@@ -168,7 +168,7 @@ def test_the_openai_sdk_realtime_client_gets_the_same_messages_through_the_proxy
     assert flows[0]["check"]["tools"] == ["get_weather"]
     assert flows[0]["check"]["calls"][0]["fit"]["checked"] is True
     assert flows[1]["check"]["text"] == {"0": "It's 21 degrees in Lyon."}
-    (recording,) = record_dir.iterdir()
+    (recording,) = (tmp_path / "rec").iterdir()
     text = recording.read_text()
     assert KEY not in text
     assert json.loads(text.split("\n", 1)[0])["request"]["headers"]["authorization"] == (

@@ -50,8 +50,9 @@ from .request import (
     RequestSpec,
     check_header,
     convert_tools,
-    parse_header,
     split_url,
+    unscrubbed_note,
+    with_headers,
 )
 
 __all__ = [
@@ -306,10 +307,7 @@ def build_bedrock_spec(
     if format == "bedrock-invoke":
         # the MIME type of the model's events inside the stream's chunks
         pairs.append(("x-amzn-bedrock-accept", "application/json"))
-    for text in headers:
-        name, value = parse_header(text)
-        pairs = [(n, v) for n, v in pairs if n.lower() != name.lower()]
-        pairs.append((name, value))
+    pairs = with_headers(pairs, headers)
     if model is None and (url is None or format_for_bedrock_path(urlsplit(url).path) is None):
         raise RequestError(_NO_MODEL)
     if api_key:
@@ -332,10 +330,7 @@ def build_bedrock_spec(
             "--prompt builds an Anthropic Messages body (Claude); for another model's"
             " own format pass --request FILE.json"
         )
-    short = spec.secrets.unscrubbed
+    short = unscrubbed_note(spec)
     if short:
-        notes.append(
-            f"{', '.join(short)} carried a value too short to scrub safely: it is"
-            " redacted where its name is known, not where the server echoes it"
-        )
+        notes.append(short)
     return spec, "; ".join(notes) or None

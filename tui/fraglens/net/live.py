@@ -17,14 +17,9 @@ which are part of what the user is debugging.
 
 from __future__ import annotations
 
-import asyncio
-import enum
-import json
 import socket
 import ssl
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import IO, Any
@@ -37,10 +32,9 @@ from ..engine.plural import counted
 from ..framing.events import RawEvent
 from ..framing.recording import RecordingWriter
 from ..reading.stream import Stream
-from ..report.cost import PriceOptions, cost_of, warm
-from ..report.identity import streamed_identity
-from ..report.usage import Tokens, Usage, read_usage
+from ..report.cost import PriceOptions
 from .body import LiveBody
+from .call_base import CallBase, Failure, LiveStatus, Phase, address, provider_message, size_text
 from .decoded import DecodedCopy
 from .limits import DEFAULT_LIMITS, Limits, mib
 from .request import (
@@ -53,96 +47,11 @@ from .request import (
 
 __all__ = ["DEFAULT_TIMEOUT", "LiveCall", "LiveStatus", "Phase", "describe_error"]
 
-#: seconds to wait for a connection, and between two reads of the response
-#: an error body longer than this is cut in the one-line message (the recording keeps it)
-_MESSAGE_CHARS = 300
 
+class LiveCall(CallBase):
+    """Send ``spec`` once over HTTP; feed the events into ``stream`` as they arrive."""
 
-class Phase(str, enum.Enum):
-    CONNECTING = "connecting"  # resolving, connecting, TLS, sending the request
-    WAITING = "waiting"  # the request is sent; waiting for the first byte of the answer
-    STREAMING = "streaming"  # the status line came; the body is being read
-    DONE = "done"  # the body ended normally (the report says if the stream was whole)
-    FAILED = "failed"  # transport error, HTTP error, cut-off body, not a stream: see message
-    CANCELLED = "cancelled"  # cancel() was called; what arrived is kept
-
-    @property
-    def finished(self) -> bool:
-        return self in (Phase.DONE, Phase.FAILED, Phase.CANCELLED)
-
-
-@dataclass(frozen=True)
-class LiveStatus:
-    """A snapshot of one call, for a status bar. Times are seconds since the request."""
-
-    phase: Phase
-    elapsed: float = 0.0
-    events: int = 0
-    bytes: int = 0
-    reads: int = 0
-    http_status: int | None = None
-    #: when the status line and headers came
-    first_byte: float | None = None
-    #: when the first event was complete
-    first_event: float | None = None
-    tokens: Tokens | None = None
-    #: the report's cost total, once usage is known and the model has a price
-    cost: float | None = None
-    currency: str | None = None
-    #: FAILED: the one-line reason; CANCELLED: what was cancelled
-    message: str | None = None
-    #: FAILED: connect, dns, tls, connect-timeout, read-timeout, http-status, cut-off,
-    #: not-a-stream, protocol, too-long (a line or event past the cap), decoding (the
-    #: body's encoding, or its decoded size past the cap), other
-    error_kind: str | None = None
-
-    @property
-    def rate(self) -> float | None:
-        """Events per second since the first event."""
-        if self.first_event is None or self.events < 2:
-            return None
-        span = self.elapsed - self.first_event
-        return (self.events - 1) / span if span > 0 else None
-
-    def line(self, message: bool = True) -> str:
-        """One line for a status bar or stderr; ``message=False`` leaves out the reason."""
-        bits = [self.phase.value]
-        if self.http_status is not None:
-            bits.append(f"HTTP {self.http_status}")
-        if self.events or self.phase is Phase.STREAMING:
-            bits.append(f"{counted(self.events, 'event')}, {_size(self.bytes)}")
-        rate = self.rate
-        if rate is not None and self.phase is Phase.STREAMING:
-            bits.append(f"{rate:,.0f} ev/s")
-        if self.first_event is not None:
-            bits.append(f"first event {self.first_event:.2f}s")
-        bits.append(f"{self.elapsed:.2f}s")
-        if self.tokens is not None:
-            bits.append(f"tokens {self.tokens}")
-        if self.cost is not None:
-            bits.append(f"cost {self.cost:.6f} {self.currency or ''}".rstrip())
-        text = " · ".join(bits)
-        return f"{text} — {self.message}" if self.message and message else text
-
-
-def _size(n: int) -> str:
-    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KiB"
-
-
-class _Failure(Exception):
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-
-class LiveCall:
-    """Send ``spec`` once; feed the events into ``stream`` as they arrive.
-
-    ``on_event(ev)`` is called after ``ev`` was fed to ``stream``; ``on_status(s)``
-    on every phase change and after every network read; ``on_chunk(t, data)``
-    per network read. Callbacks run in the event loop running :meth:`run` and
-    must not block; repainting at the screen's pace is the caller's business.
-    """
+    NETWORK_ERRORS = (httpx.HTTPError, OSError)
 
     def __init__(
         self,
@@ -158,34 +67,17 @@ class LiveCall:
         transport: httpx.AsyncBaseTransport | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
-        self.spec = spec
-        self.stream = stream if stream is not None else self.new_stream(spec)
-        # the report joins what the reads split: a key in two pieces is whole there
-        self.stream.secrets = spec.secrets
-        self.on_event = on_event
-        self.on_status = on_status
-        self.on_chunk = on_chunk
-        self.record = record
-        self.timeout = timeout
-        self.prices = prices
-        self.limits = limits
+        super().__init__(spec, stream=stream, on_event=on_event, on_status=on_status,
+                         on_chunk=on_chunk, record=record, timeout=timeout, prices=prices,
+                         limits=limits)
         self._transport = transport
-        # the status, kept as plain fields: it changes on every read, and a
-        # frozen snapshot is only built when someone looks (``status``)
-        self._now: dict[str, Any] = {"phase": Phase.CONNECTING, "reads": 0}
-        self._usage_seen = 0
         self.body = LiveBody(
             lines=spec.format in NDJSON_FORMATS,
             max_line=limits.max_line,
             binary=spec.format in EVENTSTREAM_FORMATS,
         )
-        self._t0 = 0.0
-        self._t_end = 0.0
-        self._task: asyncio.Task[Any] | None = None
-        self._cancelled = False
         #: the body as kept: decoded, capped, every credential sent scrubbed (once headers came)
         self._copy: DecodedCopy | None = None
-        self._writer: RecordingWriter | None = None
         self._body_closed = False
         self._body_end = 0.0
 
@@ -209,89 +101,26 @@ class LiveCall:
             limits=self.limits,
         )
 
-    def cancel(self) -> None:
-        """Stop the call in flight; what arrived stays. Call from the loop's thread."""
-        self._cancelled = True
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-
     @property
-    def status(self) -> LiveStatus:
-        """A snapshot of the call now."""
-        now = self._now
-        events = len(self.stream.events)
-        return LiveStatus(
-            elapsed=self.elapsed,
-            events=events,
-            bytes=self.body.size,
-            **now,
-        )
-
-    @property
-    def elapsed(self) -> float:
-        if not self._t0:
-            return 0.0
-        return (self._t_end or time.monotonic()) - self._t0
-
-    @property
-    def model(self) -> str | None:
-        """The model the request names (a Bedrock request names it in its URL)."""
-        model = self.spec.body.get("model")
-        return model if isinstance(model, str) and model else None
-
-    def _price(self, used: Usage | None) -> None:
-        """The cost the report will give, kept current as usage arrives."""
-        model = streamed_identity(self.stream.events).model or self.model
-        found, _ = cost_of(used, model, self.stream.format, self.prices or PriceOptions())
-        self._now["cost"] = found["total"] if found else None
-        self._now["currency"] = found["currency"] if found else None
+    def received(self) -> int:
+        return self.body.size
 
     # -- running ----------------------------------------------------------------------
-    async def run(self) -> LiveStatus:
-        """Make the call; returns the final status (never raises for network trouble)."""
-        self._task = asyncio.current_task()
+    def _prepare(self) -> None:
         if self.spec.resign is not None:
             # signed as it starts: AWS refuses a signature minutes old, and a call
             # may wait that long for its turn (compare runs a few at a time)
             self.spec = self.spec.resign()
             self.stream.secrets = self.spec.secrets
-        prints = None
-        if self.record is not None and self.spec.secrets:
-            # a few scrypt hashes, before the clock starts: no part of the call's timing
-            prints = self.spec.fingerprints
-        # the price table loads now, not when the usage comes mid-stream
-        warm(self.model, self.spec.format, self.prices or PriceOptions())
-        self._t0 = time.monotonic()
-        fp, owned = self._open_record()
-        writer = RecordingWriter(fp) if fp is not None else None
-        if writer is not None:
-            writer.start(self.spec.for_record(), format=self.spec.format, secrets=prints)
-        self._writer = writer
-        self._set(Phase.CONNECTING)
-        try:
-            if self._cancelled:
-                raise asyncio.CancelledError
-            await self._exchange()
-            self._finish(Phase.DONE, None, "eof")
-        except asyncio.CancelledError:
-            self._finish(Phase.CANCELLED, "cancelled: what arrived is kept", "cancelled")
-            if not self._cancelled:
-                raise  # cancelled from outside (the app's worker): let it propagate
-            task = self._task
-            if task is not None and hasattr(task, "uncancel"):
-                task.uncancel()  # our own cancel() was handled here
-        except _Failure as exc:
-            self._finish(Phase.FAILED, str(exc), "error", exc.kind)
-        except httpx.HTTPError as exc:
+
+    def _start_recording(self, writer: RecordingWriter) -> None:
+        writer.start(self.spec.for_record(), format=self.spec.format, secrets=self._prints)
+
+    def _describe(self, exc: BaseException) -> tuple[str, str]:
+        if isinstance(exc, httpx.HTTPError):
             self._emit_close()  # the message counts every event that arrived
-            kind, message = describe_error(exc, self.spec.url, self.status)
-            self._finish(Phase.FAILED, message, "error", kind)
-        except OSError as exc:  # a socket error httpx did not wrap
-            self._finish(Phase.FAILED, f"network error: {exc}", "error", "other")
-        finally:
-            if owned and fp is not None:
-                fp.close()
-        return self.status
+            return describe_error(exc, self.spec.url, self.status)
+        return "other", f"network error: {exc}"  # a socket error httpx did not wrap
 
     async def _exchange(self) -> None:
         spec = self.spec
@@ -327,10 +156,10 @@ class LiveCall:
                 self._on_read(data)
         except httpx.RemoteProtocolError as exc:
             self._emit_close()
-            raise _Failure(
+            raise Failure(
                 "cut-off",
                 f"the server closed the connection mid-stream after "
-                f"{counted(self.status.events, 'event')} ({_size(self.body.size)}): {exc}",
+                f"{counted(self.status.events, 'event')} ({size_text(self.body.size)}): {exc}",
             ) from None
 
     async def _trace(self, name: str, info: dict[str, Any]) -> None:
@@ -357,14 +186,14 @@ class LiveCall:
         self._take(t, kept[:room] if len(kept) > room else kept)
         ended = "the call was ended there; what was read is in the recording"
         if len(kept) > room:
-            raise _Failure(
+            raise Failure(
                 "too-long",
                 f"the body ran past {mib(self.limits.max_stream)} (--max-stream-bytes): {ended}",
             )
         if copy.stopped is not None:
-            raise _Failure("decoding", f"{copy.stopped}: {ended}")
+            raise Failure("decoding", f"{copy.stopped}: {ended}")
         if self.body.overflow is not None:
-            raise _Failure("too-long", f"{self.body.overflow}: {ended}")
+            raise Failure("too-long", f"{self.body.overflow}: {ended}")
 
     def _take(self, t: float, data: bytes) -> None:
         if not data:
@@ -380,31 +209,20 @@ class LiveCall:
     def _emit(self, events: list[RawEvent]) -> None:
         if not events:
             return
-        if "first_event" not in self._now:
-            self._now["first_event"] = self.elapsed
-        feed, on_event = self.stream.feed, self.on_event
-        for ev in events:
-            feed(ev)
-            if on_event is not None:
-                on_event(ev)
-        usage = self.stream.reassembler.usage
-        if len(usage) != self._usage_seen:
-            self._usage_seen = len(usage)
-            used = read_usage(usage[-1][1])
-            self._now["tokens"] = None if used is None else Tokens(used.input, used.output)
-            self._price(used)
+        self._first_event()
+        self._deliver(events)
 
     def _on_eof(self, response: httpx.Response) -> None:
         """The body ended cleanly: was it the stream we asked for?"""
         self._emit_close()
         status = response.status_code
         if status >= 400:
-            raise _Failure("http-status", self._http_message(response))
+            raise Failure("http-status", self._http_message(response))
         if self.body.size == 0:
-            raise _Failure("not-a-stream", f"HTTP {status} with an empty body")
+            raise Failure("not-a-stream", f"HTTP {status} with an empty body")
         if not self.body.streamed:
             ctype = response.headers.get("content-type", "no content type")
-            raise _Failure(
+            raise Failure(
                 "not-a-stream",
                 f"HTTP {status} ({ctype}) is not an event stream: read as a single body",
             )
@@ -419,76 +237,29 @@ class LiveCall:
         self._body_end = self.elapsed
         self._emit(self.body.close(self._body_end))
 
+    def _end_body(self) -> None:
+        self._emit_close()
+        # as check reads the recording: "no [DONE]" is news only for an SSE body
+        self.stream.sse_body = self.body.framing == "sse"
+
+    def _ended_at(self) -> float:
+        # when the body ended: a reader stamps the events the close flushed with
+        # it, as this stream did
+        return self._body_end
+
     def _http_message(self, response: httpx.Response) -> str:
         status = response.status_code
         try:
             phrase = HTTPStatus(status).phrase
         except ValueError:
             phrase = ""
-        said = _provider_message(self.body.body)
+        said = provider_message(self.body.body)
         # AWS names the error in a header: ThrottlingException:http://internal...
         error_type = response.headers.get("x-amzn-errortype", "").partition(":")[0].strip()
         if error_type and error_type not in said:
             said = f"{error_type}: {said}" if said else error_type
         head = f"HTTP {status} {phrase}".rstrip()
         return f"{head}: {said}" if said else head
-
-    def _finish(self, phase: Phase, message: str | None, end: str, kind: str | None = None) -> None:
-        self._emit_close()
-        # as check reads the recording: "no [DONE]" is news only for an SSE body
-        self.stream.sse_body = self.body.framing == "sse"
-        self.stream.close()
-        if phase is Phase.DONE:
-            message = None
-        elif message is not None:
-            message = _one_line(self.spec.safe(message))
-        # the end line's time is when the body ended: a reader stamps the events
-        # the close flushed with it, as this stream did
-        t = self._body_end
-        self.stream.ended_at = round(t, 6)  # as the end line holds it
-        self._t_end = time.monotonic()
-        if self._writer is not None:
-            self._writer.end(end, error=message if phase is Phase.FAILED else None, t=t)
-        self._set(phase, message=message, error_kind=kind)
-
-    def _set(self, phase: Phase, **changes: Any) -> None:
-        self._now["phase"] = phase
-        self._now.update(changes)
-        if self.on_status is not None:
-            self.on_status(self.status)
-
-    def _open_record(self) -> tuple[IO[bytes] | None, bool]:
-        if self.record is None:
-            return None, False
-        if isinstance(self.record, (str, Path)):
-            return open(self.record, "wb"), True  # noqa: SIM115 - closed in run()
-        return self.record, False
-
-
-def _one_line(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= _MESSAGE_CHARS else line[: _MESSAGE_CHARS - 1] + "…"
-
-
-def _provider_message(body: bytes) -> str:
-    """What the provider said in an error body: error.message, message, detail, or the text."""
-    text = body.decode("utf-8", "replace").strip()
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return _one_line(text)
-    if isinstance(doc, dict):
-        err = doc.get("error")
-        if isinstance(err, dict):
-            for key in ("message", "type", "code"):
-                if isinstance(err.get(key), str):
-                    return _one_line(err[key])
-        if isinstance(err, str):
-            return _one_line(err)
-        for key in ("message", "detail"):
-            if isinstance(doc.get(key), str):
-                return _one_line(doc[key])
-    return _one_line(text)
 
 
 _DNS_HINTS = (
@@ -506,16 +277,14 @@ def describe_error(
     exc: BaseException, url: str, status: LiveStatus | None = None
 ) -> tuple[str, str]:
     """(kind, one-line message) for an httpx error, naming the host and what was going on."""
-    parts = urlsplit(url)
-    host = parts.hostname or "?"
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    where = f"{host}:{port}"
+    host = urlsplit(url).hostname or "?"
+    where = address(url)
     detail = str(exc) or type(exc).__name__
     chain = list(_causes(exc))
     lowered = " | ".join(str(e) for e in chain).lower()
     got = ""
     if status is not None and status.bytes:
-        got = f" after {counted(status.events, 'event')} ({_size(status.bytes)})"
+        got = f" after {counted(status.events, 'event')} ({size_text(status.bytes)})"
     if isinstance(exc, httpx.ConnectTimeout):
         return "connect-timeout", f"timed out connecting to {where}"
     if isinstance(exc, httpx.ReadTimeout):

@@ -272,6 +272,43 @@ def parse_header(text: str) -> tuple[str, str]:
     return name, value
 
 
+def with_headers(pairs: list[tuple[str, str]], headers: Sequence[str]) -> list[tuple[str, str]]:
+    """``pairs`` with each ``-H`` header put in, in place of those of the same name."""
+    for text in headers:
+        name, value = parse_header(text)
+        pairs = [(n, v) for n, v in pairs if n.lower() != name.lower()]
+        pairs.append((name, value))
+    return pairs
+
+
+def api_key(
+    environ: Mapping[str, str], env: str | None, named: bool, going: str
+) -> tuple[str | None, str | None]:
+    """The key in ``$env``, checked as a header must be, and a note when there is
+    none (``going``: what the call does without it); a RequestError when
+    ``--api-key-env`` named the variable (``named``) and it is not set."""
+    secret = (environ.get(env) or None) if env else None
+    if secret is not None:
+        check_header("authorization", secret, f"${env}")
+        return secret, None
+    if env is None:
+        return None, None
+    if named:
+        raise RequestError(f"${env} is not set (--api-key-env {env}): export the key there")
+    return None, f"${env} is not set: {going} without an API key"
+
+
+def unscrubbed_note(spec: RequestSpec) -> str | None:
+    """What the user should know when a credential sent is too short to scrub by value."""
+    short = spec.secrets.unscrubbed
+    if not short:
+        return None
+    return (
+        f"{', '.join(short)} carried a value too short to scrub safely: it is"
+        " redacted where its name is known, not where the server echoes it"
+    )
+
+
 def build_spec(
     url: str,
     *,
@@ -290,14 +327,7 @@ def build_spec(
     payload = build_body(fmt, request=body, model=model, prompt=prompt, tools=tools)
     # a local Ollama takes no key: none is looked for unless --api-key-env names one
     env = key_env or KEY_ENVS.get(fmt)
-    secret = (environ.get(env) or None) if env else None
-    note = None
-    if secret is not None:
-        check_header("authorization", secret, f"${env}")
-    if secret is None and env is not None:
-        if key_env is not None:
-            raise RequestError(f"${env} is not set (--api-key-env {env}): export the key there")
-        note = f"${env} is not set: sending the request without an API key"
+    secret, note = api_key(environ, env, key_env is not None, "sending the request")
     pairs: list[tuple[str, str]] = [("content-type", "application/json")]
     # the bytes recorded are the bytes the server sent, not a decompressed copy
     pairs.append(("accept-encoding", "identity"))
@@ -307,16 +337,6 @@ def build_spec(
             pairs.append(("x-api-key", secret))
     elif secret:
         pairs.append(("authorization", f"Bearer {secret}"))
-    for text in headers:
-        name, value = parse_header(text)
-        pairs = [(n, v) for n, v in pairs if n.lower() != name.lower()]
-        pairs.append((name, value))
+    pairs = with_headers(pairs, headers)
     spec = RequestSpec(url=endpoint, format=fmt, body=payload, headers=tuple(pairs), key_env=env)
-    short = spec.secrets.unscrubbed
-    if short:
-        said = (note + "; ") if note else ""
-        note = (
-            f"{said}{', '.join(short)} carried a value too short to scrub safely: it is"
-            " redacted where its name is known, not where the server echoes it"
-        )
-    return spec, note
+    return spec, "; ".join(n for n in (note, unscrubbed_note(spec)) if n) or None

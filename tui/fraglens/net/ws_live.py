@@ -22,10 +22,9 @@ big", and the recording says how big).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 from urllib.parse import parse_qsl, urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -35,12 +34,10 @@ from ..framing.events import RawEvent
 from ..framing.recording import WEBSOCKET, Frame, RecordingWriter
 from ..framing.websocket import close_event, frame_event
 from ..reading.stream import Stream
-from ..report.cost import PriceOptions, cost_of, warm
-from ..report.identity import streamed_identity
-from ..report.usage import Tokens, Usage, read_usage
+from ..report.cost import PriceOptions
+from .call_base import CallBase, Failure, LiveStatus, Phase, address, provider_message
 from .limits import DEFAULT_LIMITS, Limits
-from .live import DEFAULT_TIMEOUT, LiveStatus, Phase, _one_line, _provider_message
-from .request import RequestSpec
+from .request import DEFAULT_TIMEOUT, RequestSpec
 
 __all__ = ["WSLiveCall"]
 
@@ -48,15 +45,11 @@ __all__ = ["WSLiveCall"]
 TOO_BIG = 1009
 
 
-class _Failure(Exception):
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-
-class WSLiveCall:
+class WSLiveCall(CallBase):
     """Send ``spec.body`` as one message on a new connection; feed every message
     into ``stream`` as it arrives."""
+
+    NETWORK_ERRORS = (InvalidHandshake, InvalidURI, OSError)
 
     def __init__(
         self,
@@ -71,23 +64,10 @@ class WSLiveCall:
         prices: PriceOptions | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> None:
-        self.spec = spec
-        self.stream = stream if stream is not None else self.new_stream(spec)
-        self.on_event = on_event
-        self.on_status = on_status
-        self.on_chunk = on_chunk
-        self.record = record
-        self.timeout = timeout
-        self.prices = prices
-        self.limits = limits
-        self._now: dict[str, Any] = {"phase": Phase.CONNECTING, "reads": 0}
+        super().__init__(spec, stream=stream, on_event=on_event, on_status=on_status,
+                         on_chunk=on_chunk, record=record, timeout=timeout, prices=prices,
+                         limits=limits)
         self._bytes = 0
-        self._usage_seen = 0
-        self._t0 = 0.0
-        self._t_end = 0.0
-        self._task: asyncio.Task[Any] | None = None
-        self._cancelled = False
-        self._writer: RecordingWriter | None = None
         self._closed = False
 
     @staticmethod
@@ -99,91 +79,40 @@ class WSLiveCall:
                           on_chunk=self.on_chunk, record=record, timeout=self.timeout,
                           prices=self.prices, limits=self.limits)
 
-    def cancel(self) -> None:
-        self._cancelled = True
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-
     @property
-    def status(self) -> LiveStatus:
-        return LiveStatus(elapsed=self.elapsed, events=len(self.stream.events),
-                          bytes=self._bytes, **self._now)
-
-    @property
-    def elapsed(self) -> float:
-        if not self._t0:
-            return 0.0
-        return (self._t_end or time.monotonic()) - self._t0
+    def received(self) -> int:
+        return self._bytes
 
     @property
     def model(self) -> str | None:
         """The model asked for: in the message (Responses), else in the URL (Realtime)."""
-        model = self.spec.body.get("model")
-        if isinstance(model, str) and model:
+        model = super().model
+        if model is not None:
             return model
         found = dict(parse_qsl(urlsplit(self.spec.url).query)).get("model")
         return found or None
 
-    def _price(self, used: Usage | None) -> None:
-        """The cost the report will give, kept current as usage arrives."""
-        model = streamed_identity(self.stream.events).model or self.model
-        found, _ = cost_of(used, model, self.stream.format, self.prices or PriceOptions())
-        self._now["cost"] = found["total"] if found else None
-        self._now["currency"] = found["currency"] if found else None
-
     # -- running ----------------------------------------------------------------------
-    async def run(self) -> LiveStatus:
-        """Make the call; returns the final status (never raises for network trouble)."""
-        self._task = asyncio.current_task()
-        # the price table loads now, not when the usage comes mid-stream
-        warm(self.model, self.spec.format, self.prices or PriceOptions())
-        self._t0 = time.monotonic()
-        fp, owned = self._open_record()
-        if fp is not None:
-            self._writer = RecordingWriter(fp)
-            # the handshake has no body: the message sent is the first frame recorded
-            handshake = {k: v for k, v in self.spec.for_record().items() if k != "body"}
-            self._writer.start(handshake, format=self.spec.format, transport=WEBSOCKET)
-        self._set(Phase.CONNECTING)
-        try:
-            if self._cancelled:
-                raise asyncio.CancelledError
-            await self._exchange()
-            self._finish(Phase.DONE, None, "eof")
-        except asyncio.CancelledError:
-            self._finish(Phase.CANCELLED, "cancelled: what arrived is kept", "cancelled")
-            if not self._cancelled:
-                raise
-            task = self._task
-            if task is not None and hasattr(task, "uncancel"):
-                task.uncancel()
-        except _Failure as exc:
-            self._finish(Phase.FAILED, str(exc), "error", exc.kind)
-        except InvalidStatus as exc:
-            response = exc.response
-            said = _provider_message(bytes(response.body or b""))
-            head = f"the server refused the WebSocket handshake: HTTP {response.status_code}"
-            self._finish(Phase.FAILED, f"{head}: {said}" if said else head, "error",
-                         "http-status")
-        except (InvalidHandshake, InvalidURI) as exc:
-            self._finish(Phase.FAILED, f"{self._where()} did not complete a WebSocket "
-                         f"handshake: {exc}", "error", "protocol")
-        except TimeoutError:
-            self._finish(Phase.FAILED, f"timed out connecting to {self._where()}", "error",
-                         "connect-timeout")
-        except OSError as exc:
-            refused = isinstance(exc, ConnectionRefusedError)
-            message = (f"connection refused by {self._where()}: is the server running?"
-                       if refused else f"cannot connect to {self._where()}: {exc}")
-            self._finish(Phase.FAILED, message, "error", "connect")
-        finally:
-            if owned and fp is not None:
-                fp.close()
-        return self.status
+    def _start_recording(self, writer: RecordingWriter) -> None:
+        # the handshake has no body: the message sent is the first frame recorded
+        handshake = {k: v for k, v in self.spec.for_record().items() if k != "body"}
+        writer.start(handshake, format=self.spec.format, secrets=self._prints,
+                     transport=WEBSOCKET)
 
-    def _where(self) -> str:
-        parts = urlsplit(self.spec.url)
-        return f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'wss' else 80)}"
+    def _describe(self, exc: BaseException) -> tuple[str, str]:
+        where = address(self.spec.url)
+        if isinstance(exc, InvalidStatus):
+            response = exc.response
+            said = provider_message(bytes(response.body or b""))
+            head = f"the server refused the WebSocket handshake: HTTP {response.status_code}"
+            return "http-status", f"{head}: {said}" if said else head
+        if isinstance(exc, (InvalidHandshake, InvalidURI)):
+            return "protocol", f"{where} did not complete a WebSocket handshake: {exc}"
+        if isinstance(exc, TimeoutError):
+            return "connect-timeout", f"timed out connecting to {where}"
+        if isinstance(exc, ConnectionRefusedError):
+            return "connect", f"connection refused by {where}: is the server running?"
+        return "connect", f"cannot connect to {where}: {exc}"
 
     async def _exchange(self) -> None:
         spec = self.spec
@@ -219,8 +148,8 @@ class WSLiveCall:
             try:
                 message = await asyncio.wait_for(ws.recv(), self.timeout)
             except asyncio.TimeoutError:
-                where = self._where()
-                raise _Failure("read-timeout", f"the connection to {where} went silent after "
+                where = address(self.spec.url)
+                raise Failure("read-timeout", f"the connection to {where} went silent after "
                                f"{len(self.stream.events)} events: read timed out") from None
             except ConnectionClosed as exc:
                 self._closed_by(exc)
@@ -252,14 +181,14 @@ class WSLiveCall:
                 t, "server", refused=size if isinstance(size, int) else limit + 1,
                 reason=reason)))
             self._record_close(TOO_BIG, sent.reason, "client")
-            raise _Failure("too-long", f"the server sent a {said} message, over --max-line-bytes "
+            raise Failure("too-long", f"the server sent a {said} message, over --max-line-bytes "
                            f"({limit}): the connection was closed with {TOO_BIG}; what came "
                            "before is in the recording")
         code = rcvd.code if rcvd is not None else 1006
         reason = rcvd.reason if rcvd is not None else ""
         self._record_close(code, reason, "server")
         said = f" ({reason})" if reason else ""
-        raise _Failure("cut-off", f"the server closed the connection with code {code}{said} "
+        raise Failure("cut-off", f"the server closed the connection with code {code}{said} "
                        f"before the response ended, after {len(self.stream.events)} events")
 
     # -- what arrived -----------------------------------------------------------------
@@ -294,40 +223,6 @@ class WSLiveCall:
                                {"code": code, "reason": reason, "from": sender}, t))
 
     def _feed(self, ev: RawEvent) -> None:
-        if "first_event" not in self._now and ev.kind == "data":
-            self._now["first_event"] = self.elapsed
-        self.stream.feed(ev)
-        if self.on_event is not None:
-            self.on_event(ev)
-        usage = self.stream.reassembler.usage
-        if len(usage) != self._usage_seen:
-            self._usage_seen = len(usage)
-            used = read_usage(usage[-1][1])
-            self._now["tokens"] = None if used is None else Tokens(used.input, used.output)
-            self._price(used)
-
-    def _finish(self, phase: Phase, message: str | None, end: str, kind: str | None = None) -> None:
-        self.stream.close()
-        if phase is Phase.DONE:
-            message = None
-        elif message is not None:
-            message = _one_line(self.spec.safe(message))
-        t = self.elapsed
-        self.stream.ended_at = round(t, 6)
-        self._t_end = time.monotonic()
-        if self._writer is not None:
-            self._writer.end(end, error=message if phase is Phase.FAILED else None, t=t)
-        self._set(phase, message=message, error_kind=kind)
-
-    def _set(self, phase: Phase, **changes: Any) -> None:
-        self._now["phase"] = phase
-        self._now.update(changes)
-        if self.on_status is not None:
-            self.on_status(self.status)
-
-    def _open_record(self) -> tuple[IO[bytes] | None, bool]:
-        if self.record is None:
-            return None, False
-        if isinstance(self.record, (str, Path)):
-            return open(self.record, "wb"), True  # noqa: SIM115 - closed in run()
-        return self.record, False
+        if ev.kind == "data":
+            self._first_event()
+        self._deliver((ev,))

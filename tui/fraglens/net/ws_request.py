@@ -18,7 +18,15 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..redact import redact_url
-from .request import RequestError, RequestSpec, build_body, convert_tools, parse_header
+from .request import (
+    RequestError,
+    RequestSpec,
+    api_key,
+    build_body,
+    convert_tools,
+    unscrubbed_note,
+    with_headers,
+)
 
 __all__ = ["WS_FORMATS", "build_ws_spec", "is_websocket_url"]
 
@@ -102,24 +110,11 @@ def build_ws_spec(
         message.pop("stream", None)  # implicit over a WebSocket, and not to be sent
         message = {"type": "response.create", **message}
     env = key_env or "OPENAI_API_KEY"
-    secret = environ.get(env) or None
-    note = None
-    if secret is None:
-        if key_env is not None:
-            raise RequestError(f"${env} is not set (--api-key-env {env}): export the key there")
-        note = f"${env} is not set: connecting without an API key"
+    secret, note = api_key(environ, env, key_env is not None, "connecting")
     pairs: list[tuple[str, str]] = []
     if secret:
         pairs.append(("authorization", f"Bearer {secret}"))
-    for text in headers:
-        name, value = parse_header(text)
-        pairs = [(n, v) for n, v in pairs if n.lower() != name.lower()]
-        pairs.append((name, value))
+    pairs = with_headers(pairs, headers)
     spec = RequestSpec(url=endpoint, format=fmt, body=message, headers=tuple(pairs),
                        key_env=env, method="GET")
-    if spec.secrets.unscrubbed:
-        said = (note + "; ") if note else ""
-        note = (f"{said}{', '.join(spec.secrets.unscrubbed)} carried a value too short to "
-                "scrub safely: it is redacted where its name is known, not where the server "
-                "echoes it")
-    return spec, note
+    return spec, "; ".join(n for n in (note, unscrubbed_note(spec)) if n) or None

@@ -23,6 +23,7 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from rich.console import Console, Group
+from rich.style import Style
 from rich.text import Text
 
 from ..engine.plural import counted
@@ -209,7 +210,9 @@ def diff_exit(doc: dict[str, Any]) -> int:
     return 0 if doc["same"] else 1
 
 
-def marked_pair(a: str, b: str, removed: str, added: str) -> tuple[Text, Text]:
+def marked_pair(
+    a: str, b: str, removed: str | Style, added: str | Style
+) -> tuple[Text, Text]:
     """The two texts with what only ``a`` has marked ``removed`` and what only
     ``b`` has marked ``added`` (a character diff; unmarked past ``MARK_LIMIT``)."""
     left, right = Text(a, overflow="fold"), Text(b, overflow="fold")

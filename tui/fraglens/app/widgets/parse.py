@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from difflib import SequenceMatcher
 from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
@@ -30,6 +29,7 @@ from ...engine.diagnostics import Diagnostic
 from ...engine.finalize import Result
 from ...engine.plural import counted
 from ...redact import TextScrub
+from ...report.diff import marked_pair
 from ..keys import PANE_BINDINGS
 from ..scrubbed import scrubbed, window_end, window_start
 from ..steps import StepIndex
@@ -280,7 +280,10 @@ class CallResult(ComponentStyles, Prerendered):
                 Text("raw, as sent", meta), Text(other.get(result.status, "best effort"), meta)
             )
             repaired = laid_out_as(raw, result)
-            left, right = self._diff(clip(raw, scrub=scrub), clip(repaired, scrub=scrub))
+            # clipped, both are far under MARK_LIMIT: always marked
+            removed, added = self._style("removed"), self._style("added")
+            left, right = marked_pair(clip(raw, scrub=scrub), clip(repaired, scrub=scrub),
+                                      removed, added)
             table.add_row(scrubbed(left, scrub), scrubbed(right, scrub))
             parts.append(table)
         elif result.status != "ok":
@@ -324,20 +327,6 @@ class CallResult(ComponentStyles, Prerendered):
             return [scrubbed(shown, self.index.scrub)]
         output_text = pretty(output, self.value_lines, scrub=self.index.scrub)
         return [Text(f"tool output (e{event})", meta), output_text]
-
-
-    def _diff(self, raw: str, repaired: str) -> tuple[Text, Text]:
-        """The two texts with what the repair took out marked on the left and
-        what it put in on the right (a character diff of the shown texts)."""
-        left, right = Text(raw, overflow="fold"), Text(repaired, overflow="fold")
-        removed, added = self._style("removed"), self._style("added")
-        matcher = SequenceMatcher(None, raw, repaired, autojunk=False)
-        for op, a0, a1, b0, b1 in matcher.get_opcodes():
-            if op in ("replace", "delete"):
-                left.stylize(removed, a0, a1)
-            if op in ("replace", "insert"):
-                right.stylize(added, b0, b1)
-        return left, right
 
 
 class DiagnosticsView(ComponentStyles, Titled, Prerendered):
