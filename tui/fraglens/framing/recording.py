@@ -380,9 +380,19 @@ def parse_recording(data: bytes) -> Recording:
         secrets=Fingerprints.from_json(header.get("secrets")),
         transport=WEBSOCKET if header.get("transport") == WEBSOCKET else "http",
     )
-    last = data.count(b"\n")
+    chunks = rec.chunks
+    last: int | None = None  # the last line's number, counted once a line is unreadable
     for number, obj in _lines(data):
+        # the writer's read line, {"t": seconds, "b": text}, nearly every line of a
+        # recording: read here without the general checks below, to the same chunk
+        if type(obj) is dict and len(obj) == 2:
+            b, t = obj.get("b"), obj.get("t")
+            if type(b) is str and type(t) is float and t - t == 0.0:  # finite
+                chunks.append((t, b.encode("utf-8", "surrogatepass")))
+                continue
         if obj is _UNREADABLE:
+            if last is None:
+                last = data.count(b"\n")
             if number == last:
                 rec.truncated = True
             else:
