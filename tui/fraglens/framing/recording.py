@@ -463,15 +463,16 @@ def _lines(data: bytes) -> Iterator[tuple[int, Any]]:
     while start:
         end = text.find("\n", start)
         stop = len(text) if end < 0 else end
-        if blank(text, start, stop) is None:
-            at = space(text, start, stop).end()  # type: ignore[union-attr]
+        opens = text.startswith("{", start)  # the writer's lines: neither blank nor indented
+        if opens or blank(text, start, stop) is None:
+            at = start if opens else space(text, start, stop).end()  # type: ignore[union-attr]
             try:
                 value, after = _scan_once(text, at)
             except (StopIteration, ValueError, RecursionError):
                 after = stop + 1
             if after > stop:  # no value within the line: json.loads says (a BOM, say) or refuses
                 yield number, _loads(text[start:stop].encode("utf-8", "surrogatepass"))
-            elif space(text, after, stop).end() == stop:  # type: ignore[union-attr]
+            elif after == stop or space(text, after, stop).end() == stop:  # type: ignore[union-attr]
                 yield number, value
             else:
                 yield number, _UNREADABLE  # trailing data: json.loads refuses it too
