@@ -12,6 +12,8 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from fraglens.redact import MIN_SECRET, REDACTED, Fingerprints, Scrubber, Secrets, redact_url
 
@@ -272,3 +274,58 @@ def test_fingerprints_find_the_key_in_a_joined_text_and_scrub_every_spelling():
 )  # fmt: skip
 def test_fingerprints_from_a_hand_edited_file_are_refused_not_trusted(junk):
     assert Fingerprints.from_json(junk) is None
+
+
+def _cut_at_char_by_char(secrets: Secrets, data: bytes) -> int:
+    """cut_at as it was: every candidate tail checked character by character."""
+    from fraglens.redact import _ESCAPES, _prefix_of_spelling
+
+    start = max(len(data) - secrets.longest + 1, 0)
+    for at in range(start, len(data)):
+        first = data[at : at + 1]
+        if first in _ESCAPES and first:
+            values = secrets.spelled
+        else:
+            values = tuple(v for v in secrets.spelled if v.encode()[:1] == first)
+        if any(_prefix_of_spelling(data[at:], value) for value in values):
+            return at
+    return len(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                KEY,
+                '\\"',
+                "\\U0073",
+                KEY[:5],
+                KEY[5:12],
+                KEY[12:],
+                "Bearer ",
+                "\\u0073",
+                "%73",
+                "\\/",
+                "+",
+                "%",
+                "\\",
+                " data ",
+                "9d2e",
+                base64.b64encode(KEY.encode()).decode()[:9],
+                "é",
+                "sk-",
+            ]
+        ),  # fmt: skip
+        max_size=12,
+    ),
+    st.integers(0, 6),
+)
+@example(["data ", KEY], 0)  # a whole value at the end: nothing of it is held back
+@example(["data ", KEY], 3)
+def test_the_held_back_tail_is_the_one_the_character_by_character_check_finds(pieces, cut):
+    """cut_at compares a tail with no escape in it to each value's bytes at once;
+    the place it finds is the one the check of each character finds."""
+    data = "".join(pieces).encode()
+    data = data[: max(len(data) - cut, 0)]
+    assert SECRETS.cut_at(data) == _cut_at_char_by_char(SECRETS, data)

@@ -194,6 +194,17 @@ def _char_pattern(char: str) -> str:
     return "(?:" + "|".join(forms) + ")"
 
 
+@lru_cache(maxsize=64)
+def _patterns(spelled: tuple[str, ...]) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """The scrub pattern of these spellings and the bytes they can start with. Built
+    once per set of values: a proxy sees the same key on every request, and the
+    pattern of one key (every character in every spelling) took 14 ms to build."""
+    alternatives = ["".join(_char_pattern(c) for c in v) for v in spelled]
+    pattern = re.compile("|".join(alternatives).encode("utf-8"))
+    firsts = {v[0].encode("utf-8")[:1] for v in spelled} | {b"\\", b"%", b"+"}
+    return pattern, re.compile(b"[" + b"".join(re.escape(f) for f in firsts) + b"]")
+
+
 def _encodings(value: str) -> list[str]:
     """``value`` as base64 and as hex: a server or a model may hand a key back
     encoded (a Basic header, a signed blob, a dump of bytes). Base64 is spelled
@@ -260,15 +271,17 @@ class Secrets:
         #: the longest spelling of any value, in bytes: the most a scrubber holds back
         self.longest = max((len(v.encode("utf-8")) * 6 for v in self.spelled), default=0)
         if self.values:
-            alternatives = ["".join(_char_pattern(c) for c in v) for v in self.spelled]
-            self._pattern = re.compile("|".join(alternatives).encode("utf-8"))
-            firsts = {v[0].encode("utf-8")[:1] for v in self.spelled} | {b"\\", b"%", b"+"}
-            self._first = re.compile(b"[" + b"".join(re.escape(f) for f in firsts) + b"]")
+            self._pattern, self._first = _patterns(self.spelled)
         #: the values whose spelling as they are starts with a byte: a tail that starts
         #: there with no escape can begin only those (a digit, most often one hex form)
         self._starting: dict[int, list[str]] = {}
+        #: the same, as their bytes: a tail with no escape in it begins one of them
+        #: exactly when it is a shorter prefix of its bytes
+        self._starting_bytes: dict[int, list[bytes]] = {}
         for v in self.spelled:
-            self._starting.setdefault(v.encode("utf-8")[0], []).append(v)
+            utf8 = v.encode("utf-8")
+            self._starting.setdefault(utf8[0], []).append(v)
+            self._starting_bytes.setdefault(utf8[0], []).append(utf8)
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -342,10 +355,24 @@ class Secrets:
         if self._first is None:
             return len(data)
         start = max(len(data) - self.longest + 1, 0)
+        # every spelling but the one as it is starts with an escape byte: a tail past
+        # the last of them is checked with one bytes comparison per value, not
+        # character by character (the proxy checks every read it forwards)
+        escaped = max(data.rfind(b"\\"), data.rfind(b"%"), data.rfind(b"+"))
         for m in self._first.finditer(data, start):
             at = m.start()
-            values = self.spelled if data[at] in _ESCAPES else self._starting.get(data[at], ())
             tail = data[at:]
+            if at > escaped:
+                n = len(tail)
+                if any(
+                    n < len(v) and v.startswith(tail)
+                    for v in self._starting_bytes.get(data[at], ())
+                ):
+                    return at
+                continue
+            if tail[1:2] and tail[:1] == b"\\" and tail[1:2] not in b"uU/":
+                continue  # an escaped quote in JSON text: the escape of no character of a key
+            values = self.spelled if data[at] in _ESCAPES else self._starting.get(data[at], ())
             if any(_prefix_of_spelling(tail, value) for value in values):
                 return at
         return len(data)
@@ -596,9 +623,7 @@ def _decodings(text: str) -> list[str]:
     """``text`` as it is, and with its JSON escapes and its percent-encoding undone."""
     forms = [text]
     if "\\" in text:
-        forms.append(
-            _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else "/", text)
-        )
+        forms.append(_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else "/", text))
     if "%" in text:
         forms.append(unquote(text))
     return forms

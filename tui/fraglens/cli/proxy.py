@@ -74,6 +74,14 @@ def build(p: argparse.ArgumentParser) -> None:
         line="the longest SSE line or event a flow decodes",
         decoded="the most of a compressed body a flow inflates",
     )
+    caps.add_argument(
+        "--max-backlog-bytes",
+        type=size,
+        default=DEFAULT_LIMITS.max_backlog,
+        metavar="N",
+        help="how far the flows may fall behind the forwarding before the streams then "
+        "open stop being decoded (default 64M)",
+    )
     p.add_argument(
         "--json",
         action="store_true",
@@ -192,6 +200,7 @@ def _serve(args: argparse.Namespace, upstream: Any, sock: Any, exporter: Any) ->
             max_line=args.max_line_bytes,
             max_decoded=args.max_decoded_bytes,
             max_body=args.max_body_bytes,
+            max_backlog=args.max_backlog_bytes,
         ),
     )
     base = proxy.url + upstream.path.rstrip("/")

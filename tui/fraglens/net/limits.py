@@ -38,6 +38,10 @@ class Limits:
     max_stream: int = 1024 * _MIB
     #: a request body the proxy forwards; larger gets 413: ``--max-body-bytes``
     max_body: int = 64 * _MIB
+    #: how far the proxy's flows may fall behind its forwarding (what the forwarding
+    #: process holds for them, unread); past it the streams' copies stop:
+    #: ``--max-backlog-bytes``
+    max_backlog: int = 64 * _MIB
 
 
 DEFAULT_LIMITS = Limits()

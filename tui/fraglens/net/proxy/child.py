@@ -73,10 +73,6 @@ __all__ = ["ChildProxy", "PipeSink"]
 #: where the parent puts the upstream for the child (its argv would show a key to ps)
 UPSTREAM_ENV = "FRAGLENS_PROXY_UPSTREAM"
 
-#: how far the parent may fall behind (bytes written to the pipe, not yet read)
-#: before the flows stop getting body bytes: the pipe's buffer is this process's memory
-MAX_BACKLOG = 64 * 1024 * 1024
-
 
 class PipeSink:
     """A FlowSink that writes each fact as a JSON line to a non-blocking writer.
@@ -86,22 +82,47 @@ class PipeSink:
     it lags; past ``max_backlog`` buffered bytes, the exchanges still streaming
     stop sending their body's copy (each says so once, as a ``stopped`` fact),
     so that memory stays bounded and forwarding is never held up.
+
+    With ``schedule`` (the loop's ``call_soon``), the lines of one turn of the
+    loop are joined and written once, on the next turn: one write to the pipe
+    for the reads of many streams, not one each.
     """
 
     def __init__(
         self,
         write: Any,
         backlog: Callable[[], int] = lambda: 0,
-        max_backlog: int = MAX_BACKLOG,
+        max_backlog: int = DEFAULT_LIMITS.max_backlog,
+        schedule: Callable[[Callable[[], None]], object] | None = None,
     ) -> None:
         self._write = write
         self._backlog = backlog
         self._max_backlog = max_backlog
+        self._schedule = schedule
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
         #: exchanges whose body is no longer sent: the parent fell behind
         self._behind: set[int] = set()
 
+    def _put(self, line: bytes) -> None:
+        if self._schedule is None:
+            self._write(line)
+            return
+        self._pending.append(line)
+        self._pending_bytes += len(line)
+        if len(self._pending) == 1:
+            self._schedule(self.flush)
+
+    def flush(self) -> None:
+        """Write the lines held for this turn (also once at the end)."""
+        if self._pending:
+            data = b"".join(self._pending)
+            self._pending.clear()
+            self._pending_bytes = 0
+            self._write(data)
+
     def _line(self, obj: dict[str, Any]) -> None:
-        self._write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+        self._put(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
 
     def opened(self, x: Opened) -> None:
         self._line(
@@ -128,7 +149,7 @@ class PipeSink:
     def body(self, id: int, data: bytes, received: int, at: float) -> None:
         if id in self._behind:
             return
-        if self._backlog() > self._max_backlog:
+        if self._backlog() + self._pending_bytes > self._max_backlog:
             self._behind.add(id)
             behind = mib(self._max_backlog)
             self.stopped(
@@ -138,7 +159,7 @@ class PipeSink:
         # the one line per network read: built by hand, as json.dumps would write it
         # (ints, a float's repr and base64 need no escaping), at a third of its cost
         b64 = base64.b64encode(data)
-        self._write(b'{"x":%d,"at":%r,"b64":"%s","n":%d}\n' % (id, at, b64, received))
+        self._put(b'{"x":%d,"at":%r,"b64":"%s","n":%d}\n' % (id, at, b64, received))
 
     def stopped(self, id: int, reason: str, at: float) -> None:
         self._line({"x": id, "at": at, "stopped": reason})
@@ -158,7 +179,7 @@ class PipeSink:
         self._line({"x": id, "ws": "handshake", "status": status, "headers": shown, "at": at})
 
     def ws_message(self, id: int, sender: str, data: str | bytes, at: float) -> None:
-        if self._backlog() > self._max_backlog:
+        if self._backlog() + self._pending_bytes > self._max_backlog:
             size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8"))
             behind = mib(self._max_backlog)
             self.ws_refused(id, sender, size, f"the flows fell {behind} behind the "
@@ -188,7 +209,7 @@ async def _child_main(fd: int, upstream: str, limits: Limits) -> None:
     # stdout is the protocol: nothing else may print there
     sys.stdout = sys.stderr
     out, _ = await loop.connect_write_pipe(asyncio.Protocol, pipe)
-    sink = PipeSink(out.write, out.get_write_buffer_size)
+    sink = PipeSink(out.write, out.get_write_buffer_size, limits.max_backlog, loop.call_soon)
     sock = socket.socket(fileno=fd)
     sock.setblocking(False)
 
@@ -216,6 +237,7 @@ async def _child_main(fd: int, upstream: str, limits: Limits) -> None:
         await server.serve()
     finally:
         watcher.cancel()
+        sink.flush()
         out.close()
 
 
@@ -229,6 +251,7 @@ def child_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--upstream", default=os.environ.get(UPSTREAM_ENV))
     parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_LIMITS.max_body)
     parser.add_argument("--max-decoded-bytes", type=int, default=DEFAULT_LIMITS.max_decoded)
+    parser.add_argument("--max-backlog-bytes", type=int, default=DEFAULT_LIMITS.max_backlog)
     # a WebSocket message past it is passed on but not copied to the flows
     parser.add_argument("--max-line-bytes", type=int, default=DEFAULT_LIMITS.max_line)
     args = parser.parse_args(argv)
@@ -239,8 +262,12 @@ def child_main(argv: list[str] | None = None) -> int:
     # so the pipe is closed and the exit is 0, not death by SIGTERM
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        limits = Limits(max_body=args.max_body_bytes, max_decoded=args.max_decoded_bytes,
-                        max_line=args.max_line_bytes)
+        limits = Limits(
+            max_body=args.max_body_bytes,
+            max_decoded=args.max_decoded_bytes,
+            max_line=args.max_line_bytes,
+            max_backlog=args.max_backlog_bytes,
+        )
         asyncio.run(_child_main(args.fd, args.upstream, limits))
     except KeyboardInterrupt:
         pass
@@ -298,7 +325,8 @@ class ChildProxy:
             [sys.executable, "-m", "fraglens.net.proxy.child", "--fd", str(fd),
              "--max-body-bytes", str(self.limits.max_body),
              "--max-decoded-bytes", str(self.limits.max_decoded),
-             "--max-line-bytes", str(self.limits.max_line)],
+             "--max-line-bytes", str(self.limits.max_line),
+             "--max-backlog-bytes", str(self.limits.max_backlog)],
             pass_fds=(fd,),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -53,6 +53,7 @@ from ...redact import Fingerprints, Secrets, redact_headers, redact_url
 from ..decoded import DecodedCopy
 from ..limits import DEFAULT_LIMITS, Limits, mib
 from .flows import FlowStore
+from .later import Later
 from .sink import FlowSink, Opened, StoreSink
 
 __all__ = ["ProxyApp", "ProxyServer", "bind", "is_loopback", "join_upstream", "parse_upstream"]
@@ -82,6 +83,13 @@ _TIMEOUT = httpx.Timeout(connect=30.0, read=None, write=60.0, pool=None)
 _LOG = logging.getLogger("fraglens.proxy")
 #: credential sets whose fingerprints are kept (a proxy serves a few clients)
 _PRINTS_KEPT = 64
+#: httpcore's pool walks every connection it holds, polling each idle one, whenever
+#: a request starts or ends: per request, a cost that grows with the streams at once
+#: (measured: half the relay's CPU per read at 50 streams). Exchanges take turns
+#: among this many pools, each walk an eighth as long.
+_POOLS = 8
+#: idle upstream connections kept, over all the pools
+_KEPT = 256
 
 
 def _hop_by_hop(headers: list[tuple[bytes, bytes]]) -> set[bytes]:
@@ -261,7 +269,9 @@ class ProxyApp:
         #: one line per refused request (the child sends it up the pipe)
         self.log: Callable[[str], None] = log or (lambda line: _LOG.warning("%s", line))
         self._transport = transport
-        self._client: httpx.AsyncClient | None = None
+        self._clients: list[httpx.AsyncClient] = []
+        #: the sink's facts, reported once the reads of this turn have gone out
+        self.later = Later()
         self._ids = itertools.count(1)
         #: exchanges that have not ended yet (each ends once, with its first reason),
         #: and the credentials each carried
@@ -298,27 +308,37 @@ class ProxyApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                transport=self._transport,
-                timeout=_TIMEOUT,
-                follow_redirects=False,
-                # the environment's proxy settings are the user's app's business
-                trust_env=False,
-                # as many idle upstream connections as there were streams at once: with
-                # fewer, every burst of concurrent streams pays new connections again
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=256),
-            )
-            # httpx adds Accept, Accept-Encoding, Connection and User-Agent to
-            # every request by default: the upstream must see the client's own
-            self._client.headers.clear()
-        return self._client
+    def client(self, xid: int = 0) -> httpx.AsyncClient:
+        """The upstream client of exchange ``xid``: one of ``_POOLS``, each with its own
+        connection pool."""
+        if not self._clients:
+            # one trust store for all the pools: loading it is tens of milliseconds each
+            context = httpx.create_ssl_context(trust_env=False)
+            for _ in range(_POOLS):
+                client = httpx.AsyncClient(
+                    transport=self._transport,
+                    verify=context,
+                    timeout=_TIMEOUT,
+                    follow_redirects=False,
+                    # the environment's proxy settings are the user's app's business
+                    trust_env=False,
+                    # as many idle upstream connections as there were streams at once:
+                    # with fewer, every burst of concurrent streams pays new connections
+                    limits=httpx.Limits(
+                        max_connections=None, max_keepalive_connections=_KEPT // _POOLS
+                    ),
+                )
+                # httpx adds Accept, Accept-Encoding, Connection and User-Agent to
+                # every request by default: the upstream must see the client's own
+                client.headers.clear()
+                self._clients.append(client)
+        return self._clients[xid % _POOLS]
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        self.later.run()
+        clients, self._clients = self._clients, []
+        for client in clients:
+            await client.aclose()
 
     async def _fingerprints(self, secrets: Secrets) -> Fingerprints:
         """What the flows get of the request's credentials: their fingerprints, never
@@ -395,7 +415,7 @@ class ProxyApp:
             unscrubbed=secrets.unscrubbed,
             secrets=prints,
         )
-        self.sink.opened(opened)
+        self.later.call(self.sink.opened, opened)
         self._live[xid] = secrets
         try:
             await self._exchange(xid, opened.url, request, secrets, receive, send)
@@ -410,7 +430,7 @@ class ProxyApp:
         secrets = self._live.pop(xid, None)
         if secrets is not None:
             said = secrets.scrub_text(error) if error is not None else None
-            self.sink.ended(xid, how, said, time.monotonic())
+            self.later.call(self.sink.ended, xid, how, said, time.monotonic())
 
     async def _exchange(
         self,
@@ -440,12 +460,11 @@ class ProxyApp:
         if not pump.cancelled():
             pump.result()  # a bug in the pump is re-raised and logged by _http
 
-    def _copy(self, xid: int, copy: DecodedCopy, chunk: bytes | None) -> None:
+    def _copy(self, xid: int, copy: DecodedCopy, chunk: bytes | None, at: float) -> None:
         """Report a read (None: the end of the body) as the copy keeps it, and, once,
-        why the copy stopped."""
+        why the copy stopped. Put off (``later.py``): ``at`` is when the read came."""
         was = copy.stopped
         data = copy.feed(chunk) if chunk is not None else copy.close()
-        at = time.monotonic()
         if data or chunk:
             self.sink.body(xid, data, len(chunk or b""), at)
         if copy.stopped is not None and was is None:
@@ -454,9 +473,9 @@ class ProxyApp:
     async def _pump(
         self, xid: int, url: str, request: httpx.Request, secrets: Secrets, send: Send
     ) -> None:
-        sink = self.sink
+        sink, later = self.sink, self.later
         try:
-            response = await self.client().send(request, stream=True)
+            response = await self.client(xid).send(request, stream=True)
         except httpx.HTTPError as exc:
             message = f"fraglens proxy: could not reach the upstream {url}: {_reason(exc)}"
             self._end(xid, "unreachable", message)
@@ -472,9 +491,9 @@ class ProxyApp:
             raw_headers = forwarded_response_headers(list(response.headers.raw))
             # the client gets the headers as they came; the flow, without an echoed key
             shown = [(n, secrets.scrub_text(v)) for n, v in _text_pairs(raw_headers)]
-            sink.response(xid, response.status_code, shown, time.monotonic())
+            later.call(sink.response, xid, response.status_code, shown, time.monotonic())
             if copy.stopped is not None:
-                sink.stopped(xid, copy.stopped, time.monotonic())
+                later.call(sink.stopped, xid, copy.stopped, time.monotonic())
             await send(
                 {
                     "type": "http.response.start",
@@ -484,11 +503,11 @@ class ProxyApp:
             )
             try:
                 async for chunk in response.aiter_raw():
-                    # the client first; the copy for the flow after
+                    # the client first; the copy for the flow once this turn's reads are out
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    self._copy(xid, copy, chunk)
+                    later.call(self._copy, xid, copy, chunk, time.monotonic())
             except httpx.HTTPError as exc:
-                self._copy(xid, copy, None)
+                later.call(self._copy, xid, copy, None, time.monotonic())
                 # leave the response unfinished: uvicorn closes the connection, and
                 # the client sees the cut the upstream made, not a clean end
                 error = f"the upstream broke off mid-body: {_reason(exc)}"
@@ -496,12 +515,12 @@ class ProxyApp:
                 return
             # said before the last message: once the response is complete, the
             # disconnect watcher returns too, and must find the exchange ended
-            self._copy(xid, copy, None)
+            later.call(self._copy, xid, copy, None, time.monotonic())
             self._end(xid, "eof", None)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             # the client went away mid-body: what the copy holds back still goes to the flow
-            self._copy(xid, copy, None)
+            later.call(self._copy, xid, copy, None, time.monotonic())
             await response.aclose()
 
 
