@@ -671,6 +671,7 @@ def test_a_recording_with_an_unparsable_url_is_read(tmp_path, capsys, url, comma
         ('{"t":1,"b":"x"}', (1.0, b"x")),  # an integer time is a float time
         ('{"t":1e999,"b":"x"}', (None, b"x")),  # no clock reads an infinite time
         ('{"t":-1e999,"b":"x"}', (None, b"x")),
+        ('{"t":NaN,"b":"x"}', (None, b"x")),  # json reads NaN; no clock does
         ('{"b":"x","t":0.5,"z":[1]}', (0.5, b"x")),  # keys it does not know, in any order
         ('{"t":"0.5","b":"x"}', (None, b"x")),  # a time that is no number
         ('{"t":0.5,"b":"\\ud83d"}', (0.5, b"\xed\xa0\xbd")),  # a lone surrogate escape
