@@ -48,6 +48,7 @@ import json
 import random
 import string
 from collections.abc import Callable, Iterator
+from typing import Any
 
 FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini", "gemini-long", "cohere",
            "dashscope", "bedrock-converse", "bedrock-invoke", "ollama", "ai-sdk")
@@ -365,10 +366,11 @@ def identical(fmt: str, calls: int = 1, arg_bytes: int = 1_000_000, frag: int = 
     return format_stream(fmt, arg_bytes, frag)
 
 
-def recording(body: bytes, seed: int = 24) -> bytes:
+def recording(body: bytes, seed: int = 24, secrets: Any = None) -> bytes:
     """``body`` as a fraglens recording of the reads that delivered it: each
     read 1-3 events, one read in five cut inside the next event, and about
-    one cut in three of those inside a UTF-8 character."""
+    one cut in three of those inside a UTF-8 character. ``secrets``: the
+    fingerprints its header carries (``redact.Fingerprints``), if any."""
     from fraglens.framing.recording import RecordingWriter
 
     rnd = random.Random(seed)
@@ -383,7 +385,7 @@ def recording(body: bytes, seed: int = 24) -> bytes:
     writer = RecordingWriter(out)
     writer.start({"method": "POST", "url": "https://api.example.com/v1/chat/completions",
                   "headers": {"content-type": "application/json"}, "body": {"stream": True}},
-                 created="2026-12-02T08:00:00.000Z")
+                 created="2026-12-02T08:00:00.000Z", secrets=secrets)
     writer.response(200, {"content-type": "text/event-stream"}, t=0.25)
     t, pos = 0.25, 0
     while pos < len(body):

@@ -15,11 +15,14 @@ background while shown), headless at 120x36. That process prints:
   ``:N`` (a random event), ``n`` and a burst of 200 ``n`` in a row;
 - peak memory (the process's maximum resident set), against the input's size.
 
-    python bench/tui.py [--sizes 100000,1000000] [--recording]
+    python bench/tui.py [--sizes 100000,1000000] [--recording] [--secrets]
 
 With ``--recording`` each size is opened twice: as SSE, and as a fraglens
 recording of the same body in realistic reads (``bench/shapes.py``: 1-3
-events a read, some cut inside an event or a character).
+events a read, some cut inside an event or a character). With ``--secrets``
+the recording's header also carries the fingerprints of a key that the
+arguments hold once, cut across fragments, so every pane scrubs what it draws
+(found by its fingerprint as ``fraglens FILE`` finds it).
 """
 
 from __future__ import annotations
@@ -47,9 +50,15 @@ PIECE = 10  # characters of arguments per fragment
 TARGETS = {100_000: (1.0, None, 0.1), 1_000_000: (2.0, 8.0, 0.3)}
 
 
-def recording(events: int) -> bytes:
+#: the key ``--secrets`` puts in the middle of the arguments
+KEY = "sk-proj-bench-9f8e7d6c5b4a39281706"
+
+
+def recording(events: int, key: str | None = None) -> bytes:
     """One ``write_file`` call whose ``content`` (code lines) comes ``PIECE``
-    characters a chunk: ``events`` events in all."""
+    characters a chunk: ``events`` events in all; ``key``: a line a little
+    before the middle holds it, in the cards' window for the ``n`` steps timed
+    from the middle."""
     fragments = events - 3  # the call's opening chunk, the finish chunk, [DONE]
     lines, size, i = [], 0, 0
     while size < fragments * PIECE:
@@ -57,6 +66,8 @@ def recording(events: int) -> bytes:
         lines.append(line)
         size += len(line) + 2
         i += 1
+    if key is not None:
+        lines[len(lines) * 51 // 100] = f'    api_key = "{key}"'
     args = '{"path":"src/generated.py","content":' + _json_str("\n".join(lines)) + "}"
     pieces = [args[k : k + PIECE] for k in range(0, len(args), PIECE)]
     pieces = pieces[: fragments - 1] + ["".join(pieces[fragments - 1 :])]
@@ -167,6 +178,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000", help="event counts, comma-separated")
     parser.add_argument("--recording", action="store_true",
                         help="also open each size's body as a fraglens recording")
+    parser.add_argument("--secrets", action="store_true",
+                        help="the recording knows a key its arguments hold (implies --recording)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -180,17 +193,20 @@ def main() -> None:
         first, loaded, key = TARGETS.get(events, (None, None, None))
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "capture.sse"
-            path.write_bytes(recording(events))
+            path.write_bytes(recording(events, KEY if args.secrets else None))
             print(f"\n== {events:,} events, one call ({path.stat().st_size / 1e6:.0f} MB) ==")
             if first is not None:
                 goal = f"targets: first screen <= {first:g} s, any key <= {key * 1000:g} ms"
                 print(goal + (f", loaded <= {loaded:g} s" if loaded else ""))
             subprocess.run([sys.executable, __file__, "--child", str(path)], check=True)
-            if args.recording:
+            if args.recording or args.secrets:
                 from shapes import recording as as_recording
 
+                from fraglens.redact import Secrets
+
+                prints = Secrets([("bench", KEY)]).fingerprints() if args.secrets else None
                 rec = Path(tmp) / "capture.jsonl"
-                rec.write_bytes(as_recording(path.read_bytes()))
+                rec.write_bytes(as_recording(path.read_bytes(), secrets=prints))
                 print(f"-- the same body as a recording ({rec.stat().st_size / 1e6:.0f} MB) --")
                 subprocess.run([sys.executable, __file__, "--child", str(rec)], check=True)
 

@@ -24,6 +24,7 @@ __all__ = [
     "Headers",
     "Scrubber",
     "Secrets",
+    "TextScrub",
     "is_secret_name",
     "redact_headers",
     "redact_url",
@@ -266,6 +267,8 @@ class Secrets:
             dict.fromkeys(s for v in self.values for s in (v, *_encodings(v)))
         )
         self._pattern: re.Pattern[bytes] | None = None
+        #: the same alternatives over text, for ``spans`` (compiled when first asked)
+        self._text_pattern: re.Pattern[str] | None = None
         #: the bytes a spelling of a value can start with: where a cut spelling may begin
         self._first: re.Pattern[bytes] | None = None
         #: the longest spelling of any value, in bytes: the most a scrubber holds back
@@ -340,6 +343,16 @@ class Secrets:
         if self._pattern is None:
             return value
         return _map_strings(value, self.scrub_text, self.scrub)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where ``scrub_text`` would replace something in ``text``: (start, end) pairs
+        in order, for a view that keeps its own offsets (styles, matches)."""
+        if not self.values:
+            return []
+        if self._text_pattern is None:
+            alternatives = ["".join(_char_pattern(c) for c in v) for v in self.spelled]
+            self._text_pattern = re.compile("|".join(alternatives))
+        return [m.span() for m in self._text_pattern.finditer(text)]
 
     def fingerprints(self, salt: bytes | None = None) -> Fingerprints:
         """What finds these values again without holding them (see ``Fingerprints``);
@@ -585,8 +598,12 @@ class Fingerprints:
         """The values these fingerprints stand for that occur in the strings of
         ``value`` (a JSON-like document), as they are or JSON-escaped or
         percent-encoded."""
+        return Secrets(("a fingerprint", v) for v in self.values_in(value, {}))
+
+    def values_in(self, value: Any, tried: dict[str, bool]) -> list[str]:
+        """The values found in ``value``'s strings; ``tried``: each window scrypt has
+        judged (True when it is a value), kept by a caller that asks again and again."""
         found: dict[str, None] = {}
-        tried: set[str] = set()
         for text in _strings(value):
             for form in _decodings(text):
                 for head, prints in self._by_head.items():
@@ -600,16 +617,76 @@ class Fingerprints:
                                 continue
                             # scrypt once per window that passes (the key, many times)
                             if window not in tried:
-                                tried.add(window)
-                                if _slow(self.salt, window) == slow:
-                                    found[window] = None
+                                tried[window] = _slow(self.salt, window) == slow
+                            if tried[window]:
+                                found[window] = None
                         at = form.find(head, at + 1)
-        return Secrets(("a fingerprint", v) for v in found)
+        return list(found)
 
     def scrub_value(self, value: Any) -> Any:
         """``value`` with every value these fingerprints stand for scrubbed out."""
         secrets = self.found_in(value)
         return secrets.scrub_value(value) if secrets else value
+
+
+#: windows a TextScrub remembers having checked with scrypt, at most
+_TRIED_KEPT = 4096
+
+
+class TextScrub:
+    """Scrubs one text at a time with what a stream knows of its credentials, for a
+    view that shows small parts of the joined text again and again (the app's
+    panes, a step at a time) and cannot scrub the whole stream each time.
+
+    ``Secrets`` scrub as they are. ``Fingerprints`` scrub the values found so far
+    in what was shown: a head's places are hashed with SHA-256 each time, but a
+    window that passes is judged by scrypt once, however often it is shown again.
+    """
+
+    def __init__(self, known: Secrets | Fingerprints | None) -> None:
+        self.known = known
+        self._prints = known if isinstance(known, Fingerprints) else None
+        self.secrets = known if isinstance(known, Secrets) else Secrets()
+        #: the windows scrypt judged; one enters only when its 16-bit hash passes
+        #: (1 place in 65,536), and at _TRIED_KEPT the ones that were no value go
+        self._tried: dict[str, bool] = {}
+        self._found: dict[str, None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.secrets) or bool(self._prints)
+
+    def __repr__(self) -> str:
+        return f"TextScrub({self.known!r})"
+
+    @property
+    def reach(self) -> int:
+        """The longest spelling of a value, in characters: how far before a window a
+        value cut by the window's edge may begin."""
+        if self._prints is not None:
+            # a character is 4 UTF-8 bytes at most, each "%XX" at most
+            return max(n for n, *_ in self._prints.prints) * 12
+        return self.secrets.longest
+
+    def _learn(self, text: str) -> None:
+        if self._prints is None:
+            return
+        if len(self._tried) > _TRIED_KEPT:
+            self._tried = {window: True for window in self._found}
+        new = [v for v in self._prints.values_in(text, self._tried) if v not in self._found]
+        if new:
+            self._found.update(dict.fromkeys(new))
+            self.secrets = Secrets(("a fingerprint", v) for v in self._found)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where a value is in ``text``, in any spelling: (start, end) pairs in order."""
+        self._learn(text)
+        return self.secrets.spans(text)
+
+    def text(self, text: str) -> str:
+        if not self:
+            return text
+        self._learn(text)
+        return self.secrets.scrub_text(text)
 
 
 #: the longest value a fingerprint is taken from a file for (a window is hashed at each

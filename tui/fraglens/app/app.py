@@ -832,7 +832,7 @@ class FraglensApp(App[int]):
         what = "the assistant message (whole stream)"
         if self.step < self.index.last:  # m gives the final message, whatever the step
             what = f"the final assistant message (whole stream, not as of event {self.step})"
-        clipboard.copy(self, text, what)
+        clipboard.copy(self, text, what, self.stream.secrets)
         for note in notes:
             self.notify(note, title="History note", severity="warning", timeout=8)
 
@@ -857,7 +857,10 @@ class FraglensApp(App[int]):
             state = "no verdict yet" if result is None else result.status
             about = f"{state} · the argument text as received at event {step} ({len(raw):,} chars)"
             text = raw
-        self.push_screen(ValueScreen(title, about, text, call, step, self.boundaries))
+        # shown whole: scrubbed once here, not per screen line
+        text = self.index.scrub.text(text)
+        view = ValueScreen(title, about, text, call, step, self.boundaries, self.index.scrub)
+        self.push_screen(view)
 
     def action_show_tools(self) -> None:
         if self.index.fit is not None:

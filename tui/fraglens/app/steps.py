@@ -22,6 +22,7 @@ from ..engine.diagnostics import SEVERITY_RANK, Diagnostic
 from ..engine.plural import counted
 from ..fit.verdicts import Fit
 from ..reading.stream import Stream
+from ..redact import TextScrub
 from ..report.cost import PriceOptions, cost_of
 from ..report.document import ordered_calls
 from ..report.identity import streamed_identity
@@ -81,7 +82,16 @@ class StepIndex:
         self.id_made_up: dict[int, int] = {}
         #: (choice, channel) -> running length of its text pieces (append-only, like them)
         self._lengths: dict[tuple[int, str], array] = {}
+        self._scrub = TextScrub(None)
         self.refresh()
+
+    @property
+    def scrub(self) -> TextScrub:
+        """The stream's credentials, to take out of what a pane draws
+        (``app/scrubbed.py``); a live call learns them once it has begun."""
+        if self._scrub.known is not self.stream.secrets:
+            self._scrub = TextScrub(self.stream.secrets)
+        return self._scrub
 
     def refresh(self) -> None:
         #: the recording has receive times (a recording, HAR): shown and played by

@@ -45,8 +45,8 @@ def call_lines(index: StepIndex, width: int) -> list[Text]:
         result = call.result
         rows.append((
             f"#{position}",
-            _cut(call.id or "(no id)", LONGEST),
-            _cut(call.name or "(no name)", LONGEST),
+            _cut(index.scrub.text(call.id or "(no id)"), LONGEST),
+            _cut(index.scrub.text(call.name or "(no name)"), LONGEST),
             STATUS_GLYPH[result.status] if result is not None else "… open",
             counted(call.length, "char"),
             f"e{call.first_event}–e{max(call.first_event, call.last_event)}",

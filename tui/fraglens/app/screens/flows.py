@@ -520,6 +520,8 @@ class ProxyFlowsApp(FraglensApp):
     async def _open(self, flow: Flow) -> None:
         assert flow.stream is not None
         mirror = Stream(format=flow.format, framing=flow.stream.framing)
+        # the panes draw the joined pieces: a key the upstream echoed is taken out there
+        mirror.secrets = flow.secrets
         self._opening = True
         try:
             self.shown, self._fed = flow, 0

@@ -21,8 +21,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...engine.plural import counted
+from ...redact import TextScrub
 from ..keys import HELP_BINDING
 from ..naive import Grouped, NaiveReplay
+from ..scrubbed import scrubbed
 from ..steps import StepIndex
 from ..widgets.cells import cell_safe
 from ..widgets.cut import cut_string
@@ -40,9 +42,9 @@ def real_entries(index: StepIndex) -> Text:
         status = STATUS_GLYPH[result.status] if result is not None else "… open"
         _head(out, f"#{i} {call.name or '(no name)'}", call.id, first=not i)
         out.append(f"\n  {status} · {call.length:,} chars\n", "dim")
-        _body(out, call.text)
+        _body(out, call.text, index.scrub)
     _more(out, len(index.calls))
-    return out
+    return scrubbed(out, index.scrub)
 
 
 def naive_entries(keys: list[Grouped], index: StepIndex) -> Text:
@@ -62,9 +64,9 @@ def naive_entries(keys: list[Grouped], index: StepIndex) -> Text:
         else:
             out.append(" · ✖ not JSON", "red")
         out.append("\n")
-        _body(out, key.arguments)
+        _body(out, key.arguments, index.scrub)
     _more(out, len(keys))
-    return out
+    return scrubbed(out, index.scrub)
 
 
 def summary(index: StepIndex, found: dict[str, list[Grouped]]) -> str:
@@ -84,8 +86,8 @@ def _head(out: Text, title: str, wire_id: str | None, first: bool) -> None:
     out.append(f"  {wire_id or '(no id)'}", "dim")
 
 
-def _body(out: Text, text: str) -> None:
-    shown, _ = cut_string(text)
+def _body(out: Text, text: str, scrub: TextScrub) -> None:
+    shown, _ = cut_string(text, scrub)
     out.append("  " + (cell_safe(shown) if shown else "(no argument text)") + "\n")
 
 

@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..keys import HELP_BINDING
+from ..scrubbed import scrubbed
 from ..steps import StepIndex
 from ..widgets.chunk_line import parse
 from ..widgets.parse import SEVERITY_GLYPH, pretty
@@ -39,8 +40,9 @@ class RawEventScreen(ModalScreen[None]):
         with VerticalScroll(id="raw-box") as box:
             box.border_title = f"event {self.number}"
             box.border_subtitle = "esc closes"
-            yield Static(self._about(), id="raw-about")
-            yield Static(self._body(), id="raw-body")
+            scrub = self.index.scrub
+            yield Static(scrubbed(self._about(), scrub), id="raw-about")
+            yield Static(scrubbed(self._body(), scrub), id="raw-body")
 
     def _about(self) -> Text:
         stream = self.index.stream
@@ -69,5 +71,5 @@ class RawEventScreen(ModalScreen[None]):
         ev = self.index.stream.events[self.number]
         value, ok = parse(ev.data) if ev.kind == "data" else (None, False)
         if ok:
-            return pretty(value, RAW_LINES, "cut for the screen")
+            return pretty(value, RAW_LINES, "cut for the screen", self.index.scrub)
         return Text(ev.data, end="")

@@ -24,6 +24,7 @@ from textual.widgets import Static, TextArea
 
 from ...engine.calls import Call
 from ...engine.plural import counted
+from ...redact import TextScrub
 from ..keys import HELP_BINDING
 from ..widgets.fragment_view import FragmentView
 
@@ -86,6 +87,7 @@ class ValueScreen(ModalScreen[None]):
         call: Call | None = None,
         step: int = 0,
         boundaries: bool = False,
+        scrub: TextScrub | None = None,
     ) -> None:
         """``call`` and ``step``: whose text as received ``b`` shows with its
         fragment boundaries (and does from the start when ``boundaries``)."""
@@ -96,6 +98,7 @@ class ValueScreen(ModalScreen[None]):
         self.call = call
         self.step = step
         self.boundaries = boundaries and call is not None
+        self.scrub = scrub or TextScrub(None)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="value-box") as box:
@@ -106,7 +109,7 @@ class ValueScreen(ModalScreen[None]):
                 self.text, read_only=True, show_line_numbers=True, soft_wrap=False, id="value-text"
             )
             if self.call is not None:
-                view = FragmentView(self.call, self.step, id="value-fragments")
+                view = FragmentView(self.call, self.step, self.scrub, id="value-fragments")
                 view.display = False
                 yield view
 

@@ -23,6 +23,7 @@ from textual.widgets import Static
 
 from ...engine.calls import Call
 from ..keys import PANE_BINDINGS
+from ..scrubbed import scrubbed, window_start
 from ..steps import StepIndex
 from .cells import cell_safe
 from .prerendered import Prerendered
@@ -195,7 +196,8 @@ class CallCard(ComponentStyles, Titled, Prerendered):
         end = call.length_at(step)
         if end == 0:
             return [Text("(no argument text yet)", self._style("meta"), end="")]
-        start = max(0, end - width * self.text_lines)
+        scrub = self.index.scrub
+        start = window_start(call.text, max(0, end - width * self.text_lines), end, scrub)
         body = Text(cell_safe(call.text[start:end]), end="")
         if self.boundaries:
             ends = call.boundaries_at(step)
@@ -217,6 +219,7 @@ class CallCard(ComponentStyles, Titled, Prerendered):
         if scan.bad_offset is not None and start <= scan.bad_offset < end:
             at = scan.bad_offset - start
             body.stylize(self._style("bad"), at, at + 1)
+        body = scrubbed(body, scrub)
         lines = list(body.wrap(self.app.console, width, overflow="fold"))
         cut = start > 0 or len(lines) > self.text_lines
         lines = lines[-self.text_lines :]
@@ -257,7 +260,9 @@ class AssistantText(ComponentStyles, Titled, Prerendered):
         meta = self._style("meta")
         several = len(self.index.stream.reassembler.choices) > 1
         lines: list[Text] = []
-        for s in self.index.said_at(self.step, width * self.LINES):
+        scrub = self.index.scrub
+        shown = width * self.LINES
+        for s in self.index.said_at(self.step, shown + scrub.reach):
             head = Text(no_wrap=True, overflow="ellipsis", end="")
             if s.added:
                 head.append(f"+{len(s.added)} now", self._style("added"))
@@ -265,9 +270,11 @@ class AssistantText(ComponentStyles, Titled, Prerendered):
             label = "reasoning" if s.channel == "reasoning" else "text"
             where = f"choice {s.choice} " if several else ""
             head.append(f"{where}{label} · {s.length:,} chars", meta)
-            body = Text(cell_safe(s.tail), end="")
-            if s.added and s.tail.endswith(s.added):
-                body.stylize(self._style("added"), len(s.tail) - len(s.added))
+            tail = s.tail[window_start(s.tail, max(0, len(s.tail) - shown), len(s.tail), scrub) :]
+            body = Text(cell_safe(tail), end="")
+            if s.added and tail.endswith(s.added):
+                body.stylize(self._style("added"), len(tail) - len(s.added))
+            body = scrubbed(body, scrub)
             wrapped = list(body.wrap(self.app.console, width, overflow="fold"))[-self.LINES :]
             for line in wrapped:
                 line.end = ""

@@ -17,6 +17,8 @@ from rich.style import Style
 from rich.text import Text
 
 from ...fit.schema import CallFit
+from ...redact import TextScrub
+from ..scrubbed import scrubbed
 from .cut import MORE, cut_string
 
 __all__ = ["fit_details", "fit_verdict", "marked_value"]
@@ -39,8 +41,9 @@ def fit_verdict(verdict: CallFit, styles: dict[str, Style]) -> Text:
     return Text(f" ✖ {count} schema error{'s' * (count != 1)}{strict} ", styles["bad"])
 
 
-def fit_details(verdict: CallFit, meta: Style) -> Text | None:
-    """One line per failure: where, what, which rule. None when nothing failed."""
+def fit_details(verdict: CallFit, meta: Style, scrub: TextScrub | None = None) -> Text | None:
+    """One line per failure: where, what, which rule. None when nothing failed.
+    ``scrub``: the stream's credentials, which a message quoting a value may hold."""
     if verdict.undeclared:
         return Text("no declared tool has this name (t lists the tools)", meta)
     if not verdict.errors:
@@ -50,20 +53,22 @@ def fit_details(verdict: CallFit, meta: Style) -> Text | None:
         out.append(("\n" if i else "") + "• ")
         out.append(error.pointer or "(the whole value)", "bold")
         # jsonschema quotes the failing value in its message: a megabyte, maybe
-        out.append(f" {cut_string(error.message)[0]} ")
+        out.append(f" {cut_string(error.message, scrub)[0]} ")
         out.append(f"({error.rule})", meta)
     if verdict.more_errors:
         out.append(f"\n… {verdict.more_errors} more", meta)
     if verdict.strict:
         out.append("\nthe tool was declared strict: the provider broke its promise", meta)
-    return out
+    return scrubbed(out, scrub) if scrub else out
 
 
 class _Full(Exception):
     """The lines shown are written: the walk stops (see ``marked_value``)."""
 
 
-def marked_value(value: Any, pointers: set[str], mark: Style, lines: int) -> Text:
+def marked_value(
+    value: Any, pointers: set[str], mark: Style, lines: int, scrub: TextScrub | None = None
+) -> Text:
     """``value`` as indented JSON (as ``json.dumps(indent=2)`` writes it), the
     members at ``pointers`` marked, cut after ``lines`` lines, long strings cut
     as the Parse pane cuts them. The walk stops once the lines shown are
@@ -105,7 +110,7 @@ def marked_value(value: Any, pointers: set[str], mark: Style, lines: int) -> Tex
                 put(",\n" if n < len(item) - 1 else "\n")
             put(_INDENT * depth + "]")
         elif isinstance(item, str):
-            shown, shortened = cut_string(item)
+            shown, shortened = cut_string(item, scrub)
             cut = cut or shortened
             put(_dumps(shown))
         else:
@@ -129,7 +134,7 @@ def marked_value(value: Any, pointers: set[str], mark: Style, lines: int) -> Tex
         cut = True
     if cut:
         text.append(f"\n… ({MORE})")
-    return text
+    return scrubbed(text, scrub) if scrub else text
 
 
 def _escape(key: str) -> str:

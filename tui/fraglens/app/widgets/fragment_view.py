@@ -23,6 +23,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...engine.calls import Call
+from ...redact import TextScrub
+from ..scrubbed import masked
 from .cells import cell_safe
 from .styled import ComponentStyles
 
@@ -33,13 +35,14 @@ class FragmentView(ComponentStyles, ScrollView, can_focus=True):
     STYLE_PREFIX = "fragment-view"
     COMPONENT_CLASSES = {"fragment-view--gutter", "fragment-view--a", "fragment-view--b"}
 
-    def __init__(self, call: Call, step: int, **kwargs: Any) -> None:
+    def __init__(self, call: Call, step: int, scrub: TextScrub, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.call = call
         #: fragments and characters that had arrived after the step
         self.fragments = call.fragments_at(step)
         self.length = call.length_at(step)
-        self.text = call.text[: self.length]
+        # each value the same length as before: row y must still start at y * n
+        self.text = masked(call.text[: self.length], scrub)
         self._wide = not self.text.isascii()
         self._gutter = len(f"{self.fragments:,}") + len(f"{call.last_event:,}") + 5
         self._per_row = 1

@@ -29,7 +29,9 @@ from ...engine.calls import Call
 from ...engine.diagnostics import Diagnostic
 from ...engine.finalize import Result
 from ...engine.plural import counted
+from ...redact import TextScrub
 from ..keys import PANE_BINDINGS
+from ..scrubbed import scrubbed, window_end, window_start
 from ..steps import StepIndex
 from .buffers import CallCard, call_title
 from .cells import cell_safe
@@ -68,21 +70,21 @@ _json = JSONHighlighter()
 _PRETTY = json.JSONEncoder(indent=2, ensure_ascii=False)
 
 
-def _bounded(value: Any, items: list[int]) -> tuple[Any, bool]:
+def _bounded(value: Any, items: list[int], scrub: TextScrub | None) -> tuple[Any, bool]:
     """A copy of ``value`` with at most ``items[0]`` scalars and containers
     (each takes at least one line) and every string cut to ``STRING_CHARS``,
     the cut said inside it; and whether anything was left out. The walk stops
     with the budget, so it costs what the screen shows, not what the value holds."""
     items[0] -= 1
     if isinstance(value, str):
-        return cut_string(value)
+        return cut_string(value, scrub)
     cut = False
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
             if items[0] <= 0:
                 return out, True
-            out[key], inner = _bounded(item, items)
+            out[key], inner = _bounded(item, items, scrub)
             cut = cut or inner
         return out, cut
     if isinstance(value, list):
@@ -90,29 +92,40 @@ def _bounded(value: Any, items: list[int]) -> tuple[Any, bool]:
         for item in value:
             if items[0] <= 0:
                 return seq, True
-            shown, inner = _bounded(item, items)
+            shown, inner = _bounded(item, items, scrub)
             seq.append(shown)
             cut = cut or inner
         return seq, cut
     return value, False
 
 
-def pretty(value: Any, lines: int = VALUE_LINES, more: str = MORE) -> Text:
+def pretty(
+    value: Any, lines: int = VALUE_LINES, more: str = MORE, scrub: TextScrub | None = None
+) -> Text:
     """``value`` as indented JSON, cut after ``lines`` lines and with long
-    strings cut: the text rendered is bounded by the screen, never by the value."""
-    shown, cut = _bounded(value, [lines + 1])
+    strings cut: the text rendered is bounded by the screen, never by the value.
+    With ``scrub``, the stream's credentials are taken out of what is shown."""
+    shown, cut = _bounded(value, [lines + 1], scrub)
     text = _PRETTY.encode(shown)
     if text.count("\n") >= lines:
         text = "\n".join(text.split("\n")[:lines])
         cut = True
     if cut:
         text += f"\n… ({more})"
-    return _json(Text(cell_safe(text)))
+    out = _json(Text(cell_safe(text)))
+    return scrubbed(out, scrub) if scrub else out
 
 
-def clip(text: str, limit: int = RAW_CHARS) -> str:
+def clip(text: str, limit: int = RAW_CHARS, scrub: TextScrub | None = None) -> str:
+    """``text``'s two ends around a count of what is left out. With ``scrub``, a
+    value either cut crosses is kept whole, for the caller's ``scrubbed`` to
+    find: the two halves of a key cut in the middle would show it whole."""
     if len(text) > limit:
-        text = text[: limit // 2] + f" …{len(text) - limit:,} chars… " + text[-limit // 2 :]
+        head, tail = limit // 2, len(text) - limit // 2
+        if scrub:
+            head = window_end(text, 0, head, scrub)
+            tail = max(head, window_start(text, tail, len(text), scrub))
+        text = text[:head] + f" …{tail - head:,} chars… " + text[tail:]
     return cell_safe(text)
 
 
@@ -224,11 +237,12 @@ class CallResult(ComponentStyles, Prerendered):
             line = Text(no_wrap=True, overflow="ellipsis")
             line.append(f"{SEVERITY_GLYPH[d.severity]} {d.code}", self._style(d.severity))
             line.append(f" at e{step}: {d.message}")
-            out.append(line)
+            out.append(scrubbed(line, self.index.scrub))
         return out
 
     def content(self, width: int) -> RenderableType:
         call, step, result = self.call, self.step, self.result
+        scrub = self.index.scrub
         position = self.index.position.get(call.seq, call.seq)
         head = Text()
         head.append(call_title(call, step, position), self._style("heading"))
@@ -236,7 +250,7 @@ class CallResult(ComponentStyles, Prerendered):
         meta = self._style("meta")
         if result is None:
             head.append("… streaming, no verdict yet", self._style("streaming"))
-            return Group(head, *self._now_lines(step), *self._output(step))
+            return Group(scrubbed(head, scrub), *self._now_lines(step), *self._output(step))
         head.append(f" {STATUS_GLYPH[result.status]} ", self._style(result.status))
         # the fit judges the final verdict: shown beside it, not beside an earlier one
         fit = self.index.fit.calls.get(call.seq) if self.index.fit else None
@@ -247,8 +261,8 @@ class CallResult(ComponentStyles, Prerendered):
         else:
             fit = None
         head.append(f"\n{STATUS_MEANING[result.status]}", meta)
-        parts: list[RenderableType] = [head, *self._now_lines(step)]
-        details = fit_details(fit, meta) if fit is not None else None
+        parts: list[RenderableType] = [scrubbed(head, scrub), *self._now_lines(step)]
+        details = fit_details(fit, meta, scrub) if fit is not None else None
         if details is not None:
             parts.append(details)
         if result.repairs:
@@ -266,10 +280,13 @@ class CallResult(ComponentStyles, Prerendered):
                 Text("raw, as sent", meta), Text(other.get(result.status, "best effort"), meta)
             )
             repaired = laid_out_as(raw, result)
-            table.add_row(*self._diff(clip(raw), clip(repaired)))
+            left, right = self._diff(clip(raw, scrub=scrub), clip(repaired, scrub=scrub))
+            table.add_row(scrubbed(left, scrub), scrubbed(right, scrub))
             parts.append(table)
         elif result.status != "ok":
-            parts.append(Text.assemble(("raw, as sent  ", meta), (clip(raw) or "(nothing)", "")))
+            sent = clip(raw, scrub=scrub) or "(nothing)"
+            shown = Text.assemble(("raw, as sent  ", meta), (sent, ""))
+            parts.append(scrubbed(shown, scrub))
         if result.has_value:
             if result.status not in ("ok", "empty"):
                 label = "value" if result.status == "repaired" else "best-effort value"
@@ -277,18 +294,20 @@ class CallResult(ComponentStyles, Prerendered):
             marked = {e.pointer for e in fit.errors} if fit is not None else set()
             if marked:
                 mark = self._style("fit-mark")
-                parts.append(marked_value(result.arguments, marked, mark, self.value_lines))
+                parts.append(
+                    marked_value(result.arguments, marked, mark, self.value_lines, scrub)
+                )
             else:
-                parts.append(pretty(result.arguments, self.value_lines))
+                parts.append(pretty(result.arguments, self.value_lines, scrub=scrub))
         if result.values:
             parts.append(Text(f"{counted(len(result.values), 'separate value')} came:", meta))
-            parts.extend(pretty(v, 8) for v in result.values)
+            parts.extend(pretty(v, 8, scrub=scrub) for v in result.values)
         if call.inner_calls and result is call.result:
             held = counted(len(call.inner_calls), "call")
             parts.append(Text(f"the {held} this wrapper holds:", meta))
             for inner in call.inner_calls:
                 parts.append(Text(inner["name"], self._style("heading")))
-                parts.append(pretty(inner["arguments"], 8))
+                parts.append(pretty(inner["arguments"], 8, scrub=scrub))
         parts.extend(self._output(step))
         return Group(*parts)
 
@@ -301,8 +320,10 @@ class CallResult(ComponentStyles, Prerendered):
         event, output, error = came[-1]
         meta = self._style("meta")
         if error is not None:
-            return [Text.assemble((f"tool error (e{event})  ", meta), (error, ""))]
-        return [Text(f"tool output (e{event})", meta), pretty(output, self.value_lines)]
+            shown = Text.assemble((f"tool error (e{event})  ", meta), (error, ""))
+            return [scrubbed(shown, self.index.scrub)]
+        output_text = pretty(output, self.value_lines, scrub=self.index.scrub)
+        return [Text(f"tool output (e{event})", meta), output_text]
 
 
     def _diff(self, raw: str, repaired: str) -> tuple[Text, Text]:
@@ -354,6 +375,7 @@ class DiagnosticsView(ComponentStyles, Titled, Prerendered):
 
     def content(self, width: int) -> RenderableType:
         step, found = self.step, self.found
+        scrub = self.index.scrub
         total = len(self.index.diagnostics_at(None))
         meta = self._style("meta")
         if not found:
@@ -383,7 +405,7 @@ class DiagnosticsView(ComponentStyles, Titled, Prerendered):
             line.append(f" {d.message}")
             if d.event == step:
                 line.stylize(self._style("now"))
-            table.add_row(Text(SEVERITY_GLYPH[sev], self._style(sev)), where, line)
+            table.add_row(Text(SEVERITY_GLYPH[sev], self._style(sev)), where, scrubbed(line, scrub))
         return table
 
 
@@ -410,9 +432,9 @@ class LeakedCalls(Static):
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             out.append(("\n" if k else "") + f"leaked e{found.event} ", "bold yellow")
             out.append(f"{piece.name or '(no name)'} {STATUS_GLYPH[result.status]} ", "bold")
-            out.append(cell_safe(clip(shown, 120)))
+            out.append(cell_safe(clip(shown, 120, self.index.scrub)))
             out.append(f"  ({piece.family or 'unread'} markup; not a call)", "dim")
-        self.update(out)
+        self.update(scrubbed(out, self.index.scrub))
 
 
 class ParsePane(Titled, VerticalScroll):

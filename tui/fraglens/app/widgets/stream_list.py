@@ -27,6 +27,7 @@ from textual.strip import Strip
 from ...engine.plural import counted
 from ..keys import PANE_BINDINGS
 from ..rows import RowFilter, Rows
+from ..scrubbed import scrubbed
 from ..steps import StepIndex
 from .cells import cell_safe
 from .chunk_line import ChunkLine, compact, mark, parse, window
@@ -378,7 +379,7 @@ class StreamList(ComponentStyles, Titled, ScrollView, can_focus=True):
         if self.highlight is not None:
             for found in self.highlight.finditer(text):
                 body.stylize(self._style("match"), found.start(), found.end())
-        line.append_text(body)
+        line.append_text(scrubbed(body, self.index.scrub))
         segments = list(line.render(self.app.console))
         return Strip(Segment.simplify(segments)).crop_extend(0, width, base)
 
