@@ -66,16 +66,19 @@ IDENTICAL = ("openai-chat", "anthropic", "openai-responses", "cohere", "bedrock-
              "bedrock-invoke", "ollama", "ai-sdk")
 
 
-def _child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
+def _child(cmd: list[str], env: dict[str, str] | None = None,
+           codes: tuple[int, ...] = (0, 1)) -> tuple[float, int]:
     """Run ``cmd``: its CPU seconds (user + system) and peak RSS in bytes. The
     RSS is what ``/usr/bin/time`` reports of it: the child's own ``ru_maxrss``
-    carries this process's peak (the captures it built) over fork and exec."""
+    carries this process's peak (the captures it built) over fork and exec.
+    ``codes``: the exit statuses that are a run (check exits 1 on findings; a
+    floor exits 0, and 1 when it failed, msgspec missing say)."""
     before = children_cpu()
     proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, env=env)
     _, err = proc.communicate()
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"{cmd} exited {proc.returncode}")
+    if proc.returncode not in codes:
+        raise RuntimeError(f"{cmd} exited {proc.returncode}: {err.decode().strip()[-300:]}")
     return children_cpu() - before, int(err.decode().strip().splitlines()[-1]) * 1024
 
 
@@ -156,8 +159,9 @@ def main() -> None:
             compileall.compile_dir(str(Path(args.before).resolve() / "tui" / "fraglens"), quiet=1)
         for _ in range(args.rounds):
             for i, (_, fmt, _, _) in enumerate(rows):
-                times[i][0].append(_child([*floor, fmt, str(floor_files[i])])[0])
-                times[i][1].append(_child([*floor, "--msgspec", fmt, str(floor_files[i])])[0])
+                times[i][0].append(_child([*floor, fmt, str(floor_files[i])], codes=(0,))[0])
+                times[i][1].append(_child([*floor, "--msgspec", fmt, str(floor_files[i])],
+                                          codes=(0,))[0])
                 cpu, peak = _child([*check, "check", "--json", str(files[i])])
                 times[i][2].append(cpu)
                 rss[i].append(peak)

@@ -662,3 +662,24 @@ def test_a_recording_with_an_unparsable_url_is_read(tmp_path, capsys, url, comma
     assert main([*command, str(path)]) == 0
     out = capsys.readouterr()
     assert "sk-live-123" not in out.out + out.err
+
+
+@pytest.mark.parametrize(
+    ("line", "chunk"),
+    [
+        ('{"t":0.5,"b":"x"}', (0.5, b"x")),  # the writer's line
+        ('{"t":1,"b":"x"}', (1.0, b"x")),  # an integer time is a float time
+        ('{"t":1e999,"b":"x"}', (None, b"x")),  # no clock reads an infinite time
+        ('{"t":-1e999,"b":"x"}', (None, b"x")),
+        ('{"t":NaN,"b":"x"}', (None, b"x")),  # json reads NaN; no clock does
+        ('{"b":"x","t":0.5,"z":[1]}', (0.5, b"x")),  # keys it does not know, in any order
+        ('{"t":"0.5","b":"x"}', (None, b"x")),  # a time that is no number
+        ('{"t":0.5,"b":"\\ud83d"}', (0.5, b"\xed\xa0\xbd")),  # a lone surrogate escape
+        ('{"t":0.5,"b":"","b64":"eA=="}', (0.5, b"")),  # "b" wins over "b64"
+    ],
+)
+def test_a_read_line_gives_its_time_and_bytes_however_it_is_spelled(line: str, chunk):
+    """The writer's own line is read by a shortcut; every spelling around it
+    gives what the general reading of a line gives."""
+    rec = parse_recording(f"{_HEADER}\n{line}\n".encode())
+    assert rec.chunks == [chunk] and rec.skipped_lines == 0

@@ -380,9 +380,19 @@ def parse_recording(data: bytes) -> Recording:
         secrets=Fingerprints.from_json(header.get("secrets")),
         transport=WEBSOCKET if header.get("transport") == WEBSOCKET else "http",
     )
-    last = data.count(b"\n")
+    chunks = rec.chunks
+    last: int | None = None  # the last line's number, counted once a line is unreadable
     for number, obj in _lines(data):
+        # the writer's read line, {"t": seconds, "b": text}, nearly every line of a
+        # recording: read here without the general checks below, to the same chunk
+        if type(obj) is dict and len(obj) == 2:
+            b, t = obj.get("b"), obj.get("t")
+            if type(b) is str and type(t) is float and t - t == 0.0:  # finite
+                chunks.append((t, b.encode("utf-8", "surrogatepass")))
+                continue
         if obj is _UNREADABLE:
+            if last is None:
+                last = data.count(b"\n")
             if number == last:
                 rec.truncated = True
             else:
@@ -453,15 +463,16 @@ def _lines(data: bytes) -> Iterator[tuple[int, Any]]:
     while start:
         end = text.find("\n", start)
         stop = len(text) if end < 0 else end
-        if blank(text, start, stop) is None:
-            at = space(text, start, stop).end()  # type: ignore[union-attr]
+        opens = text.startswith("{", start)  # the writer's lines: neither blank nor indented
+        if opens or blank(text, start, stop) is None:
+            at = start if opens else space(text, start, stop).end()  # type: ignore[union-attr]
             try:
                 value, after = _scan_once(text, at)
             except (StopIteration, ValueError, RecursionError):
                 after = stop + 1
             if after > stop:  # no value within the line: json.loads says (a BOM, say) or refuses
                 yield number, _loads(text[start:stop].encode("utf-8", "surrogatepass"))
-            elif space(text, after, stop).end() == stop:  # type: ignore[union-attr]
+            elif after == stop or space(text, after, stop).end() == stop:  # type: ignore[union-attr]
                 yield number, value
             else:
                 yield number, _UNREADABLE  # trailing data: json.loads refuses it too
