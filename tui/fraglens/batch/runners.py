@@ -9,6 +9,7 @@ captures, not their number.
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -73,6 +74,16 @@ def _tasks(paths: Sequence[str], workers: int) -> list[tuple[str, ...]]:
     return [tuple(paths[i : i + size]) for i in range(0, len(paths), size)]
 
 
+#: what checking a capture imports on first need (repairs, the leaked-markup scan,
+#: prices, recordings, the schema checks): imported here before the workers
+#: fork, so that each does not import them again
+_SHARED_MODULES = (
+    "json_repair", "fraglens.engine.local_repair", "fraglens.engine.leaks",
+    "fraglens.report.cost", "fraglens.fit.verdicts", "fraglens.framing.recording",
+    "fraglens.reading.recording_times", "fraglens.redact",
+)
+
+
 def run_local(paths: Sequence[str], opts: CheckOptions, jobs: int, span: bool = False,
               content: bool = False) -> Iterator[Line]:
     """The lines of ``paths`` checked on ``jobs`` processes (1: in this one)."""
@@ -82,6 +93,8 @@ def run_local(paths: Sequence[str], opts: CheckOptions, jobs: int, span: bool = 
         return
     task = partial(check_lines, opts=opts, span=span, content=content)
     # fork where there is one: the workers start with fraglens already imported
+    for name in _SHARED_MODULES:
+        importlib.import_module(name)
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:

@@ -31,6 +31,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -86,8 +87,10 @@ class PriceOptions:
     markup: float = 1.0
 
 
+@lru_cache(maxsize=1)
 def table_version() -> str | None:
-    """``genai-prices X.Y.Z``, or None when it is not installed."""
+    """``genai-prices X.Y.Z``, or None when it is not installed (asked once:
+    the package metadata is a directory scan)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
