@@ -15,7 +15,6 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Any
 
 from ..engine.calls import Call
 from ..engine.diagnostics import SEVERITY_RANK, Diagnostic
@@ -23,10 +22,7 @@ from ..engine.plural import counted
 from ..fit.verdicts import Fit
 from ..reading.stream import Stream
 from ..redact import TextScrub
-from ..report.cost import PriceOptions, cost_of
-from ..report.document import ordered_calls
-from ..report.identity import streamed_identity
-from ..report.usage import read_usage
+from ..report.document import ordered_calls, stream_cost
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,19 +263,7 @@ def verdict_summary(index: StepIndex) -> str:
     parts += [
         counted(k, sev) for sev, k in sorted(severities.items(), key=lambda x: x[0] != "error")
     ]
-    cost = stream_cost(index.stream)
+    _, cost, _ = stream_cost(index.stream)
     if cost is not None:  # the figure check gives, at the table's prices
         parts.append(f"{cost['total']:.6f} {cost['currency']}")
     return head + (": " + " · ".join(parts) if parts else "")
-
-
-def stream_cost(stream: Stream) -> dict[str, Any] | None:
-    """What the stream's usage cost at the table's prices (``check``'s
-    ``cost``), or None without usage or a price."""
-    r = stream.reassembler
-    usage = read_usage(r.usage[-1][1]) if r.usage else None
-    if usage is None:
-        return None
-    found, _ = cost_of(usage, streamed_identity(stream.events).model, stream.format,
-                       PriceOptions())
-    return found

@@ -15,7 +15,7 @@ from ..engine.finalize import OK_STATUSES
 from ..reading.stream import Stream
 from .identity import streamed_identity
 from .timing import DEFAULT_STALL_MS, stream_timing
-from .usage import NO_USAGE, read_usage
+from .usage import NO_USAGE, Usage, read_usage
 
 if TYPE_CHECKING:  # these load only where there are tools, markup, usage (start-up)
     from ..engine.leaks import Leaked
@@ -99,6 +99,23 @@ def leaked_json(found: Leaked, errors: dict[int, str]) -> dict[str, Any]:
     return out
 
 
+def stream_cost(
+    stream: Stream, prices: PriceOptions | None = None, model: str | None = None
+) -> tuple[Usage | None, dict[str, Any] | None, str | None]:
+    """The usage the stream reported, in one shape, and what it cost (the
+    report's ``usage`` and ``cost``), or the note that says why there is no
+    cost. ``model``: else the one the stream names."""
+    r = stream.reassembler
+    usage = read_usage(r.usage[-1][1] if r.usage else None)
+    if usage is None:
+        return None, None, NO_USAGE
+    from .cost import PriceOptions, cost_of  # the price table loads only for usage
+
+    model = model or streamed_identity(stream.events).model
+    cost, note = cost_of(usage, model, stream.format, prices or PriceOptions())
+    return usage, cost, note
+
+
 def build_report(
     stream: Stream,
     compare: bool = False,
@@ -118,13 +135,7 @@ def build_report(
     if fit is not None:
         found = sorted(found + fit.diagnostics, key=lambda d: (d.event is None, d.event or 0))
     model = streamed_identity(stream.events).model or request_model
-    usage = read_usage(r.usage[-1][1] if r.usage else None)
-    cost: dict[str, Any] | None = None
-    cost_note: str | None = NO_USAGE
-    if usage is not None:
-        from .cost import PriceOptions, cost_of
-
-        cost, cost_note = cost_of(usage, model, stream.format, prices or PriceOptions())
+    usage, cost, cost_note = stream_cost(stream, prices, model)
     diagnostics = []
     for d in found:
         item = d.as_json()

@@ -20,10 +20,10 @@ from textual.widgets import OptionList, Sparkline, Static
 from textual.widgets.option_list import Option
 
 from ...engine.plural import counted
-from ...report.cost import PriceOptions, cost_of, cost_text
-from ...report.identity import streamed_identity
+from ...report.cost import cost_text
+from ...report.document import stream_cost
 from ...report.timing import stream_timing
-from ...report.usage import read_usage, usage_text
+from ...report.usage import usage_text
 from ..keys import HELP_BINDING
 from ..steps import StepIndex
 from ..widgets.parse import STATUS_GLYPH
@@ -96,11 +96,8 @@ def gaps_ms(index: StepIndex) -> list[float]:
 def about(index: StepIndex) -> str:
     stream = index.stream
     lines: list[str] = []
-    r = stream.reassembler
-    used = read_usage(r.usage[-1][1]) if r.usage else None
+    used, found, note = stream_cost(stream)
     if used is not None:
-        found, note = cost_of(used, streamed_identity(stream.events).model, stream.format,
-                              PriceOptions())
         lines.append(f"usage: {usage_text(used.as_json())} tokens")
         lines.append(f"cost: {cost_text(found, note)}")
     timing = stream_timing(stream) if index.timed else None
