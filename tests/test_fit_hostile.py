@@ -311,6 +311,89 @@ def test_a_forked_child_gets_its_own_worker_and_leaves_the_parents_alone():
     assert worker_pid() == parents
 
 
+def _in_child(work) -> dict:
+    """``work()`` in a forked child, its JSON answer back."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, json.dumps(work()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        answer = pipe.read()
+    os.waitpid(pid, 0)
+    return json.loads(answer)
+
+
+def _checked_by(kind: str) -> dict:
+    """A tool ``n`` whose ``n`` is of ``kind``: each value's broken rules (None:
+    not checked), and the worker's pid."""
+    from fraglens.fit import budget
+
+    checker = Checker([Tool("n", {"properties": {"n": {"type": kind}}})])
+    verdicts = [checker.check("n", {"n": v}) for v in (1, "1", 2, "2")]
+    assert budget._WORKER.proc is not None
+    return {"rules": [[e.rule for e in v.errors] if v.checked else None for v in verdicts],
+            "worker": budget._WORKER.proc.pid}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
+def test_a_batchs_processes_take_turns_on_one_worker_each_with_its_own_tools():
+    import multiprocessing
+
+    from fraglens.fit import budget
+
+    with budget.shared(multiprocessing.get_context("fork")):
+        assert budget._WORKER.proc is not None
+        shared = budget._WORKER.proc.pid
+        # each child's checker draws the same key from the counter they were forked with
+        ints, strings = _in_child(lambda: _checked_by("integer")), _in_child(
+            lambda: _checked_by("string"))
+    assert ints == {"rules": [[], ["type"], [], ["type"]], "worker": shared}
+    assert strings == {"rules": [["type"], [], ["type"], []], "worker": shared}
+    assert budget._WORKER.proc is None  # ended with the block
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
+def test_a_shared_worker_out_of_budget_is_ended_for_all_and_each_starts_its_own():
+    import multiprocessing
+
+    from fraglens.fit import budget
+
+    schema = {"properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}}
+
+    def slow() -> dict:
+        verdict = Checker([Tool("t", schema)], budget=0.2).check("t", {"code": "a" * 40 + "!"})
+        return {"code": verdict.code, "reason": verdict.reason}
+
+    with budget.shared(multiprocessing.get_context("fork")):
+        assert budget._WORKER.proc is not None
+        shared = budget._WORKER.proc
+        first = _in_child(slow)
+        assert shared.wait(PATIENCE) != 0  # the watchdog ended it
+        later = _in_child(lambda: _checked_by("integer"))
+    assert first["code"] == "schema-too-slow" and "'pattern'" in first["reason"]
+    assert later["rules"] == [[], ["type"], [], ["type"]] and later["worker"] != shared.pid
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
+def test_a_call_a_shared_worker_stopped_on_is_checked_again_on_the_processs_own():
+    import multiprocessing
+
+    from fraglens.fit import budget
+
+    with budget.shared(multiprocessing.get_context("fork")):
+        assert budget._WORKER.proc is not None
+        shared = budget._WORKER.proc
+        shared.kill()  # as the kernel's out-of-memory killer would, between two turns
+        shared.wait(PATIENCE)
+        later = _in_child(lambda: _checked_by("integer"))
+    # not "the validator stopped": the call did not stop it, and its own worker checks it
+    assert later["rules"] == [[], ["type"], [], ["type"]] and later["worker"] != shared.pid
+
+
 def test_no_budget_waits_for_a_slow_check_and_a_tiny_one_stops_it():
     # 2**20 backtracking steps: a fraction of a second, not hours
     schema = {"properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}}

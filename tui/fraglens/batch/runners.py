@@ -14,6 +14,7 @@ import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from functools import partial
 from typing import Protocol, TypeVar
 
@@ -92,15 +93,20 @@ def run_local(paths: Sequence[str], opts: CheckOptions, jobs: int, span: bool = 
             yield check_line(path, opts, span, content)
         return
     task = partial(check_lines, opts=opts, span=span, content=content)
-    # fork where there is one: the workers start with fraglens already imported
-    for name in _SHARED_MODULES:
-        importlib.import_module(name)
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        for lines in _in_order(partial(pool.submit, task), _tasks(paths, jobs),
-                               jobs * _PER_WORKER):
-            yield from lines
+    from ..fit import budget
+
+    forks = "fork" in multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if forks else None)
+    # one schema validation worker for all the processes, started first: it
+    # starts while this process imports, on the core that waits for the fork
+    with budget.shared(context) if forks else nullcontext():
+        # the workers start with fraglens already imported
+        for name in _SHARED_MODULES:
+            importlib.import_module(name)
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            for lines in _in_order(partial(pool.submit, task), _tasks(paths, jobs),
+                                   jobs * _PER_WORKER):
+                yield from lines
 
 
 def run_dask(paths: Sequence[str], opts: CheckOptions, address: str, span: bool = False,

@@ -7,6 +7,16 @@ it works, this process waits on a pipe, where Ctrl-C interrupts it: the worker
 is then ended and the KeyboardInterrupt goes on. A worker that ran out of
 budget has ended itself; its stack names the keyword it was in, and the next
 call starts a new one.
+
+A batch's local processes (``check --jsonl --jobs N``) share one worker:
+the process that forks them starts it first (``shared``) and each child
+takes turns on it, a lock held across a request and its answers, each
+child's keys tagged with its pid. Each starting its own cost every child an
+interpreter and jsonschema's import, on cores the batch keeps busy. A
+shared worker that ends (out of budget, or stopped) is marked ended for
+all, and each child starts its own from then on, as one that shares
+nothing does; a call the shared worker stopped on is tried again on the
+child's own, which alone can say with what exit status it stops.
 """
 
 from __future__ import annotations
@@ -16,18 +26,24 @@ import os
 import pickle
 import re
 import selectors
+import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .timeout import DEFAULT_BUDGET
 from .validation import Outcome, keyword_of
 from .worker import HEADER
 
-__all__ = ["DEFAULT_BUDGET", "Item", "run", "start"]
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
+__all__ = ["DEFAULT_BUDGET", "Item", "run", "shared", "start"]
 
 #: a budget this long is no limit: the clocks that keep one stop at about 10**12 s
 _UNBOUNDED = 1e6
@@ -62,6 +78,16 @@ _TOO_DEEP: Outcome = ("too-deep", "the arguments or the schema are nested too de
 Item = tuple[int, Any, Any]
 
 
+class _Turns:
+    """A worker the processes forked from its parent take turns on: the lock
+    one holds from its request to its last answer, and whether the worker
+    has ended (then each starts its own)."""
+
+    def __init__(self, context: BaseContext) -> None:
+        self.lock = context.Lock()
+        self.ended = context.Value("b", 0, lock=False)
+
+
 class _Worker:
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -70,6 +96,10 @@ class _Worker:
         #: the keys whose schema the running worker was sent
         self.sent: set[int] = set()
         self.registered = False
+        #: the turns on a worker this process shares with its siblings, and
+        #: what its keys are tagged with there (its pid); None: its own worker
+        self.turns: _Turns | None = None
+        self.tag: int | None = None
 
     def run(self, items: list[Item], budget: float | None) -> list[Outcome]:
         with self.lock:
@@ -105,7 +135,17 @@ class _Worker:
         """Outcomes for ``items`` (each with whether its schema must go with
         it) in order, up to and including the first the worker did not live
         through (it ran out of budget, or stopped), or as many as
-        ``_BATCH_BYTES`` holds."""
+        ``_BATCH_BYTES`` holds; on a shared worker that stopped, up to that
+        one only (it goes again to this process's own)."""
+        turns = self.turns
+        if turns is not None:
+            with turns.lock:
+                if not turns.ended.value:
+                    return self._exchange(items, budget)
+            self._leave()
+        return self._exchange(items, budget)
+
+    def _exchange(self, items: list[tuple[Item, bool]], budget: float | None) -> list[Outcome]:
         try:
             proc = self._started()
         except OSError as exc:
@@ -120,7 +160,8 @@ class _Worker:
                 break
             known = key in sending and not force
             try:
-                blobs.append(pickle.dumps((key, None if known else schema, value)))
+                wire = key if self.tag is None else (self.tag, key)
+                blobs.append(pickle.dumps((wire, None if known else schema, value)))
                 sending.add(key)
                 size += len(blobs[-1] or b"")
             except RecursionError:
@@ -138,12 +179,11 @@ class _Worker:
                     continue
                 answer = answers.next(timeout)
                 if answer is None:
-                    outcomes.append(self._ended())
-                    return outcomes
+                    return self._ended(outcomes)
                 outcomes.append(pickle.loads(answer))
                 self.sent.add(key)
         except BrokenPipeError:
-            outcomes.append(self._ended())
+            return self._ended(outcomes)
         except TimeoutError:  # past even the grace: this process ends it
             self.stop()
             outcomes.append(("too-slow", None))
@@ -152,22 +192,32 @@ class _Worker:
             raise
         return outcomes
 
-    def _ended(self) -> Outcome:
-        """What became of a worker that closed its answer's pipe: it ran out of
-        budget, or stopped."""
+    def _ended(self, outcomes: list[Outcome]) -> list[Outcome]:
+        """``outcomes`` and what became of a worker that closed its answer's
+        pipe: it ran out of budget, or stopped (a shared worker that stopped:
+        nothing, the call goes again to this process's own)."""
         proc = self.proc
         assert proc is not None and proc.stderr is not None
         stack = proc.stderr.read().decode("utf-8", "replace")  # to its end: the worker's exit
-        proc.wait()
-        code = proc.returncode
-        self.stop()
-        if not stack.startswith("Timeout ("):
-            return ("stopped", f"the validator stopped (exit status {code})")
+        if self.turns is not None:  # another process's child: its exit status is not ours to read
+            self.turns.ended.value = 1
+            self._leave()
+            if not stack.startswith("Timeout ("):
+                return outcomes
+        else:
+            proc.wait()
+            code = proc.returncode
+            self.stop()
+            if not stack.startswith("Timeout ("):
+                return [*outcomes, ("stopped", f"the validator stopped (exit status {code})")]
         # the watchdog writes the innermost frame first
         frames = [_Frame(m["filename"], m["name"]) for m in _FRAME.finditer(stack)]
-        return ("too-slow", keyword_of(reversed(frames)))
+        return [*outcomes, ("too-slow", keyword_of(reversed(frames)))]
 
     def _started(self) -> subprocess.Popen[bytes]:
+        if self.proc is not None and self.answers is None:  # the shared worker, first used here
+            assert self.proc.stdout is not None
+            self.answers = _Answers(self.proc.stdout.fileno())
         if self.proc is None:
             here = str(Path(__file__).resolve().parent.parent.parent)  # the dir holding fraglens
             self.proc = subprocess.Popen(
@@ -183,7 +233,26 @@ class _Worker:
                 self.registered = True
         return self.proc
 
+    def _leave(self) -> None:
+        """Stop taking turns on the shared worker: this process starts its
+        own when it next needs one."""
+        self.turns = self.tag = None
+        self.proc = None
+        self.sent = set()
+        if self.answers is not None:
+            self.answers.close()
+            self.answers = None
+
     def stop(self) -> None:
+        if self.turns is not None:  # held by this process's turn: end it for all
+            self.turns.ended.value = 1
+            if self.proc is not None:
+                try:
+                    os.kill(self.proc.pid, signal.SIGKILL)  # its parent reaps it
+                except ProcessLookupError:
+                    pass
+            self._leave()
+            return
         proc, self.proc = self.proc, None
         self.sent = set()
         if self.answers is not None:
@@ -239,14 +308,40 @@ class _Answers:
 
 
 _WORKER = _Worker()
+#: in a process about to fork a batch's processes: the turns they take on its worker
+_SHARING: _Turns | None = None
 
 
 def _forked() -> None:
-    """A child forked from this process (``check --jsonl`` on local processes)
-    must not share the parent's worker and its pipes: it starts its own."""
-    global _WORKER
-    _WORKER.proc = _WORKER.answers = None  # the parent's, not this process's to end
+    """A child forked from this process must not use the parent's worker and
+    its pipes: it starts its own, or, forked by ``shared``, takes turns on
+    the parent's."""
+    global _WORKER, _SHARING
+    parents = _WORKER
     _WORKER = _Worker()
+    if _SHARING is not None and parents.proc is not None:
+        _WORKER.proc, _WORKER.turns, _WORKER.tag = parents.proc, _SHARING, os.getpid()
+    _SHARING = None  # a child of this child starts its own
+    parents.proc = parents.answers = None  # the parent's, not this process's to end
+
+
+@contextmanager
+def shared(context: BaseContext) -> Iterator[None]:
+    """Start the worker now, and have the processes forked from this one in
+    the block (``context``'s) take turns on it instead of starting one each;
+    it is ended when the block is (they must be gone by then)."""
+    global _SHARING
+    with _WORKER.lock:
+        try:
+            _WORKER._started()
+            _SHARING = _Turns(context)
+        except OSError:
+            pass  # each starts its own, whose failure gives the reason
+    try:
+        yield
+    finally:
+        _SHARING = None
+        _WORKER.stop()
 
 
 if hasattr(os, "register_at_fork"):

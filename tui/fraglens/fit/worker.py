@@ -12,7 +12,8 @@ instead of running on. The parent starts another worker for the next call.
 
 The protocol is length-prefixed pickles over stdin and stdout, both ends
 ours: a request ``(budget in seconds or None, [call, ...])``, each call a
-pickle of ``(key, schema or None, value)``, and an answer per call, in order,
+pickle of ``(key, schema or None, value)`` (a key: an int, or a process's
+pid and an int when several share the worker), and an answer per call, in order,
 as it is found: a ``validation.Outcome`` (``("unknown",)`` when the worker no
 longer holds ``key``'s validator and needs its schema again).
 """
@@ -27,6 +28,7 @@ import sys
 import time
 import warnings
 from collections import OrderedDict
+from collections.abc import Hashable
 from typing import IO, Any
 
 from .validation import Outcome, compile_schema, validate
@@ -59,7 +61,7 @@ def write_message(stream: IO[bytes], message: Any) -> None:
     stream.flush()
 
 
-def answer(cache: OrderedDict[int, Any], key: int, schema: Any, value: Any) -> Outcome:
+def answer(cache: OrderedDict[Hashable, Any], key: Hashable, schema: Any, value: Any) -> Outcome:
     """One request's outcome; ``cache`` holds each key's validator (or why there is none)."""
     if key in cache:
         cache.move_to_end(key)
@@ -79,7 +81,7 @@ def main() -> None:
     warnings.simplefilter("ignore")  # stderr carries only the watchdog's stack
     # jsonschema's import and first use before any budget runs: no call pays for them
     validate(compile_schema({"$ref": "#/$defs/a", "$defs": {"a": {"type": "object"}}}), {})
-    cache: OrderedDict[int, Any] = OrderedDict()
+    cache: OrderedDict[Hashable, Any] = OrderedDict()
     while True:
         request = read_message(sys.stdin.buffer)
         if request is None:
