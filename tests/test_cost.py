@@ -234,11 +234,30 @@ def test_a_model_priced_once_is_read_from_the_cache(tmp_path, monkeypatch):
         raise AssertionError("the table was read again")
 
     monkeypatch.setattr(genai_prices, "calc_price", no_table)
+    cost_module._RESOLVED.clear()  # as in the next process: from the file
     again, _ = cost_of(usage, "gpt-4o", "openai-chat", PriceOptions())
     assert again == first
     # a new day (or a new table) reads the table again
     monkeypatch.setattr(cost_module.time, "strftime", lambda fmt: "2099-01-01")
     with pytest.raises(AssertionError, match="read again"):
+        cost_of(usage, "gpt-4o", "openai-chat", PriceOptions())
+
+
+def test_a_process_reads_the_cache_file_once_per_model(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    usage = read_usage({"prompt_tokens": 1000, "completion_tokens": 100})
+    first, _ = cost_of(usage, "gpt-4o", "openai-chat", PriceOptions())
+
+    def no_file(path):
+        raise AssertionError("the cache file was read again")
+
+    monkeypatch.setattr(cost_module, "_cache_read", no_file)
+    again, _ = cost_of(usage, "gpt-4o", "openai-chat", PriceOptions())
+    assert again == first
+    with pytest.raises(AssertionError, match="read again"):  # another model: the file
+        cost_of(usage, "gpt-4o-mini", "openai-chat", PriceOptions())
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "elsewhere"))
+    with pytest.raises(AssertionError, match="read again"):  # another cache: its file
         cost_of(usage, "gpt-4o", "openai-chat", PriceOptions())
 
 
