@@ -1,5 +1,5 @@
 """``python -m fraglens`` is ``fraglens``."""
 
-from .cli import main
+from .cli import program
 
-raise SystemExit(main())
+program()
