@@ -341,11 +341,9 @@ def _checked_by(kind: str) -> dict:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
 def test_a_batchs_processes_take_turns_on_one_worker_each_with_its_own_tools():
-    import multiprocessing
-
     from fraglens.fit import budget
 
-    with budget.shared(multiprocessing.get_context("fork")):
+    with budget.shared():
         assert budget._WORKER.proc is not None
         shared = budget._WORKER.proc.pid
         # each child's checker draws the same key from the counter they were forked with
@@ -358,8 +356,6 @@ def test_a_batchs_processes_take_turns_on_one_worker_each_with_its_own_tools():
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
 def test_a_shared_worker_out_of_budget_is_ended_for_all_and_each_starts_its_own():
-    import multiprocessing
-
     from fraglens.fit import budget
 
     schema = {"properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}}
@@ -368,7 +364,7 @@ def test_a_shared_worker_out_of_budget_is_ended_for_all_and_each_starts_its_own(
         verdict = Checker([Tool("t", schema)], budget=0.2).check("t", {"code": "a" * 40 + "!"})
         return {"code": verdict.code, "reason": verdict.reason}
 
-    with budget.shared(multiprocessing.get_context("fork")):
+    with budget.shared():
         assert budget._WORKER.proc is not None
         shared = budget._WORKER.proc
         first = _in_child(slow)
@@ -380,11 +376,9 @@ def test_a_shared_worker_out_of_budget_is_ended_for_all_and_each_starts_its_own(
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
 def test_a_call_a_shared_worker_stopped_on_is_checked_again_on_the_processs_own():
-    import multiprocessing
-
     from fraglens.fit import budget
 
-    with budget.shared(multiprocessing.get_context("fork")):
+    with budget.shared():
         assert budget._WORKER.proc is not None
         shared = budget._WORKER.proc
         shared.kill()  # as the kernel's out-of-memory killer would, between two turns

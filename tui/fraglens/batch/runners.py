@@ -10,15 +10,14 @@ captures, not their number.
 from __future__ import annotations
 
 import importlib
-import multiprocessing
+import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import nullcontext
 from functools import partial
 from typing import Protocol, TypeVar
 
 from ..report.checked import CheckOptions
+from .forks import run_forked
 from .lines import Line, check_line
 
 __all__ = ["DaskUnavailable", "run_dask", "run_local"]
@@ -93,20 +92,24 @@ def run_local(paths: Sequence[str], opts: CheckOptions, jobs: int, span: bool = 
             yield check_line(path, opts, span, content)
         return
     task = partial(check_lines, opts=opts, span=span, content=content)
+    tasks, window = _tasks(paths, jobs), jobs * _PER_WORKER
+    if not hasattr(os, "fork"):  # spawned processes, each importing fraglens itself
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for lines in _in_order(partial(pool.submit, task), tasks, window):
+                yield from lines
+        return
     from ..fit import budget
 
-    forks = "fork" in multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if forks else None)
     # one schema validation worker for all the processes, started first: it
     # starts while this process imports, on the core that waits for the fork
-    with budget.shared(context) if forks else nullcontext():
-        # the workers start with fraglens already imported
+    with budget.shared():
+        # the children start with what a check imports already imported
         for name in _SHARED_MODULES:
             importlib.import_module(name)
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            for lines in _in_order(partial(pool.submit, task), _tasks(paths, jobs),
-                                   jobs * _PER_WORKER):
-                yield from lines
+        for lines in run_forked(task, tasks, jobs, window):
+            yield from lines
 
 
 def run_dask(paths: Sequence[str], opts: CheckOptions, address: str, span: bool = False,

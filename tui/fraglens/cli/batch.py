@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Iterator
 
+from ..batch.forks import WorkerLost
 from ..batch.lines import UNREADABLE, Line
 from ..batch.paths import BatchPathError, captures
 from ..batch.runners import DaskUnavailable, run_dask, run_local
@@ -30,7 +31,10 @@ def _lines(args: argparse.Namespace, paths: list[str], opts: CheckOptions,
             raise CliError(str(exc)) from None
         return
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
-    yield from run_local(paths, opts, jobs, span, content)
+    try:
+        yield from run_local(paths, opts, jobs, span, content)
+    except WorkerLost as exc:
+        raise CliError(str(exc)) from None
 
 
 def run_batch(args: argparse.Namespace, opts: CheckOptions) -> int:

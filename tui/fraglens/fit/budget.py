@@ -22,6 +22,7 @@ child's own, which alone can say with what exit status it stops.
 from __future__ import annotations
 
 import atexit
+import mmap
 import os
 import pickle
 import re
@@ -34,14 +35,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .timeout import DEFAULT_BUDGET
 from .validation import Outcome, keyword_of
 from .worker import HEADER
-
-if TYPE_CHECKING:
-    from multiprocessing.context import BaseContext
 
 __all__ = ["DEFAULT_BUDGET", "Item", "run", "shared", "start"]
 
@@ -79,13 +77,35 @@ Item = tuple[int, Any, Any]
 
 
 class _Turns:
-    """A worker the processes forked from its parent take turns on: the lock
-    one holds from its request to its last answer, and whether the worker
-    has ended (then each starts its own)."""
+    """A worker the processes forked from its parent take turns on: a token
+    in a pipe, which the process whose turn it is holds from its request to
+    its last answer, and whether the worker has ended (then each starts its
+    own), a byte of memory they share."""
 
-    def __init__(self, context: BaseContext) -> None:
-        self.lock = context.Lock()
-        self.ended = context.Value("b", 0, lock=False)
+    def __init__(self) -> None:
+        self._take, self._give = os.pipe()
+        os.write(self._give, b"t")
+        self._ended = mmap.mmap(-1, 1)  # anonymous: shared with the children forked from here
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        os.read(self._take, 1)  # waits while another holds the token
+        try:
+            yield
+        finally:
+            os.write(self._give, b"t")
+
+    @property
+    def ended(self) -> bool:
+        return self._ended[0] == 1
+
+    def end(self) -> None:
+        self._ended[0] = 1
+
+    def close(self) -> None:
+        os.close(self._take)
+        os.close(self._give)
+        self._ended.close()
 
 
 class _Worker:
@@ -139,8 +159,8 @@ class _Worker:
         one only (it goes again to this process's own)."""
         turns = self.turns
         if turns is not None:
-            with turns.lock:
-                if not turns.ended.value:
+            with turns.turn():
+                if not turns.ended:
                     return self._exchange(items, budget)
             self._leave()
         return self._exchange(items, budget)
@@ -200,7 +220,7 @@ class _Worker:
         assert proc is not None and proc.stderr is not None
         stack = proc.stderr.read().decode("utf-8", "replace")  # to its end: the worker's exit
         if self.turns is not None:  # another process's child: its exit status is not ours to read
-            self.turns.ended.value = 1
+            self.turns.end()
             self._leave()
             if not stack.startswith("Timeout ("):
                 return outcomes
@@ -245,7 +265,7 @@ class _Worker:
 
     def stop(self) -> None:
         if self.turns is not None:  # held by this process's turn: end it for all
-            self.turns.ended.value = 1
+            self.turns.end()
             if self.proc is not None:
                 try:
                     os.kill(self.proc.pid, signal.SIGKILL)  # its parent reaps it
@@ -326,15 +346,16 @@ def _forked() -> None:
 
 
 @contextmanager
-def shared(context: BaseContext) -> Iterator[None]:
+def shared() -> Iterator[None]:
     """Start the worker now, and have the processes forked from this one in
-    the block (``context``'s) take turns on it instead of starting one each;
-    it is ended when the block is (they must be gone by then)."""
+    the block take turns on it instead of starting one each; it is ended
+    when the block is (they must be gone by then)."""
     global _SHARING
+    turns = None
     with _WORKER.lock:
         try:
             _WORKER._started()
-            _SHARING = _Turns(context)
+            turns = _SHARING = _Turns()
         except OSError:
             pass  # each starts its own, whose failure gives the reason
     try:
@@ -342,6 +363,8 @@ def shared(context: BaseContext) -> Iterator[None]:
     finally:
         _SHARING = None
         _WORKER.stop()
+        if turns is not None:
+            turns.close()
 
 
 if hasattr(os, "register_at_fork"):
