@@ -77,6 +77,13 @@ _TAILS = (b"\n\n", b"\r\n\r\n", b"\r\r")
 #: does not end as the run's do)
 PIECE = rb'(?!")[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*'
 
+#: the rest of a search's window, as the last alternative of an expression that
+#: finds events end to end: one step, whatever its length (a dot that takes
+#: newlines, repeated, skips to the end in C, where a class such as [\s\S]
+#: tests every byte: a window that reaches past a run's end cost as much as
+#: the events it found)
+REST = rb"(?s:.+)"
+
 
 def incremental_sse(data: bytes) -> bool:
     """True when ``read_stream`` would read ``data`` as SSE for sure: it does
@@ -103,7 +110,7 @@ class _Run:
         #: decoder stands, it finds such events end to end and then at most one
         #: rest, where the first other event begins (findall tries the event
         #: first at every place it reaches)
-        self.events = re.compile(b"(" + head + b"(" + PIECE + b")" + tail + b")|[\\s\\S]+")
+        self.events = re.compile(b"(" + head + b"(" + PIECE + b")" + tail + b")|" + REST)
         self.fewest = re.compile(b"(?:" + head + PIECE + tail + b"){%d}" % FEWEST)
 
 
@@ -257,7 +264,7 @@ class SSEReader(SliceReader):
                 self._mixed.clear()
             pattern = self._mixed[key] = re.compile(b"|".join(
                 [lines + e.lead + b"(" + PIECE + b")" + e.trail + blank for e in envs]
-                + [b"([\\s\\S]+)"]))
+                + [b"(" + REST + b")"]))
         found = list(pattern.finditer(data, pos, end))
         if found and found[-1].lastindex == len(envs) + 1:
             found.pop()  # the rest, from the first other event on
