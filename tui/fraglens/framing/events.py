@@ -9,8 +9,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, islice, repeat
-from operator import add, sub
+from itertools import islice
 from typing import Any, Literal, overload
 
 #: data     - an SSE event with data, or one NDJSON line / array item / body
@@ -49,6 +48,10 @@ class RawEvent:
 
 
 _NO_TIME = float("nan")
+#: an event's payload kept as text, or lying where its span cannot say
+_TEXT, _FAR = -1, -2
+#: the farthest a payload's ends may lie from its span's in the arrays
+_WIDEST = (1 << 31) - 1
 
 
 class EventLog(Sequence[RawEvent]):
@@ -58,9 +61,10 @@ class EventLog(Sequence[RawEvent]):
     bytes plus the payload, more than the input itself for small events. Here
     an event is a few array entries: its kind, its name (an index into the
     names seen), its span, and - when it came from ``source``, the bytes the
-    reader was given - the byte range of its payload, decoded again when
-    something asks for it (a step shown, a search). A payload that is no slice
-    of the source (several data lines joined, a comment, a live event, a
+    reader was given - the byte range of its payload (as its distances from
+    the span's ends: a run of events read in bulk shares them), decoded again
+    when something asks for it (a step shown, a search). A payload that is no
+    slice of the source (several data lines joined, a comment, a live event, a
     re-encoded array item) is kept as text. Items are ``RawEvent`` records
     made on demand, equal to the ones appended; ``number`` is the position.
     """
@@ -70,11 +74,16 @@ class EventLog(Sequence[RawEvent]):
         self.source = source
         self._kind = bytearray()  # index into _kinds
         self._kinds: list[EventKind] = ["data", "done", "comment", "damaged"]
-        self._name = array("l")  # index into _names; -1: no name
+        self._name = array("i")  # index into _names; -1: no name
         self._names: list[str] = []
         self._name_code: dict[str, int] = {}
         self._span = array("q")  # start, end per event; -1, -1: no span
-        self._at = array("q")  # payload range per event; -1, -1: text in _texts
+        #: per event, where its payload starts after the span's start and how
+        #: far before its end it stops; _TEXT: the text in _texts; _FAR: a
+        #: range these cannot say (no span, or far from it), in _far
+        self._lead = array("i")
+        self._trail = array("i")
+        self._far: dict[int, tuple[int, int]] = {}
         self._texts: dict[int, str] = {}
         self._ids: dict[int, str] = {}
         self._times: array[float] | None = None
@@ -102,6 +111,13 @@ class EventLog(Sequence[RawEvent]):
         sees an event half added."""
         if kind not in self._kinds:  # a kind no reader makes today: kept all the same
             self._kinds.append(kind)
+        if at < 0:
+            lead = trail = _TEXT
+        else:
+            lead, trail = at - start, end - at_end
+            if start < 0 or not (0 <= lead <= _WIDEST and 0 <= trail <= _WIDEST):
+                lead = trail = _FAR
+                self._far[len(self._kind)] = (at, at_end)
         if name is None:
             self._name.append(-1)
         else:
@@ -111,7 +127,8 @@ class EventLog(Sequence[RawEvent]):
                 self._names.append(name)
             self._name.append(code)
         self._span.extend((start, end))
-        self._at.extend((at, at_end))
+        self._lead.append(lead)
+        self._trail.append(trail)
         if time is not None and self._times is None:
             self._times = array("d", [_NO_TIME]) * len(self._kind)
         if self._times is not None:
@@ -125,22 +142,29 @@ class EventLog(Sequence[RawEvent]):
         (a run of a long call's identical events, read in bulk: see reading/sse_runs.py):
         event k spans ``starts[k]`` to ``starts[k + 1]``, and its payload lies
         ``lead`` bytes after its start to ``trail`` bytes before its end. The
-        arrays are extended in C loops, without a list per field."""
+        arrays are extended in C: the spans' starts and ends each put in place
+        by one slice assignment, the rest repeated."""
+        if not count:
+            return
+        if not (0 <= lead <= _WIDEST and 0 <= trail <= _WIDEST):
+            raise ValueError("a run's payloads lie within its events")
         code = -1
         if name is not None:
             code = self._name_code.get(name, -1)
             if code < 0:
                 code = self._name_code[name] = len(self._names)
                 self._names.append(name)
-        self._name.extend(repeat(code, count))
-        begin, end = islice(starts, count), islice(starts, 1, count + 1)
-        self._span.extend(chain.from_iterable(zip(begin, end, strict=True)))
-        begin, end = islice(starts, count), islice(starts, 1, count + 1)
-        self._at.extend(chain.from_iterable(zip(
-            map(add, begin, repeat(lead)), map(sub, end, repeat(trail)), strict=True
-        )))
+        self._name.extend(array("i", (code,)) * count)
+        bounds = array("q", islice(starts, count + 1))
+        spans = self._span
+        at = len(spans)
+        spans.frombytes(bytes(2 * count * spans.itemsize))
+        spans[at::2] = bounds[:count]
+        spans[at + 1 :: 2] = bounds[1:]
+        self._lead.extend(array("i", (lead,)) * count)
+        self._trail.extend(array("i", (trail,)) * count)
         if self._times is not None:
-            self._times.extend(repeat(_NO_TIME, count))
+            self._times.extend(array("d", (_NO_TIME,)) * count)
         self._kind.extend(bytes(count))  # last, as in add: 0 is "data"
 
     def stamp(self, times: Sequence[float | None]) -> None:
@@ -175,8 +199,12 @@ class EventLog(Sequence[RawEvent]):
 
     def at(self, i: int) -> tuple[int, int] | None:
         """Where event ``i``'s payload lies in the source, when it is a slice of it."""
-        start = self._at[2 * i]
-        return None if start < 0 or self.source is None else (start, self._at[2 * i + 1])
+        lead = self._lead[i]
+        if lead < 0:
+            return None if lead == _TEXT or self.source is None else self._far[i]
+        if self.source is None:
+            return None
+        return self._span[2 * i] + lead, self._span[2 * i + 1] - self._trail[i]
 
     def name(self, i: int) -> str | None:
         code = self._name[i]
@@ -184,10 +212,14 @@ class EventLog(Sequence[RawEvent]):
 
     def data(self, i: int) -> str:
         """The payload of event ``i`` (decoded from the source, or as kept)."""
-        start = self._at[2 * i]
-        if start < 0 or self.source is None:
+        lead, source = self._lead[i], self.source
+        if source is None or lead == _TEXT:
             return self._texts[i]
-        return self.source[start : self._at[2 * i + 1]].decode("utf-8", "replace")
+        if lead == _FAR:
+            start, end = self._far[i]
+            return source[start:end].decode("utf-8", "replace")
+        return source[self._span[2 * i] + lead : self._span[2 * i + 1] - self._trail[i]].decode(
+            "utf-8", "replace")
 
     def times(self) -> list[float | None]:
         """Every event's time (None where it has none), without making the events."""
@@ -199,10 +231,10 @@ class EventLog(Sequence[RawEvent]):
     def replaced(self, i: int) -> bool:
         """Whether event ``i``'s payload holds U+FFFD (bytes that were not
         UTF-8 read as it, or the character itself): an ASCII range cannot."""
-        start = self._at[2 * i]
+        at = self.at(i)
         source = self.source
-        if start >= 0 and source is not None:
-            raw = source[start : self._at[2 * i + 1]]
+        if at is not None and source is not None:
+            raw = source[at[0] : at[1]]
             if raw.isascii():
                 return False
             return "\ufffd" in raw.decode("utf-8", "replace")
@@ -240,7 +272,6 @@ class EventLog(Sequence[RawEvent]):
 
     def _event(self, i: int) -> RawEvent:
         start, end = self._span[2 * i], self._span[2 * i + 1]
-        at_start = self._at[2 * i]
         times = self._times
         time = None if times is None or times[i] != times[i] else times[i]
         return RawEvent(
@@ -251,7 +282,7 @@ class EventLog(Sequence[RawEvent]):
             self._ids.get(i),
             time,
             None if start < 0 else (start, end),
-            None if at_start < 0 or self.source is None else (at_start, self._at[2 * i + 1]),
+            self.at(i),
         )
 
 
