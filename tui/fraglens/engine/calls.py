@@ -19,12 +19,16 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any
+from typing import Any, TypeVar
 
 from .finalize import Result
 from .scanner import COMPLETE, EMPTY_STATE, IN_ESCAPE, IN_STRING, Scanner, ScanState
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -260,6 +264,15 @@ class Call:
             if k and self.frag_event[k - 1] > last_final:
                 return None
         return found
+
+
+def by_owner(owner: list[int], items: Iterable[T], owners: int) -> list[list[T]]:
+    """``items`` shared out among ``owners`` lists, the k-th item to list
+    ``owner[k]``, in order: one pass in C (events of several calls in turns,
+    read in bulk, put with their calls)."""
+    lists: list[list[T]] = [[] for _ in range(owners)]
+    deque(map(list.append, map(lists.__getitem__, owner), items), maxlen=0)
+    return lists
 
 
 def _latest(history: list[tuple[int, str]], step: int) -> str | None:

@@ -14,11 +14,11 @@ import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
-from itertools import accumulate, compress, count, repeat
-from operator import eq, itemgetter, methodcaller
+from itertools import accumulate, count
+from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
-from .calls import Call
+from .calls import Call, by_owner
 from .cumulative import last_restatement
 from .diagnostics import Diagnostic, make
 from .finalize import Result, finalize
@@ -283,31 +283,36 @@ class Reassembler:
         if any(c is None or c.finalized or c.over_limit for c in calls):
             return 0
         taken = texts.index("") if "" in texts else len(texts)
-        masks = [list(map(eq, owner, repeat(k))) for k in range(len(keys))]
-        for call, mask in zip(calls, masks, strict=True):
+        if taken < len(texts):
+            owner, texts = owner[:taken], texts[:taken]
+        # each call's texts and events, in one pass over the run
+        mine, numbers = by_owner(owner, texts, len(keys)), by_owner(
+            owner, range(first_event, first_event + taken), len(keys))
+        for k, call in enumerate(calls):
             assert call is not None
-            mine = list(compress(texts[:taken], mask))
-            if (call.length + sum(map(len, mine))) * 4 <= self.max_arg_bytes:
+            if (call.length + sum(map(len, mine[k]))) * 4 <= self.max_arg_bytes:
                 continue
             # near the limit: UTF-8 bytes counted, the run cut before the text that passes it
             start = _utf8_len(call.text) if call.nbytes is None else call.nbytes
-            sizes = list(accumulate(map(len, map(_ENCODE, mine)), initial=start))
+            sizes = list(accumulate(map(len, map(_ENCODE, mine[k])), initial=start))
             fits = bisect_right(sizes, self.max_arg_bytes) - 1
-            if fits < len(mine):
-                taken = list(compress(range(taken), mask))[fits]
+            if fits < len(mine[k]):
+                taken = min(taken, numbers[k][fits] - first_event)
         if not taken:
             return 0
-        numbers = range(first_event, first_event + taken)
-        for call, mask in zip(calls, masks, strict=True):
+        if taken < len(owner):
+            owner, texts = owner[:taken], texts[:taken]
+            mine, numbers = by_owner(owner, texts, len(keys)), by_owner(
+                owner, range(first_event, first_event + taken), len(keys))
+        for call, texts_k, numbers_k in zip(calls, mine, numbers, strict=True):
             assert call is not None
-            mine = list(compress(texts[:taken], mask))
-            if not mine:
+            if not texts_k:
                 continue
-            if (call.length + sum(map(len, mine))) * 4 > self.max_arg_bytes:
+            if (call.length + sum(map(len, texts_k))) * 4 > self.max_arg_bytes:
                 if call.nbytes is None:
                     call.nbytes = _utf8_len(call.text)
-                call.nbytes += sum(map(len, map(_ENCODE, mine)))
-            call.extend_at(list(compress(numbers, mask)), mine)
+                call.nbytes += sum(map(len, map(_ENCODE, texts_k)))
+            call.extend_at(numbers_k, texts_k)
         return taken
 
     def text_run(self, first_event: int, choice: int, channel: str, texts: list[str]) -> None:

@@ -262,9 +262,13 @@ class SSEReader(SliceReader):
         if pattern is None:
             if len(self._mixed) >= 64:
                 self._mixed.clear()
-            pattern = self._mixed[key] = re.compile(b"|".join(
+            # the envelopes in a group of their own, so that the expression
+            # reads the bytes they share once (the parser takes a prefix
+            # common to all the alternatives out of them), then tells them
+            # apart, where each one was tried from the event's start in turn
+            pattern = self._mixed[key] = re.compile(b"(?:" + b"|".join(
                 [lines + e.lead + b"(" + PIECE + b")" + e.trail + blank for e in envs]
-                + [b"(" + REST + b")"]))
+            ) + b")|(" + REST + b")")
         found = list(pattern.finditer(data, pos, end))
         if found and found[-1].lastindex == len(envs) + 1:
             found.pop()  # the rest, from the first other event on
