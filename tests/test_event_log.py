@@ -85,7 +85,7 @@ def test_a_run_added_at_once_is_its_events_one_by_one():
         one.add("data", "delta", starts[k], starts[k + 1], starts[k] + 6, starts[k + 1] - 2, None)
     bulk.add_run("delta", starts, 10, 6, 2)
     assert bulk == one and len(bulk) == 11 and bulk[10].at == (starts[9] + 6, starts[10] - 2)
-    assert [bulk.data(i) for i in range(1, 11)] == ['{"p": "%d"}' % k for k in range(10)]
+    assert [bulk.data(i) for i in range(1, 11)] == [f'{{"p": "{k}"}}' for k in range(10)]
     assert bulk.times() == [0.5] + [None] * 10 and bulk.span_ends(9) == one.span_ends(9)
     bulk.add_run(None, starts[10:], 0, 6, 2)  # nothing
     assert len(bulk) == 11
