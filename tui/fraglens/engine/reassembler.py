@@ -14,8 +14,8 @@ import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
-from itertools import accumulate, count
-from operator import itemgetter, methodcaller
+from itertools import accumulate
+from operator import methodcaller
 from typing import TYPE_CHECKING, Any
 
 from .calls import Call, by_owner
@@ -37,6 +37,7 @@ from .fragments import (
 )
 from .plural import counted
 from .slots import SlotResolver, clean
+from .text_pieces import TextPieces
 
 if TYPE_CHECKING:  # the markup families load with the first text or refusal (start-up)
     from .leaks import Leaked
@@ -104,16 +105,15 @@ _PER_MESSAGE = frozenset(
 @dataclass
 class ChoiceState:
     """What one choice said besides its calls. ``text``, ``reasoning`` and
-    ``finishes`` are append-only lists in event order and part of the read
+    ``finishes`` are append-only sequences in event order and part of the read
     API: views binary-search them by event to show any step."""
 
-    text: list[tuple[int, str]] = field(default_factory=list)  # (event, piece)
-    reasoning: list[tuple[int, str]] = field(default_factory=list)
+    text: TextPieces = field(default_factory=TextPieces)  # (event, piece)
+    reasoning: TextPieces = field(default_factory=TextPieces)
     finishes: list[tuple[int, str, str]] = field(default_factory=list)  # (event, reason, raw)
 
     def text_at(self, step: int, channel: str = "content") -> str:
-        pieces = self.text if channel == "content" else self.reasoning
-        return "".join(p for e, p in pieces if e <= step)
+        return (self.text if channel == "content" else self.reasoning).text_upto(step)
 
     @property
     def finish(self) -> str | None:
@@ -320,12 +320,13 @@ class Reassembler:
         consecutive events from ``first_event``: what ``apply`` does with each
         one's ``TextDelta``. An empty piece is an event with no op: it adds
         nothing, and a run of only such events leaves the choices as they are."""
-        pieces = list(filter(itemgetter(1), zip(count(first_event), texts)))
-        if pieces and choice not in self.choices:
-            choice = self._rechosen(first_event, TextDelta(choice, pieces[0][1])).choice
-        if pieces:
-            ch = self._choice(choice)
-            (ch.text if channel == "content" else ch.reasoning).extend(pieces)
+        if not any(texts):
+            return
+        if choice not in self.choices:
+            first = next(filter(None, texts))
+            choice = self._rechosen(first_event, TextDelta(choice, first)).choice
+        ch = self._choice(choice)
+        (ch.text if channel == "content" else ch.reasoning).extend_run(first_event, texts)
 
     def close(self, event: int) -> None:
         """The stream ended after ``event``: finalize everything still open."""
@@ -707,10 +708,10 @@ class Reassembler:
                     f"choice {number}: finish_reason tool_calls but no tool call came",
                     ch.finishes[-1][0],
                 )
-            content = "".join(p for _, p in ch.text)
+            content = ch.text.text
             if calls and content.strip():
                 # said where it became true: when the second of the two arrived
-                first_text = next(e for e, p in ch.text if p.strip())
+                first_text = ch.text.event_at(len(content) - len(content.lstrip()))
                 self.diag(
                     "text-with-tool-calls", f"choice {number} has text besides its calls",
                     max(first_text, min(c.first_event for c in calls)),
@@ -730,10 +731,7 @@ class Reassembler:
         marks, pieces = scan(content)
         if not marks:
             return
-        ends = list(accumulate(len(p) for _, p in ch.text))
-
-        def event_at(offset: int) -> int:
-            return ch.text[min(bisect_right(ends, offset), len(ends) - 1)][0]
+        event_at = ch.text.event_at
 
         found = [judge(p, "text", number, event_at(p.start)) for p in pieces]
         self.leaked.extend(found)

@@ -157,7 +157,7 @@ def build_report(
         "usage": usage.as_json() if usage is not None else None,
         "cost": cost,
         "text": {
-            str(n): "".join(p for _, p in ch.text) for n, ch in sorted(r.choices.items()) if ch.text
+            str(n): ch.text.text for n, ch in sorted(r.choices.items()) if ch.text
         },
         "calls": [call_json(c, i) for i, c in enumerate(calls)],
         # always present, so scripts can read it without a guard: calls that
@@ -166,7 +166,7 @@ def build_report(
         "diagnostics": diagnostics,
     }
     reasoning = {
-        str(n): "".join(p for _, p in ch.reasoning)
+        str(n): ch.reasoning.text
         for n, ch in sorted(r.choices.items())
         if ch.reasoning
     }
