@@ -85,8 +85,8 @@ class AISDKAdapter:
 
     def __init__(self) -> None:
         self._index: dict[str, int] = {}  # toolCallId -> index, in order of appearance
-        #: the argument pieces streamed per call (the engine's own strings, not copies),
-        #: to compare tool-input-available with by value
+        #: the argument pieces streamed per call (the engine's own strings, not
+        #: copies; a run's joined), to compare tool-input-available with by value
         self._pieces: dict[str, list[str]] = {}
         #: the payload whose piece the continuation shortcut kept last
         self._kept: Any = None
@@ -122,8 +122,9 @@ class AISDKAdapter:
         self._pieces[self._ids[index]].append(text)
 
     def continued_run(self, index: int, texts: list[str]) -> None:
-        """``continued`` for each of ``texts`` in turn (a run read in bulk)."""
-        self._pieces[self._ids[index]].extend(texts)
+        """``continued`` for each of ``texts`` in turn (a run read in bulk),
+        kept joined: only their whole is compared."""
+        self._pieces[self._ids[index]].append("".join(texts))
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
