@@ -94,11 +94,13 @@ from ..framing.eventstream import (
     log_items,
     read_sound,
 )
-from .sse_runs import PIECE, REST
+from .sse_runs import PIECE, REST, next_window
 from .stream import Stream, label_of
 
-#: frames taken in one run at most: a bound on the lists a run builds
-MAX_RUN = 1 << 15
+#: frames taken in one run at most: a bound on the lists a run builds, and so on
+#: what a run holds while it is read (a few hundred bytes an event, let go
+#: after it); a window holds about so many (sse_runs.next_window)
+MAX_RUN = 1 << 12
 #: bytes read one frame at a time after a run before the next is looked for;
 #: doubled after every slice not followed by runs at least as long, up to the
 #: caller's budget
@@ -274,12 +276,9 @@ class EventStreamReader:
         env, run, inner = learned
         end = min(len(data), pos + min(self._window, self._budget))
         found = run.frame.findall(data, pos, end)
-        # the run ends inside the window: at the rest, or at the first frame
-        # found that does not hold
-        ended = bool(found) and not found[-1][0]
-        if ended:
+        if found and not found[-1][0]:
             found.pop()  # the rest, from the first other frame on
-        full = len(found) >= MAX_RUN
+        full = len(found) > MAX_RUN
         del found[MAX_RUN:]
         if not found:
             return False
@@ -298,20 +297,11 @@ class EventStreamReader:
         pieces = list(wrapped[:good])
         if inner is not None and pieces:
             pieces = _unwrapped(pieces, *inner)
-        if len(pieces) < len(found):
-            ended = True
+        if len(pieces) < len(found):  # the run ends at the first frame that does not hold
+            full = False
             del starts[len(pieces) + 1 :]
-        # a run that ends inside the window is followed by a look in twice
-        # its bytes, not in a large window (a capture damaged every few frames
-        # costs a few searches of the bytes it has); one that fills MAX_RUN
-        # by one in as many bytes as it took (frames found past it are
-        # searched for again)
-        if ended:
-            self._window = max(_FIRST_WINDOW, 2 * (starts[-1] - pos))
-        elif full:
-            self._window = max(_FIRST_WINDOW, min(starts[-1] - pos, _MAX_WINDOW))
-        else:
-            self._window = min(2 * self._window, _MAX_WINDOW)
+        self._window = next_window(self._window, starts[-1] - pos, len(pieces),
+                                   end - starts[-1], full, _FIRST_WINDOW, _MAX_WINDOW)
         if not pieces:
             return False
         try:

@@ -40,16 +40,17 @@ from __future__ import annotations
 import json
 import re
 from itertools import accumulate, repeat
-from operator import attrgetter, itemgetter, sub
+from operator import attrgetter, sub
 
 from ..adapters.envelope import Envelope
 from ..framing.events import FrameTooLarge, FramingProblem
 from ..framing.sse import SSEDecoder
 from .stream import Stream
 
-#: events taken in one run at most: a bound on the lists a run builds (a longer
-#: run is read as several)
-MAX_RUN = 1 << 15
+#: events taken in one run at most: a bound on the lists a run builds, and so on
+#: what a run holds while it is read (a few hundred bytes an event, let go
+#: after it); a window holds about so many (sse_runs.next_window)
+MAX_RUN = 1 << 12
 #: bytes framed one event at a time after a run before the next is looked for
 #: (one event: what ends a run is often one event between two runs); doubled
 #: after every slice that ends in no run, up to _MAX_SLICE or the caller's budget
@@ -112,6 +113,24 @@ class _Run:
         #: first at every place it reaches)
         self.events = re.compile(b"(" + head + b"(" + PIECE + b")" + tail + b")|" + REST)
         self.fewest = re.compile(b"(?:" + head + PIECE + tail + b"){%d}" % FEWEST)
+
+
+def next_window(window: int, took: int, events: int, room: int, full: bool, least: int,
+                most: int) -> int:
+    """The bytes to search for the next run, after one of ``events`` events
+    that took ``took`` bytes of a search of ``window`` bytes, ``room`` of them
+    left after it. A run cut at MAX_RUN (``full``): about as many (events
+    found past it are found again, so a window holds about MAX_RUN events, not
+    many more). One that ran to the window's end (less than about four of its
+    events' room left: its next event cut there): twice the window, up to
+    ``most``. One that ended inside the window: twice its bytes, at least
+    ``least`` (a capture whose runs are short is not searched far past each
+    of them)."""
+    if full:
+        return max(least, took + took // 8)
+    if room * events < 4 * took:
+        return min(2 * window, most)
+    return max(least, 2 * took)
 
 
 class SliceReader:
@@ -214,19 +233,15 @@ class SSEReader(SliceReader):
             blocks.pop()  # the rest, from the first other event on
         if not blocks:
             return False
+        full = len(blocks) > MAX_RUN
         del blocks[MAX_RUN:]
-        starts = list(accumulate(map(len, map(itemgetter(0), blocks)), initial=pos))
-        pieces = list(map(itemgetter(1), blocks))
+        whole, pieces = zip(*blocks, strict=True)
+        starts = list(accumulate(map(len, whole), initial=pos))
         stop = starts[-1]
-        # the next run is looked for in about twice this one's bytes when it
-        # ended inside the window: a capture whose runs are short is not
-        # searched far past each of them
-        if stop < end:
-            self._window = max(_SHORT_WINDOW, 2 * (stop - pos))
-        else:
-            self._window = min(2 * self._window, _MAX_WINDOW)
+        self._window = next_window(self._window, stop - pos, len(blocks), end - stop, full,
+                                   _SHORT_WINDOW, _MAX_WINDOW)
         max_line = min(self._decoder.max_line, self._decoder.max_event)
-        if stop - pos > max_line and max(map(len, map(itemgetter(0), blocks))) > max_line:
+        if stop - pos > max_line and max(map(len, whole)) > max_line:
             return False  # the decoder says where a line is too long
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
@@ -274,14 +289,13 @@ class SSEReader(SliceReader):
             found.pop()  # the rest, from the first other event on
         if len(found) < FEWEST:
             return False
+        full = len(found) > MAX_RUN
         del found[MAX_RUN:]
         groups = list(map(attrgetter("lastindex"), found))
         pieces = list(map(re.Match.group, found, groups))
         starts = [pos, *map(re.Match.end, found)]
-        if starts[-1] < end:
-            self._window = max(_SHORT_WINDOW, 2 * (starts[-1] - pos))
-        else:
-            self._window = min(2 * self._window, _MAX_WINDOW)
+        self._window = next_window(self._window, starts[-1] - pos, len(found), end - starts[-1],
+                                   full, _SHORT_WINDOW, _MAX_WINDOW)
         max_line = min(self._decoder.max_line, self._decoder.max_event)
         if starts[-1] - pos > max_line and max(map(sub, starts[1:], starts)) > max_line:
             return False  # the decoder says where a line is too long
