@@ -218,10 +218,15 @@ class AISDKAdapter:
         if not pieces:
             ops.append(ArgsFinal(0, index, restated, id=cid))
             return ops
-        try:
-            same = json.loads("".join(pieces)) == value
-        except (ValueError, RecursionError):
-            same = False  # the engine reports the streamed text; the restatement differs
+        streamed = "".join(pieces)
+        # text that is the restatement itself decodes to its value (JSON's
+        # NaN aside, which equals nothing): no second tree of a long input
+        same = streamed == restated and "NaN" not in restated
+        if not same:
+            try:
+                same = json.loads(streamed) == value
+            except (ValueError, RecursionError):
+                same = False  # the engine reports the streamed text; the restatement differs
         if not same and kind == "tool-input-available":
             ops.append(ArgsFinal(0, index, restated, id=cid))
         return ops
