@@ -91,6 +91,17 @@ def test_a_run_added_at_once_is_its_events_one_by_one():
     assert len(bulk) == 11
 
 
+def test_a_log_says_whether_any_event_has_a_time():
+    log = EventLog()
+    log.append(RawEvent(0, "data", "{}"))
+    assert not log.timed
+    log.append(RawEvent(1, "data", "{}", time=0.0))
+    log.append(RawEvent(2, "data", "{}"))
+    assert log.timed and log.times() == [None, 0.0, None]
+    log.stamp([None, None, None])
+    assert not log.timed
+
+
 def test_a_log_without_its_source_keeps_every_payload_as_text():
     log = EventLog()
     log.append(RawEvent(0, "data", "{}", at=(0, 2)))

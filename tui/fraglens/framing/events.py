@@ -221,6 +221,13 @@ class EventLog(Sequence[RawEvent]):
         return source[self._span[2 * i] + lead : self._span[2 * i + 1] - self._trail[i]].decode(
             "utf-8", "replace")
 
+    @property
+    def timed(self) -> bool:
+        """Whether any event has a time (a capture with none has no timing to
+        report: said without a list as long as the log)."""
+        times = self._times
+        return times is not None and any(t == t for t in times)  # NaN: no time
+
     def times(self) -> list[float | None]:
         """Every event's time (None where it has none), without making the events."""
         times = self._times
