@@ -514,3 +514,14 @@ def test_any_benchmark_shape_agrees(fmt, calls, size, frag, seed, edit, limit):
             stream_from_bytes(data, "capture", max_arg_bytes=limit)
         return
     _agree(data, max_arg_bytes=limit)
+
+
+def test_two_indexes_of_one_call_in_turns_keep_its_pieces_in_order():
+    # the first call's start lost (its data line unreadable): both indexes'
+    # pieces go to one call, one by one in their order, and so in a run
+    data = _SHAPES.real_shape("openai-chat", 2, 300, 1, 0)
+    data = b"Data" + data[4:]
+    _agree(data)
+    bulk, _ = stream_from_bytes(data, "capture")
+    (call,) = bulk.reassembler.calls
+    assert list(call.frag_event) == sorted(call.frag_event)

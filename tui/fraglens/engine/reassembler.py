@@ -279,17 +279,28 @@ class Reassembler:
         (calls streamed in turns, read in bulk): how many were taken, from the
         first. It stops before the first text that is empty or that would pass
         its call's size limit (those take ``continue_call``, one by one)."""
-        calls = [self._slots.by_index.get(key) for key in keys]
-        if any(c is None or c.finalized or c.over_limit for c in calls):
+        found = [self._slots.by_index.get(key) for key in keys]
+        if any(c is None or c.finalized or c.over_limit for c in found):
             return 0
+        # two keys may name one call (a call whose start was lost takes the
+        # pieces of both indexes): its pieces are taken in their order
+        calls: list[Call] = []
+        slot: list[int] = []
+        for call in found:
+            assert call is not None
+            k = next((j for j, c in enumerate(calls) if c is call), len(calls))
+            if k == len(calls):
+                calls.append(call)
+            slot.append(k)
+        if len(calls) < len(found):
+            owner = list(map(slot.__getitem__, owner))
         taken = texts.index("") if "" in texts else len(texts)
         if taken < len(texts):
             owner, texts = owner[:taken], texts[:taken]
         # each call's texts and events, in one pass over the run
-        mine, numbers = by_owner(owner, texts, len(keys)), by_owner(
-            owner, range(first_event, first_event + taken), len(keys))
+        mine, numbers = by_owner(owner, texts, len(calls)), by_owner(
+            owner, range(first_event, first_event + taken), len(calls))
         for k, call in enumerate(calls):
-            assert call is not None
             if (call.length + sum(map(len, mine[k]))) * 4 <= self.max_arg_bytes:
                 continue
             # near the limit: UTF-8 bytes counted, the run cut before the text that passes it
@@ -302,10 +313,9 @@ class Reassembler:
             return 0
         if taken < len(owner):
             owner, texts = owner[:taken], texts[:taken]
-            mine, numbers = by_owner(owner, texts, len(keys)), by_owner(
-                owner, range(first_event, first_event + taken), len(keys))
+            mine, numbers = by_owner(owner, texts, len(calls)), by_owner(
+                owner, range(first_event, first_event + taken), len(calls))
         for call, texts_k, numbers_k in zip(calls, mine, numbers, strict=True):
-            assert call is not None
             if not texts_k:
                 continue
             if (call.length + sum(map(len, texts_k))) * 4 > self.max_arg_bytes:
