@@ -481,7 +481,7 @@ def test_the_benchmarks_real_shapes_are_read_in_runs_and_agree(fmt, calls, monke
     assert sum(taken) > 0.9 * pieces
 
 
-@settings(max_examples=examples(100), deadline=None,
+@settings(max_examples=examples(500), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(
     fmt=st.sampled_from(_RUN_FORMATS),
