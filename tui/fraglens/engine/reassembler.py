@@ -261,14 +261,15 @@ class Reassembler:
             taken = texts.index("")
         # a character is at most 4 bytes: texts that end within a quarter of the
         # limit surely fit (as in _append); past it, their bytes are counted
-        chars = list(accumulate(map(len, texts[:taken]), initial=call.length))
-        if chars[-1] * 4 > self.max_arg_bytes:
+        run = texts[:taken] if taken < len(texts) else texts
+        if (call.length + sum(map(len, run))) * 4 > self.max_arg_bytes:
             if call.nbytes is None:
                 call.nbytes = _utf8_len(call.text)
-            sizes = list(accumulate(map(len, map(_ENCODE, texts[:taken])), initial=call.nbytes))
+            sizes = list(accumulate(map(len, map(_ENCODE, run)), initial=call.nbytes))
             taken = bisect_right(sizes, self.max_arg_bytes) - 1
             call.nbytes = sizes[taken]
-        call.extend(first_event, texts[:taken] if taken < len(texts) else texts)
+            run = run[:taken]
+        call.extend(first_event, run)
         return taken
 
     def continue_mixed(
