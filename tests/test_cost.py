@@ -245,6 +245,24 @@ def test_a_model_priced_once_is_read_from_the_cache(tmp_path, monkeypatch):
 # -- the same figure everywhere -------------------------------------------------------
 
 
+def test_the_table_s_version_is_its_metadata_s(monkeypatch):
+    # read from the wheel's folder beside the package, without importlib.metadata;
+    # where that folder does not say (none, or stale ones beside it), from the metadata
+    from importlib.metadata import version
+
+    want = f"genai-prices {version('genai-prices')}"
+    cost_module.table_version.cache_clear()
+    assert cost_module.table_version() == want
+    assert cost_module._beside_the_package() == version("genai-prices")
+    real = os.listdir
+    monkeypatch.setattr(cost_module.os, "listdir", lambda folder: [
+        *real(folder), "genai_prices-0.0.1.dist-info"])
+    assert cost_module._beside_the_package() is None
+    cost_module.table_version.cache_clear()
+    assert cost_module.table_version() == want
+    cost_module.table_version.cache_clear()
+
+
 def test_the_text_report_shows_the_figure_of_the_json(tmp_path):
     doc = json.loads(fraglens("check", "--json", str(ANTHROPIC)).stdout)
     text = fraglens("check", str(ANTHROPIC)).stdout

@@ -91,12 +91,40 @@ class PriceOptions:
 def table_version() -> str | None:
     """``genai-prices X.Y.Z``, or None when it is not installed (asked once:
     the package metadata is a directory scan)."""
+    found = _beside_the_package()
+    if found is not None:
+        return f"genai-prices {found}"
+    # importlib.metadata costs more than reading a 1 MB capture to import (it
+    # loads email, zipfile, csv): only where the wheel's own record is not found
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         return f"genai-prices {version('genai-prices')}"
     except PackageNotFoundError:  # not installed (it needs Python 3.11)
         return None
+
+
+def _beside_the_package() -> str | None:
+    """The version in the name of the one ``genai_prices-X.Y.Z.dist-info``
+    folder beside the package (what an installed wheel leaves: its name holds
+    the version that its metadata does), found without importing the package."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec("genai_prices")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None:
+        return None
+    folder = os.path.dirname(os.path.dirname(spec.origin))
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None
+    found = [n for n in names if n.startswith("genai_prices-") and n.endswith(".dist-info")]
+    if len(found) != 1:
+        return None  # none, or stale ones beside it: the metadata says which
+    return found[0][len("genai_prices-") : -len(".dist-info")] or None
 
 
 def _money(value: Decimal) -> float:
