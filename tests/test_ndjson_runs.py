@@ -478,6 +478,8 @@ def test_a_run_of_lines_that_each_hold_a_bad_byte_is_read_as_its_lines():
 _LINES = st.lists(st.sampled_from([
     '{"a": 1}', '{"a": [1,\n 2]}', "{", "}", '"x"', "[1]", "", " ", "\x0b", "\x0c", "\t",
     '{"b": "d\\u00e9j\\u00e0"}', "not json", "{}  ", "\r", '{"c": {}}\r',
+    '{"fraglens": "recording", "version": 1}', '{"x": 1, "fraglens": "recording"}',
+    '{"fraglens": "other"}',
 ]), min_size=1, max_size=5)
 
 

@@ -231,10 +231,14 @@ def ndjson_start(data: bytes) -> int | None:
     start = _first_content(data, skip)
     if start < 0 or data[start : start + 1] != b"{" or not _is_ndjson(data, start):
         return None
-    from .recording import is_recording  # as in _read: only for inputs that could be one
+    # a recording's first line names it: the module (and the redaction it
+    # loads) is imported only for an input whose first line could
+    line_end = data.find(b"\n", start)
+    if data.find(b'"fraglens"', 0, len(data) if line_end < 0 else line_end) >= 0:
+        from .recording import is_recording
 
-    if is_recording(data):
-        return None
+        if is_recording(data):
+            return None
     # read_stream tries the whole input as one JSON value before its lines,
     # and it never is one here (so it is not decoded whole to find out): the
     # first line is one whole value, and JSON allows only whitespace after a
