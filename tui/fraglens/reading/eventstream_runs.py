@@ -10,15 +10,18 @@ with the same header bytes, a payload that is the same envelope
 (``adapters/envelope.py``) around another piece, and the total length and
 both CRCs those bytes make. Read one at a time (``framing/eventstream.py``),
 each frame costs two CRCs and a few Python calls in the framing, the envelope
-and the engine. Here, as runs.py does for SSE, once the stream has read a
-message as a continuation in an envelope, the frames after it are searched
-in C for what lies where that frame's piece lay; from each piece found, and
-the learned frame's bytes around it, the frame it makes is built (the
-prelude its length makes, ``zlib.crc32`` mapped over the pieces for the
-message CRC), and one comparison of all those frames with the input says
-whether it holds them. The pieces are decoded by one ``json.loads``, and the
-event records and the call's records extended at once (``Stream.take_run``).
-No Python code runs per frame of a run.
+and the engine. Here, as sse_runs.py does for SSE, once the stream has read
+a message as a continuation in an envelope, the frames after it are found in
+C, end to end, by one expression of that frame's bytes with the piece as a
+hole (and its prelude and message CRC as four bytes each, whatever they
+hold), up to the first frame it does not match; what each frame found holds
+where its prelude, its head (the headers and the envelope before the piece)
+and its message CRC lie is then compared with what its body's length makes
+(the prelude) and what its bytes make (``zlib.crc32`` mapped over the
+bodies), all at once, and the run ends at the first that differs. The pieces
+are decoded by one ``json.loads``, and the event records and the call's
+records extended at once (``Stream.take_run``). No Python code runs per
+frame of a run.
 
 Why this is exact. A run is taken only at a message boundary with no damage
 pending, and only as many frames as the input holds byte for byte as built:
@@ -29,8 +32,8 @@ scanner accepts (in valid UTF-8, or the run is not taken). The one-by-one
 reader reads each such frame as a message with those headers and that
 payload. The first frame that differs ends the run, and the one-by-one reader
 reads on from it: a damaged frame, a cut one, other headers, another event,
-keep what they are read as today. Frames no longer than the search window
-(8 MiB) cannot exceed the decoder's message limit. A run's events are what
+keep what they are read as today. Frames found in a search window (at most
+8 MiB) cannot exceed the decoder's message limit. A run's events are what
 the decoder makes of them, with the payload the envelope's with another
 piece, which the envelope proves is the same continuation; the engine takes
 the pieces as continuations, stopping short of the size limit, where the
@@ -41,6 +44,9 @@ frames left go one by one again. Property tests
 base64 in ``{"bytes":"..."}``: there the frame's piece is the base64, the
 run's chunks are decoded in bulk, and each wrapped event must be the learned
 wrapped event's bytes around another piece (``_wrapped``, ``_unwrapped``).
+Its base64 must open with that of the bytes before its piece (their whole
+3-byte groups), so the expression itself stops at the first chunk that
+wraps another event (the next call's): nothing past a call is decoded.
 
 Padding. Real Bedrock ends every payload with a ``"p"`` field whose string
 is a prefix of ``a-zA-Z0-9...`` of a random length, so that a message's size
@@ -57,9 +63,9 @@ own piece, and the engine takes each piece or not as it would one by one
 (``continue_run`` decides as ``continue_call``). Such a frame has a second hole:
 its bytes are the learned frame's but for the piece and the padding's string,
 found by the same expression (the piece, the bytes between, then the padding,
-the tail). The frame's length, prelude CRC and message CRC are built from its
-body (piece, bytes between, padding) as above, and the same one comparison
-proves the run. The padding is a hole only where that is proved unread
+the tail). The frame's length, prelude CRC and message CRC are made from its
+body (piece, bytes between, padding) as above, and the same comparisons
+prove the run. The padding is a hole only where that is proved unread
 (``_padding``): the adapter names the field among its ``unread_fields``, a
 probe in the string's place is read back at that top-level field (so another
 string there changes that value and nothing else), and the shortcut reads the
@@ -105,10 +111,10 @@ MAX_RUN = 1 << 12
 #: doubled after every slice not followed by runs at least as long, up to the
 #: caller's budget
 _FIRST_SLICE = 4096
-#: bytes searched for a run's frames at once: doubled while runs fill it, and
-#: after a run that ends, twice what it took (a capture damaged every few
-#: frames costs a few searches of the bytes it has, not of a large window).
-#: The largest stays below the decoder's MAX_MESSAGE, so no frame found is too long
+#: bytes searched for a run's frames at once: at first, and the least and
+#: the most (sse_runs.next_window: a capture damaged every few frames costs a
+#: few searches of the bytes it has, not of a large window). The most stays
+#: below the decoder's MAX_MESSAGE, so no frame found is too long
 _FIRST_WINDOW = 16 * 1024
 _MAX_WINDOW = 8 * 1024 * 1024
 

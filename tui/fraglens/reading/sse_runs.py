@@ -49,7 +49,7 @@ from .stream import Stream
 
 #: events taken in one run at most: a bound on the lists a run builds, and so on
 #: what a run holds while it is read (a few hundred bytes an event, let go
-#: after it); a window holds about so many (sse_runs.next_window)
+#: after it); a window holds about so many (next_window)
 MAX_RUN = 1 << 12
 #: bytes framed one event at a time after a run before the next is looked for
 #: (one event: what ends a run is often one event between two runs); doubled
@@ -59,8 +59,8 @@ _MAX_SLICE = 256 * 1024
 #: the fewest events taken as a run: fewer cost less read one by one, and a
 #: look for so many at the start of a run is cheap where there is none
 FEWEST = 32
-#: bytes searched for a run's events at once: doubled while runs fill it, and
-#: after a run that ended inside it, twice that run's bytes (at least the least)
+#: bytes searched for a run's events at once: at first, and the least and the
+#: most (next_window)
 _FIRST_WINDOW = 64 * 1024
 _SHORT_WINDOW = 4096
 _MAX_WINDOW = 8 * 1024 * 1024
