@@ -150,19 +150,30 @@ class EventLog(Sequence[RawEvent]):
         self._times = array("d", (_NO_TIME if t is None else t for t in times))
 
     def stamp_from(self, start: int, times: Sequence[float | None]) -> None:
-        """The times of the events from ``start`` on, the earlier ones kept:
-        a recording's body read in slices, each slice's events stamped as
-        they come."""
-        if start == 0:
-            self.stamp(times)
-            return
+        """The times of the events from ``start`` on (as many as are given: an
+        array of them, NaN for none, or floats and None), the others kept: a
+        recording's body read in slices, each slice's events stamped as their
+        times are known."""
         if self._times is None:
-            self._times = array("d", [_NO_TIME]) * start
-        del self._times[start:]
-        self._times.extend(_NO_TIME if t is None else t for t in times)
+            self._times = array("d", [_NO_TIME]) * len(self._kind)
+        if not isinstance(times, array):
+            times = array("d", (_NO_TIME if t is None else t for t in times))
+        self._times[start : start + len(times)] = times
 
     def kind(self, i: int) -> EventKind:
         return self._kinds[self._kind[i]]
+
+    def unlike(self, kinds: tuple[EventKind, ...], start: int = 0) -> list[int]:
+        """The numbers of the events from ``start`` on whose kind is none of
+        ``kinds``, found in C (a recording's comments among 100k data events)."""
+        table = bytes(0 if k in kinds else 1 for k in self._kinds).ljust(256, b"\1")
+        marks = self._kind[start:].translate(table)
+        out: list[int] = []
+        at = marks.find(1)
+        while at >= 0:
+            out.append(start + at)
+            at = marks.find(1, at + 1)
+        return out
 
     def span(self, i: int) -> tuple[int, int] | None:
         """Where event ``i`` lies in the source, blank line included."""

@@ -191,36 +191,6 @@ class _EventStreamReading(_RunReading):
         return Framed("eventstream", self.stream.events, self.meta, self.problems)
 
 
-class _RecordingReading(_RunReading):
-    """A fraglens recording whose body is SSE: the body read as an SSE capture
-    is, each event then given the time of the read that completed it
-    (``recording_times``)."""
-
-    def __init__(self, stream: Stream, rec: Any, body: bytes) -> None:
-        super().__init__(stream, SSEReader(stream, body), body, rec.meta("sse"))
-        from .recording_times import EventTimes
-
-        self._times = EventTimes(body, rec.chunks, rec.end_time)
-        self._stamped = 0
-
-    def advance(self, budget_bytes: int, budget_events: int) -> None:
-        super().advance(budget_bytes, budget_events)
-        self._stamp()
-
-    def drain(self) -> None:
-        super().drain()
-        self._stamp()
-
-    def _stamp(self) -> None:
-        """Give the events read since the last stamp their times: each one's
-        depends on its own bytes and the reads alone, so stamping them as they
-        come gives what stamping them all at the end would."""
-        events = self.stream.events
-        if self._stamped < len(events):
-            events.stamp_from(self._stamped, self._times.of(events, self._stamped))
-            self._stamped = len(events)
-
-
 def _claim_eventstream(data: bytes) -> bool | None:
     return True if looks_like_eventstream(data) else None
 
@@ -234,45 +204,44 @@ def _open_eventstream(data: bytes, _: Any, name: str, opts: Options) -> Reading:
 
 
 def _claim_recording(data: bytes) -> Any:
-    """A recording whose body is SSE, parsed; None for anything else (another
-    body, a damaged header, no recording at all), which is framed whole."""
+    """A recording whose body is SSE, its header read and its first lines
+    parsed (recording_runs.py); None for anything else (another body, a
+    damaged header, no recording at all), which is framed whole."""
     if data[:1] != b"{":
         return None
-    from ..framing.recording import is_recording, parse_recording
+    from ..framing.recording import is_recording
 
     if not is_recording(data):
         return None
-    try:
-        rec = parse_recording(data)
-    except FramingError:
-        return None  # framed whole, which says what is wrong in one line
-    body = rec.body
-    if not incremental_sse(body) or looks_like_eventstream(body):
-        return None
-    return rec, body  # the body is joined from the reads anew on each ask: once
+    from .recording_runs import claim
+
+    return claim(data)
 
 
-def _open_recording(data: bytes, claim: Any, name: str, opts: Options) -> Reading:
-    rec, body = claim
+def _open_recording(data: bytes, head: Any, name: str, opts: Options) -> Reading:
+    from .recording_runs import RecordingReading
+
+    rec = head.lines.recording
     stream = Stream(format=known_format(opts.format or rec.format), framing="recording",
                     max_arg_bytes=opts.max_arg_bytes, keep_naive=opts.keep_naive,
-                    sse_body=True, source=body)
-    return _RecordingReading(stream, rec, body)
+                    sse_body=True, source=head.body)
+    return RecordingReading(stream, head)
 
 
 def _claim_websocket(data: bytes) -> Any:
     """A recording of a WebSocket connection, parsed; None for anything else."""
     if data[:1] != b"{":
         return None
-    from ..framing.recording import WEBSOCKET, is_recording, parse_recording
+    from ..framing.recording import WEBSOCKET, RecordingLines, is_recording, parse_recording
 
     if not is_recording(data) or b'"transport":"websocket"' not in data[:65536]:
         return None
     try:
-        rec = parse_recording(data)
+        if RecordingLines(data).recording.transport != WEBSOCKET:
+            return None  # its header alone says so: the lines are parsed once, by the next
+        return parse_recording(data)
     except FramingError:
         return None  # framed whole, which says what is wrong in one line
-    return rec if rec.transport == WEBSOCKET else None
 
 
 def _open_websocket(data: bytes, rec: Any, name: str, opts: Options) -> Reading:
