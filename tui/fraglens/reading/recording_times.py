@@ -3,9 +3,9 @@
 A recording keeps every network read with its time (framing/recording.py).
 Read one read at a time, each through the SSE decoder, a recording of a long
 call costs what an SSE capture did before runs: 100k events took 1.8 s where
-the same body as plain SSE takes 0.3 s. So ``check`` joins the reads into the
-body and reads it with the SSE run reader (load.py, runs.py), then gives each
-event here the time the read-by-read decoder would have given it: the time
+the same body as plain SSE takes 0.3 s. So the reads make up the body, which
+the SSE run reader reads (recording_runs.py, sse_runs.py), and each event is
+given here the time the read-by-read decoder would have given it: the time
 of the read in which it was completed.
 
 When that is. The decoder completes an event when it is fed the byte that
@@ -20,7 +20,14 @@ CR is completed by the next read that holds any bytes, or by the end of the
 stream. What is still open at the end (a last event with no line after it)
 is completed by the end. The end's time is the recording's end line's, else
 the last read's. ``tests/test_recording_runs.py`` holds every event, time
-and verdict to the read-by-read reading.
+and verdict to the read-by-read reading (``tests/test_recording_reads.py``
+too, read in slices while the lines are parsed).
+
+Where the body has no carriage return, every data event but one the end
+closed ends in a blank line of line feeds and takes the time of the read its
+last byte came in: the events that end in each read are counted in C (a
+binary search per read), and only comments and the last event take the rule
+above one by one.
 """
 
 from __future__ import annotations
