@@ -260,3 +260,29 @@ def test_a_recording_of_another_body_is_framed_whole(bulk):
     stream, framed = stream_from_bytes(data)
     assert framed.framing == "recording" and framed.meta["body_framing"] != "sse"
     assert framed.meta == _read_by_read(data)[1].meta
+
+
+def test_a_line_over_the_limit_stops_a_recording_read_in_slices_as_read_whole(monkeypatch):
+    """The reader stops at the line as a whole read does, and the lines after
+    it are still parsed: the end line and the reads' count say the same."""
+    from fraglens.framing.sse import DEFAULT_MAX_LINE
+
+    good = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+    # the reader meets the limit 3 MB before the line ends: before the last lines are parsed
+    body = good * 50 + b"data: " + b"q" * (DEFAULT_MAX_LINE + (3 << 20)) + b"\n\n" + good * 50
+    out = io.BytesIO()
+    writer = RecordingWriter(out)
+    writer.start({"method": "POST", "url": "http://h/v1"})
+    for k in range(0, len(body), 1 << 20):  # the long line comes in many reads
+        writer.chunk(k / 1e6, body[k : k + (1 << 20)])
+    writer.end("eof", t=99.0)
+    data = out.getvalue()
+    whole, framed = stream_from_bytes(data)
+    assert "frame-too-large" in [d.code for d in whole.reassembler.diagnostics()]
+    monkeypatch.setattr(progressive, "SLICE_BYTES", 1 << 18)
+    job = Loading(data)
+    while not job.done:
+        job.advance()
+    assert _state(job.stream) == _state(whole)
+    assert [e.time for e in job.stream.events] == [e.time for e in whole.events]
+    assert job.meta == framed.meta and job.meta["end"] is not None
