@@ -63,7 +63,7 @@ def decode_reads(data: bytes, start: int, end: int) -> tuple[list[float], list[b
     lines = (len(wrapped) - len(text)) // 2 - 1
     try:
         reads: list[_Read] = list(map(_first, _DECODER.decode_lines(memoryview(wrapped)[2:-1])))
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, ValueError, RecursionError):  # json reads them, and says
         return None
     if len(reads) != lines:
         return None  # a line held two values
