@@ -42,7 +42,7 @@ test-deep: lint
 # plain mypy on the whole package, --strict on the sans-I/O core; ruff runs in the suite
 lint: $(TEST)
 	$(BIN)/mypy
-	$(BIN)/mypy --strict -p fraglens.engine -p fraglens.framing -p fraglens.adapters -m fraglens.redact
+	$(BIN)/mypy --strict -p fraglens.engine -p fraglens.framing -p fraglens.adapters -m fraglens.redact -m fraglens.records
 
 screenshots: $(TEST)
 	$(BIN)/python scripts/screenshots.py screenshots

@@ -13,9 +13,12 @@ telling chunk can be reported as a guess instead of silently assumed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from ..records import FrozenRecord
+
+if TYPE_CHECKING:
+    from typing import Final
 from .ag_ui import EVENT_TYPES as _AG_UI_TYPES
 from .ag_ui import OLDER_TYPES as _AG_UI_OLDER
 from .ag_ui import AGUIAdapter
@@ -104,15 +107,20 @@ def make_adapter(name: str) -> Adapter:
 Confidence = Literal["certain", "likely"]
 
 
-@dataclass(frozen=True, slots=True)
-class Detection:
+class Detection(FrozenRecord):
     """What one chunk says about the format. ``certain``: only that format
     sends such a chunk; ``likely``: the best guess for a chunk several formats
     could send (an error body, a keep-alive)."""
 
-    format: str
-    confidence: Confidence
-    reason: str
+    __slots__ = ("format", "confidence", "reason")
+    format: Final[str]
+    confidence: Final[Confidence]
+    reason: Final[str]
+
+    def __init__(self, format: str, confidence: Confidence, reason: str) -> None:
+        self.format = format
+        self.confidence = confidence
+        self.reason = reason
 
 
 _ANTHROPIC_TYPES = frozenset(

@@ -31,14 +31,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
+from ..records import FrozenRecord
 from .plural import counted
 from .scanner import ScanState
 
 if TYPE_CHECKING:
+    from typing import Final
+
     from .changes import Walk
 
 OK_STATUSES = ("ok", "empty")
@@ -52,25 +54,48 @@ _MAX_DROPPED = 8
 _decoder = json.JSONDecoder()
 
 
-@dataclass(frozen=True, slots=True)
-class Result:
+class Result(FrozenRecord):
     """The verdict on one call's arguments."""
 
-    status: str
+    __slots__ = (
+        "status",
+        "arguments",
+        "has_value",
+        "repairs",
+        "findings",
+        "values",
+        "repaired_text",
+        "whole_value",
+    )
+    status: Final[str]
     #: the parsed value (best effort for truncated/aborted; None when none)
-    arguments: Any
-    has_value: bool
+    arguments: Final[Any]
+    has_value: Final[bool]
     #: what was changed to get ``arguments``, in words, in order
-    repairs: tuple[str, ...] = ()
+    repairs: Final[tuple[str, ...]]
     #: (code, message) findings for the diagnostics list
-    findings: tuple[tuple[str, str], ...] = ()
+    findings: Final[tuple[tuple[str, str], ...]]
     #: the separate values, when several different ones were found (args-multiple-values)
-    values: tuple[Any, ...] = ()
+    values: Final[tuple[Any, ...]]
     #: the repaired value as JSON text, for a side-by-side view
-    repaired_text: str | None = None
+    repaired_text: Final[str | None]
     #: the untouched text parsed strictly as one JSON object or array, which
     #: proves what the scanner would say after it (valid, complete, depth 0)
-    whole_value: bool = False
+    whole_value: Final[bool]
+
+    def __init__(
+        self, status: str, arguments: Any, has_value: bool, repairs: tuple[str, ...] = (),
+        findings: tuple[tuple[str, str], ...] = (), values: tuple[Any, ...] = (),
+        repaired_text: str | None = None, whole_value: bool = False,
+    ) -> None:
+        self.status = status
+        self.arguments = arguments
+        self.has_value = has_value
+        self.repairs = repairs
+        self.findings = findings
+        self.values = values
+        self.repaired_text = repaired_text
+        self.whole_value = whole_value
 
 
 def finalize(text: str, scan: Callable[[], ScanState], **kwargs: Any) -> Result:
@@ -142,7 +167,7 @@ def _finalize(
             return Result(status, None, False, tuple(repairs), tuple(findings))
         result = _checked_value(value, repairs, findings, aborted)
         if untouched and isinstance(value, (dict, list)):
-            result = replace(result, whole_value=True)
+            result = result.replace(whole_value=True)
         return result
 
     # trailing data after a first value (args-duplicated / args-multiple-values);

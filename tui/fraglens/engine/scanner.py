@@ -21,7 +21,12 @@ The scanner never builds values: ``json.loads`` does that once, at the end.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..records import FrozenRecord
+
+if TYPE_CHECKING:
+    from typing import Final
 
 # states
 _VALUE = 0  # a value must come next
@@ -64,22 +69,34 @@ IN_ESCAPE = 2
 COMPLETE = 4
 
 
-@dataclass(frozen=True, slots=True)
-class ScanState:
+class ScanState(FrozenRecord):
     """The scanner's view after some prefix of the text."""
 
+    __slots__ = ("offset", "depth", "in_string", "in_escape", "valid", "complete", "bad_offset")
     #: characters seen so far
-    offset: int
+    offset: Final[int]
     #: open objects and arrays
-    depth: int
-    in_string: bool
-    in_escape: bool
+    depth: Final[int]
+    in_string: Final[bool]
+    in_escape: Final[bool]
     #: everything so far is a prefix of some valid JSON text
-    valid: bool
+    valid: Final[bool]
     #: a whole top-level value has been read (trailing whitespace allowed)
-    complete: bool
+    complete: Final[bool]
     #: offset of the first impossible character, when not valid
-    bad_offset: int | None
+    bad_offset: Final[int | None]
+
+    def __init__(
+        self, offset: int, depth: int, in_string: bool, in_escape: bool, valid: bool,
+        complete: bool, bad_offset: int | None,
+    ) -> None:
+        self.offset = offset
+        self.depth = depth
+        self.in_string = in_string
+        self.in_escape = in_escape
+        self.valid = valid
+        self.complete = complete
+        self.bad_offset = bad_offset
 
     def as_json(self) -> dict[str, object]:
         return {

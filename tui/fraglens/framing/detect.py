@@ -21,7 +21,6 @@ import json
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .events import EventLog, Framed, FrameTooLarge, FramingError, FramingProblem, RawEvent
@@ -361,5 +360,5 @@ def _frame_body(
     stamped = []
     for event in framed.events:
         end = event.span[1] if event.span else total
-        stamped.append(replace(event, time=times[min(bisect_left(ends, end), len(times) - 1)]))
+        stamped.append(event.replace(time=times[min(bisect_left(ends, end), len(times) - 1)]))
     return framed.framing, stamped, framed.problems

@@ -15,18 +15,20 @@ looking), and an ``open`` that returns a ``Reading``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..framing.detect import FramingError, ndjson_start, read_stream
 from ..framing.events import EventLog, Framed, FramingProblem, RawEvent
 from ..framing.eventstream import looks_like_eventstream
+from ..records import FrozenRecord
 from .findings import finish_stream, report_replaced_bytes
 from .sse_runs import SSEReader, incremental_sse
 from .stream import FORMATS, Stream
 
 if TYPE_CHECKING:  # each loads with the first capture that needs it (start-up)
+    from typing import Final
+
     from .eventstream_runs import EventStreamReader
     from .ndjson_runs import NDJSONReader
 
@@ -39,13 +41,25 @@ class LoadError(Exception):
     """The input could not be read as a stream: a one-line reason."""
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(FrozenRecord):
     """How the caller wants the capture read (``--format``, ``--max-arg-bytes``)."""
 
-    format: str | None = None
-    max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES
-    keep_naive: bool = False
+    __slots__ = ("format", "max_arg_bytes", "keep_naive")
+    format: Final[str | None]
+    max_arg_bytes: Final[int]
+    keep_naive: Final[bool]
+
+    def __init__(
+        self, format: str | None = None, max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
+        keep_naive: bool = False,
+    ) -> None:
+        self.format = format
+        self.max_arg_bytes = max_arg_bytes
+        self.keep_naive = keep_naive
+
+
+#: the capture read as it is: its own format, the default limits
+_AS_IS = Options()
 
 
 class Reading(Protocol):
@@ -85,14 +99,22 @@ class Reading(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Reader:
+class Reader(FrozenRecord):
+    __slots__ = ("name", "claim", "open")
     #: the framing it reads, for people and tests
-    name: str
+    name: Final[str]
     #: from the bytes alone: None when the capture is not this reader's, else
     #: what the look learned, handed to ``open``
-    claim: Callable[[bytes], Any]
-    open: Callable[[bytes, Any, str, Options], Reading]
+    claim: Final[Callable[[bytes], Any]]
+    open: Final[Callable[[bytes, Any, str, Options], Reading]]
+
+    def __init__(
+        self, name: str, claim: Callable[[bytes], Any],
+        open: Callable[[bytes, Any, str, Options], Reading],
+    ) -> None:
+        self.name = name
+        self.claim = claim
+        self.open = open
 
 
 def known_format(fmt: str | None) -> str | None:
@@ -388,7 +410,7 @@ READERS: tuple[Reader, ...] = (
 )
 
 
-def open_reading(data: bytes, name: str = "input", opts: Options = Options()) -> Reading:
+def open_reading(data: bytes, name: str = "input", opts: Options = _AS_IS) -> Reading:
     """The capture ``data`` opened by the first reader that claims it: its
     stream is made, nothing is read yet. LoadError when it cannot be read."""
     for reader in READERS:
