@@ -44,7 +44,8 @@ if TYPE_CHECKING:  # the markup families load with the first text or refusal (st
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
 
 #: a UTF-16 surrogate pair written as two escapes, high half then low half
-_PAIR_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+#: (compiled when a text first holds an escape: ``re`` keeps it)
+_PAIR_ESCAPE = r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 
 
 #: the name OpenAI models sometimes give one call holding several (issue 11)
@@ -650,7 +651,9 @@ class Reassembler:
             return
         if len(call.frag_shape) < len(call.frag_end):
             ends = call.frag_end
-            for m in _PAIR_ESCAPE.finditer(call.text):
+            text = call.text
+            pairs = re.finditer(_PAIR_ESCAPE, text) if "\\u" in text else iter(())
+            for m in pairs:
                 at = bisect_right(ends, m.start())  # the fragment the pair starts in
                 if at < len(ends) and ends[at] < m.end():
                     call.catch_up()  # straddles a fragment end: the scanner knows
