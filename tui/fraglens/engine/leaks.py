@@ -22,11 +22,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..records import FrozenRecord
 from .finalize import Result, finalize
 from .scanner import Scanner, ScanState
+
+if TYPE_CHECKING:
+    from typing import Final
 
 #: leaked calls (and markup openers) read out of one text at most: the scan
 #: stops there, so what it keeps is bounded whatever the text holds
@@ -38,42 +41,66 @@ _NAME = r"[^\s<>\[\]{}()\"'`,;:=|｜]{1,256}"
 _decoder = json.JSONDecoder()
 
 
-@dataclass(frozen=True, slots=True)
-class Piece:
+class Piece(FrozenRecord):
     """One call a reader found: offsets are into the text that was scanned."""
 
+    __slots__ = ("family", "name", "raw", "start", "closed", "built")
     #: the key of its row in ``FAMILIES``; None: a rejected generation no row reads
-    family: str | None
-    name: str | None
+    family: Final[str | None]
+    name: Final[str | None]
     #: the arguments' text as written (for XML pairs: the pairs)
-    raw: str
-    start: int
+    raw: Final[str]
+    start: Final[int]
     #: the markup around the call was closed (False: the text ended inside it)
-    closed: bool
+    closed: Final[bool]
     #: the arguments as JSON text, when built from pairs rather than written
-    built: str | None = None
+    built: Final[str | None]
+
+    def __init__(
+        self, family: str | None, name: str | None, raw: str, start: int, closed: bool,
+        built: str | None = None,
+    ) -> None:
+        self.family = family
+        self.name = name
+        self.raw = raw
+        self.start = start
+        self.closed = closed
+        self.built = built
 
 
 #: a reader: (text, where the opener starts, where it ends) -> (calls, where to go on)
 Reader = Callable[[str, int, int], tuple[list[Piece], int]]
 
 
-@dataclass(frozen=True, slots=True)
-class Family:
-    key: str
-    label: str
+class Family(FrozenRecord):
+    __slots__ = ("key", "label", "opens", "shape", "fix", "read", "follows", "at_start")
+    key: Final[str]
+    label: Final[str]
     #: the literals that open it, as they appear in the text
-    opens: tuple[str, ...]
+    opens: Final[tuple[str, ...]]
     #: how the name and the arguments are written (for people)
-    shape: str
+    shape: Final[str]
     #: what makes the server turn this markup into tool calls
-    fix: str
-    read: Reader = field(repr=False)
+    fix: Final[str]
+    read: Final[Reader]
     #: what must follow the opener for the text to be this family (a regular
     #: expression matched right after it; several families share ``<tool_call>``)
-    follows: str = ""
+    follows: Final[str]
     #: the family is recognized only at the very start of the text
-    at_start: bool = False
+    at_start: Final[bool]
+
+    def __init__(
+        self, key: str, label: str, opens: tuple[str, ...], shape: str, fix: str, read: Reader,
+        follows: str = "", at_start: bool = False,
+    ) -> None:
+        self.key = key
+        self.label = label
+        self.opens = opens
+        self.shape = shape
+        self.fix = fix
+        self.read = read
+        self.follows = follows
+        self.at_start = at_start
 
 
 # -- shared helpers ------------------------------------------------------------
@@ -194,7 +221,7 @@ _TOOL_CALL_END = re.compile(r"</tool_call>")
 def _read_hermes(text: str, at: int, after: int) -> tuple[list[Piece], int]:
     stop, resume, closed = _until(text, _TOOL_CALL_END, after, len(text))
     piece = _json_call("hermes", text, after, stop, closed)
-    return ([replace(piece, start=at)] if piece else []), resume
+    return ([piece.replace(start=at)] if piece else []), resume
 
 
 _GLM_TAGS = ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
@@ -374,7 +401,7 @@ def _read_python_tag(text: str, at: int, after: int) -> tuple[list[Piece], int]:
                            closed or end is not None)
         if piece is None:
             break
-        pieces.append(piece if pieces else replace(piece, start=at))
+        pieces.append(piece if pieces else piece.replace(start=at))
         if end is None:
             break
         pos = end
@@ -555,14 +582,20 @@ def _family_at(text: str, at: int, opener: str) -> Family | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Markup:
+class Markup(FrozenRecord):
     """Where one family's opener was seen in a text."""
 
-    family: str
-    opener: str
-    start: int
-    end: int
+    __slots__ = ("family", "opener", "start", "end")
+    family: Final[str]
+    opener: Final[str]
+    start: Final[int]
+    end: Final[int]
+
+    def __init__(self, family: str, opener: str, start: int, end: int) -> None:
+        self.family = family
+        self.opener = opener
+        self.start = start
+        self.end = end
 
 
 def scan(text: str) -> tuple[list[Markup], list[Piece]]:
@@ -596,17 +629,26 @@ def scan(text: str) -> tuple[list[Markup], list[Piece]]:
     return marks, pieces
 
 
-@dataclass(frozen=True, slots=True)
-class Leaked:
+class Leaked(FrozenRecord):
     """A call the model meant that never became a tool call, and where it was:
     in a choice's text (``source`` "text", ``offset`` into that text) or in the
     generation a provider's error carried (``source`` "error")."""
 
-    piece: Piece
-    result: Result
-    source: str
-    choice: int | None
-    event: int
+    __slots__ = ("piece", "result", "source", "choice", "event")
+    piece: Final[Piece]
+    result: Final[Result]
+    source: Final[str]
+    choice: Final[int | None]
+    event: Final[int]
+
+    def __init__(
+        self, piece: Piece, result: Result, source: str, choice: int | None, event: int,
+    ) -> None:
+        self.piece = piece
+        self.result = result
+        self.source = source
+        self.choice = choice
+        self.event = event
 
     @property
     def arguments_text(self) -> str:
