@@ -65,7 +65,9 @@ class Call:
         self.outputs: list[tuple[int, Any, str | None]] = []
         self.pieces: list[str] = []
         self._joined: str | None = ""
-        self._scanner = Scanner()
+        #: made when something first asks what the scanner saw (most calls
+        #: ``check`` reads are never scanned: see the module's doc)
+        self._scanner: Scanner | None = None
         #: fragments not yet read by the scanner, from position ``_next``
         self._unscanned: list[str] = []
         self._next = 0
@@ -142,6 +144,11 @@ class Call:
     def catch_up(self) -> Scanner:
         """Run the scanner over every fragment it has not read yet."""
         self._scan_to(len(self.frag_end))
+        return self._the_scanner()
+
+    def _the_scanner(self) -> Scanner:
+        if self._scanner is None:
+            self._scanner = Scanner()
         return self._scanner
 
     def _scan_to(self, k: int) -> None:
@@ -150,12 +157,13 @@ class Call:
         if len(shapes) >= k:
             return
         pending, at = self._unscanned, self._next
-        feed = self._scanner.feed
+        scanner = self._the_scanner()
+        feed = scanner.feed
         while len(shapes) < k:
             _, depth, flags = feed(pending[at])
             at += 1
             shapes.append(depth << 3 | flags)
-            if self.surrogate_split_at is None and self._scanner.surrogate_split:
+            if self.surrogate_split_at is None and scanner.surrogate_split:
                 self.surrogate_split_at = len(shapes) - 1
         if at == len(pending):
             pending.clear()
@@ -224,7 +232,7 @@ class Call:
         shape = self.frag_shape[k - 1]
         # the first impossible character is final once seen: it is either in
         # the part scanned, or the prefix up to here is valid
-        bad = self._scanner.bad_offset
+        bad = self._the_scanner().bad_offset
         valid = bad is None or bad >= end
         return ScanState(
             offset=end,
