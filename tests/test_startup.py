@@ -79,6 +79,8 @@ def test_version_loads_nothing_but_the_entry_point() -> None:
     ours = {m for m in modules if m.startswith("fraglens")}
     assert ours == {"fraglens", "fraglens.cli", "fraglens.cli.exits"}
     assert "argparse" not in modules
+    # typing brings re, enum and contextlib: the entry point imports it only for mypy
+    assert "typing" not in modules
 
 
 def test_check_of_an_sse_capture_loads_no_other_reader_and_no_schema_check() -> None:

@@ -17,14 +17,17 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .. import __version__
 from .exits import EXIT_CODES, CliError
 
+# ``typing`` (with ``re``, ``enum``, ``contextlib``) is most of what importing
+# this module would cost, and ``fraglens --version`` should cost nothing:
+# mypy reads the block below as it reads ``typing.TYPE_CHECKING``
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
     from types import ModuleType
 
 __all__ = ["COMMANDS", "CliError", "batch_collector", "build_parser", "main"]
