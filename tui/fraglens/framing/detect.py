@@ -41,6 +41,8 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 _JSON_WS = re.compile(r"[ \t\r\n]*")
 #: a byte ``bytes.strip`` keeps: a line with one is not blank
 _NDJSON_CONTENT = re.compile(rb"[^ \t\n\r\x0b\x0c]")
+#: a recording's header line: the first line with content
+_FIRST_LINE = re.compile(rb"\s*([^\n]*)")
 # one encoder for all items: json.dumps(..., ensure_ascii=False) builds one per call
 _dumps = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -55,6 +57,28 @@ def read_stream(data: bytes) -> Framed:
     return _read(data, containers=True)
 
 
+def _first_line(data: bytes) -> bytes:
+    match = _FIRST_LINE.match(data)
+    return match.group(1) if match else b""
+
+
+def is_recording(data: bytes) -> bool:
+    """Does ``data`` start like a fraglens recording (even one cut off in its
+    header)? Here, not in ``recording.py``, so that an NDJSON capture, which
+    opens with ``{`` too, need not import the recordings' reader to be told
+    it is none."""
+    first = _first_line(data)
+    if first.startswith(b'{"fraglens"'):
+        return True
+    if not first.startswith(b"{") or b'"fraglens"' not in first:
+        return False
+    try:
+        header = json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(header, dict) and header.get("fraglens") == "recording"
+
+
 def _read(data: bytes, containers: bool) -> Framed:
     if looks_like_eventstream(data):
         # binary: a prelude whose own CRC matches is no accident of text
@@ -64,13 +88,12 @@ def _read(data: bytes, containers: bool) -> Framed:
     if start < 0:
         raise FramingError("the input is empty" if not data else "the input is only whitespace")
     first = data[start : start + 1]
-    if containers and first == b"{":
-        # recordings and HAR read URLs and headers (urllib, the redaction):
-        # imported only for inputs that could be one, not for every SSE capture
-        from .recording import is_recording, parse_recording
+    if containers and first == b"{" and is_recording(data):
+        # recordings read URLs and headers (urllib, the redaction): imported
+        # only for a recording, not for every capture
+        from .recording import parse_recording
 
-        if is_recording(data):
-            return _read_recording(parse_recording(data))
+        return _read_recording(parse_recording(data))
     if first in (b"{", b"["):
         framed = _read_json(data, start, containers)
         if framed is not None:
@@ -230,8 +253,6 @@ def ndjson_start(data: bytes) -> int | None:
     start = _first_content(data, skip)
     if start < 0 or data[start : start + 1] != b"{" or not _is_ndjson(data, start):
         return None
-    from .recording import is_recording  # as in _read: only for inputs that could be one
-
     if is_recording(data):
         return None
     text = _utf8(data[start:] if start else data)

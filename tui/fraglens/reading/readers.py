@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
-from ..framing.detect import FramingError, ndjson_start, read_stream
+from ..framing.detect import FramingError, is_recording, ndjson_start, read_stream
 from ..framing.events import EventLog, Framed, FramingProblem, RawEvent
 from ..framing.eventstream import looks_like_eventstream
 from ..records import FrozenRecord
@@ -258,12 +258,10 @@ def _open_eventstream(data: bytes, _: Any, name: str, opts: Options) -> Reading:
 def _claim_recording(data: bytes) -> Any:
     """A recording whose body is SSE, parsed; None for anything else (another
     body, a damaged header, no recording at all), which is framed whole."""
-    if data[:1] != b"{":
+    if data[:1] != b"{" or not is_recording(data):
         return None
-    from ..framing.recording import is_recording, parse_recording
+    from ..framing.recording import parse_recording
 
-    if not is_recording(data):
-        return None
     try:
         rec = parse_recording(data)
     except FramingError:
@@ -284,12 +282,10 @@ def _open_recording(data: bytes, claim: Any, name: str, opts: Options) -> Readin
 
 def _claim_websocket(data: bytes) -> Any:
     """A recording of a WebSocket connection, parsed; None for anything else."""
-    if data[:1] != b"{":
+    if data[:1] != b"{" or not is_recording(data) or b'"transport":"websocket"' not in data[:65536]:
         return None
-    from ..framing.recording import WEBSOCKET, is_recording, parse_recording
+    from ..framing.recording import WEBSOCKET, parse_recording
 
-    if not is_recording(data) or b'"transport":"websocket"' not in data[:65536]:
-        return None
     try:
         rec = parse_recording(data)
     except FramingError:
