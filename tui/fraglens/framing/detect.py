@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .events import EventLog, Framed, FrameTooLarge, FramingError, FramingProblem, RawEvent
 from .eventstream import looks_like_eventstream, read_eventstream
+from .recording_header import is_recording
 from .sse import SSEDecoder
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ _JSON_WS = re.compile(r"[ \t\r\n]*")
 #: a byte ``bytes.strip`` keeps: a line with one is not blank
 _NDJSON_CONTENT = re.compile(rb"[^ \t\n\r\x0b\x0c]")
 #: a recording's header line: the first line with content
-_FIRST_LINE = re.compile(rb"\s*([^\n]*)")
 # one encoder for all items: json.dumps(..., ensure_ascii=False) builds one per call
 _dumps = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -55,28 +55,6 @@ def read_stream(data: bytes) -> Framed:
     index the response body (the concatenated chunks).
     """
     return _read(data, containers=True)
-
-
-def _first_line(data: bytes) -> bytes:
-    match = _FIRST_LINE.match(data)
-    return match.group(1) if match else b""
-
-
-def is_recording(data: bytes) -> bool:
-    """Does ``data`` start like a fraglens recording (even one cut off in its
-    header)? Here, not in ``recording.py``, so that an NDJSON capture, which
-    opens with ``{`` too, need not import the recordings' reader to be told
-    it is none."""
-    first = _first_line(data)
-    if first.startswith(b'{"fraglens"'):
-        return True
-    if not first.startswith(b"{") or b'"fraglens"' not in first:
-        return False
-    try:
-        header = json.loads(first)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(header, dict) and header.get("fraglens") == "recording"
 
 
 def _read(data: bytes, containers: bool) -> Framed:

@@ -52,7 +52,7 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from ..redact import REDACTED, Fingerprints, Headers, redact_headers, redact_url
-from .detect import is_recording
+from .recording_header import is_recording
 from .events import FramingError
 
 __all__ = [
