@@ -30,7 +30,7 @@ from fraglens.net.serve import ServerHandle, bind
 from .conftest import PATIENCE, ROOT
 from .test_net_hardening import proxy_cli
 
-# the tests share a folder and the last reads what the others wrote: one worker runs them all, in order
+# the tests share a folder and the last reads what the others wrote: one worker runs them in order
 pytestmark = pytest.mark.xdist_group("key-leaks")
 
 KEY = "sk-split-KEY-4f2a9b7c1e8d6053"

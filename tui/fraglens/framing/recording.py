@@ -52,8 +52,8 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from ..redact import REDACTED, Fingerprints, Headers, redact_headers, redact_url
-from .recording_header import is_recording
 from .events import FramingError
+from .recording_header import is_recording
 
 __all__ = [
     "RECORDING_VERSION",
