@@ -53,6 +53,7 @@ from typing import Any, Protocol
 
 from ..redact import REDACTED, Fingerprints, Headers, redact_headers, redact_url
 from .events import FramingError
+from .recording_header import is_recording
 
 __all__ = [
     "RECORDING_VERSION",
@@ -72,7 +73,6 @@ RECORDING_VERSION = 2
 HTTP_VERSION = 1
 #: The header's ``transport`` of a WebSocket connection's recording.
 WEBSOCKET = "websocket"
-_FIRST_LINE = re.compile(rb"\s*([^\n]*)")
 
 def recorded_url(url: str) -> str:
     """``url`` redacted for a recording, even when it cannot be parsed: a URL
@@ -317,25 +317,6 @@ class Recording:
     @property
     def body(self) -> bytes:
         return b"".join(data for _, data in self.chunks)
-
-
-def _first_line(data: bytes) -> bytes:
-    match = _FIRST_LINE.match(data)
-    return match.group(1) if match else b""
-
-
-def is_recording(data: bytes) -> bool:
-    """Does ``data`` start like a fraglens recording (even one cut off in its header)?"""
-    first = _first_line(data)
-    if first.startswith(b'{"fraglens"'):
-        return True
-    if not first.startswith(b"{") or b'"fraglens"' not in first:
-        return False
-    try:
-        header = json.loads(first)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(header, dict) and header.get("fraglens") == "recording"
 
 
 def _time(value: Any) -> float | None:
