@@ -242,25 +242,27 @@ def test_a_model_priced_once_is_read_from_the_cache(tmp_path, monkeypatch):
         cost_of(usage, "gpt-4o", "openai-chat", PriceOptions())
 
 
-# -- the same figure everywhere -------------------------------------------------------
 
-
-def test_the_table_s_version_is_its_metadata_s(monkeypatch):
-    # read from the wheel's folder beside the package, without importlib.metadata;
-    # where that folder does not say (none, or stale ones beside it), from the metadata
+def test_the_table_version_is_the_installed_one_read_without_importlib_metadata(tmp_path):
     from importlib.metadata import version
 
-    want = f"genai-prices {version('genai-prices')}"
     cost_module.table_version.cache_clear()
-    assert cost_module.table_version() == want
-    assert cost_module._beside_the_package() == version("genai-prices")
-    real = os.listdir
-    monkeypatch.setattr(cost_module.os, "listdir", lambda folder: [
-        *real(folder), "genai_prices-0.0.1.dist-info"])
-    assert cost_module._beside_the_package() is None
-    cost_module.table_version.cache_clear()
-    assert cost_module.table_version() == want
-    cost_module.table_version.cache_clear()
+    assert cost_module.table_version() == f"genai-prices {version('genai-prices')}"
+    # a folder on the path with a newer dist-info first is the one found, as
+    # importlib.metadata would find it
+    info = tmp_path / "genai_prices-9.9.9.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: genai-prices\n"
+                                   "Version: 9.9.9\n\nVersion: 1.0 in the description\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        cost_module.table_version.cache_clear()
+        assert cost_module.table_version() == "genai-prices 9.9.9"
+    finally:
+        sys.path.remove(str(tmp_path))
+        cost_module.table_version.cache_clear()
+
+# -- the same figure everywhere -------------------------------------------------------
 
 
 def test_the_text_report_shows_the_figure_of_the_json(tmp_path):

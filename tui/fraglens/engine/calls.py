@@ -21,7 +21,6 @@ from array import array
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any, TypeVar
 
@@ -31,50 +30,51 @@ from .scanner import COMPLETE, EMPTY_STATE, IN_ESCAPE, IN_STRING, Scanner, ScanS
 T = TypeVar("T")
 
 
-@dataclass
 class Call:
     """A call as the engine knows it. Only the engine mutates it."""
 
-    seq: int  # creation order, across choices
-    choice: int
-    first_event: int
-    index: int | None = None  # first wire index
-    id: str | None = None
-    name: str | None = None
-    aliases: list[str] = field(default_factory=list)
-    synthetic_id: str | None = None
-    obj: Any = None  # merged object arguments (args-object), when they came as objects
-    obj_seen: bool = False
-    #: characters of the buffer that are object arguments' serialization: any
-    #: more is text that came for the same call, and then no value is dropped
-    obj_chars: int = 0
-    hosted: bool = False
-    over_limit: bool = False
-    #: UTF-8 bytes buffered, counted only once the call nears the size limit
-    nbytes: int | None = None
-    dropped_bytes: int = 0
-    last_event: int = -1
-    #: (event, name) and (event, id) each time they changed, for stepping
-    name_history: list[tuple[int, str]] = field(default_factory=list)
-    id_history: list[tuple[int, str]] = field(default_factory=list)
-    #: (event, result); the last one is the call's verdict
-    results: list[tuple[int, Result]] = field(default_factory=list)
-    finalized: bool = False
-    notes: list[str] = field(default_factory=list)
-    #: codes already raised for this call (info codes are raised once per call)
-    raised: set[str] = field(default_factory=set)
-    #: the calls a ``multi_tool_use.parallel`` wrapper holds (name, arguments)
-    inner_calls: list[dict[str, Any]] | None = None
-    #: (event, output, error) each time the stream carried the tool's result
-    outputs: list[tuple[int, Any, str | None]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
+    def __init__(self, seq: int, choice: int, first_event: int, index: int | None = None) -> None:
+        self.seq = seq  # creation order, across choices
+        self.choice = choice
+        self.first_event = first_event
+        self.index = index  # first wire index
+        self.id: str | None = None
+        self.name: str | None = None
+        self.aliases: list[str] = []
+        self.synthetic_id: str | None = None
+        #: merged object arguments (args-object), when they came as objects
+        self.obj: Any = None
+        self.obj_seen = False
+        #: characters of the buffer that are object arguments' serialization: any
+        #: more is text that came for the same call, and then no value is dropped
+        self.obj_chars = 0
+        self.hosted = False
+        self.over_limit = False
+        #: UTF-8 bytes buffered, counted only once the call nears the size limit
+        self.nbytes: int | None = None
+        self.dropped_bytes = 0
+        self.last_event = -1
+        #: (event, name) and (event, id) each time they changed, for stepping
+        self.name_history: list[tuple[int, str]] = []
+        self.id_history: list[tuple[int, str]] = []
+        #: (event, result); the last one is the call's verdict
+        self.results: list[tuple[int, Result]] = []
+        self.finalized = False
+        self.notes: list[str] = []
+        #: codes already raised for this call (info codes are raised once per call)
+        self.raised: set[str] = set()
+        #: the calls a ``multi_tool_use.parallel`` wrapper holds (name, arguments)
+        self.inner_calls: list[dict[str, Any]] | None = None
+        #: (event, output, error) each time the stream carried the tool's result
+        self.outputs: list[tuple[int, Any, str | None]] = []
         #: the text in chunks of whole fragments: one appended alone, or the
         #: fragments of a run read in bulk joined at once (no string kept per
         #: fragment: a 100k-fragment call keeps its characters and two arrays)
         self.chunks: list[str] = []
         self._joined: str | None = ""
-        self._scanner = Scanner()
+        #: made when something first asks what the scanner saw (most calls
+        #: ``check`` reads are never scanned: see the module's doc)
+        self._scanner: Scanner | None = None
         #: the chunks the scanner has not read to their end, the first from
         #: character ``_unscanned_at`` of the text
         self._unscanned: list[str] = []
@@ -153,6 +153,11 @@ class Call:
     def catch_up(self) -> Scanner:
         """Run the scanner over every fragment it has not read yet."""
         self._scan_to(len(self.frag_end))
+        return self._the_scanner()
+
+    def _the_scanner(self) -> Scanner:
+        if self._scanner is None:
+            self._scanner = Scanner()
         return self._scanner
 
     def _scan_to(self, k: int) -> None:
@@ -163,7 +168,8 @@ class Call:
         # each fragment is a slice of the first chunk not read to its end
         # (chunks hold whole fragments; an empty one lies in any of them)
         pending, base, ends = self._unscanned, self._unscanned_at, self.frag_end
-        feed = self._scanner.feed
+        scanner = self._the_scanner()
+        feed = scanner.feed
         start = ends[len(shapes) - 1] if shapes else 0
         c = 0  # the chunk fragment k lies in
         while len(shapes) < k:
@@ -174,7 +180,7 @@ class Call:
             _, depth, flags = feed(pending[c][start - base : end - base])
             start = end
             shapes.append(depth << 3 | flags)
-            if self.surrogate_split_at is None and self._scanner.surrogate_split:
+            if self.surrogate_split_at is None and scanner.surrogate_split:
                 self.surrogate_split_at = len(shapes) - 1
         del pending[:c]  # chunk c may still end with empty fragments
         self._unscanned_at = base
@@ -245,7 +251,7 @@ class Call:
         shape = self.frag_shape[k - 1]
         # the first impossible character is final once seen: it is either in
         # the part scanned, or the prefix up to here is valid
-        bad = self._scanner.bad_offset
+        bad = self._the_scanner().bad_offset
         valid = bad is None or bad >= end
         return ScanState(
             offset=end,

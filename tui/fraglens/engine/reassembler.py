@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any
 
+from ..records import Record
 from .calls import Call, by_owner
 from .cumulative import last_restatement
 from .diagnostics import Diagnostic, make
@@ -45,7 +45,8 @@ if TYPE_CHECKING:  # the markup families load with the first text or refusal (st
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
 
 #: a UTF-16 surrogate pair written as two escapes, high half then low half
-_PAIR_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+#: (compiled when a text first holds an escape: ``re`` keeps it)
+_PAIR_ESCAPE = r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 
 
 #: the name OpenAI models sometimes give one call holding several (issue 11)
@@ -102,15 +103,23 @@ _PER_MESSAGE = frozenset(
 )
 
 
-@dataclass
-class ChoiceState:
+class ChoiceState(Record):
     """What one choice said besides its calls. ``text``, ``reasoning`` and
     ``finishes`` are append-only sequences in event order and part of the read
     API: views binary-search them by event to show any step."""
 
-    text: TextPieces = field(default_factory=TextPieces)  # (event, piece)
-    reasoning: TextPieces = field(default_factory=TextPieces)
-    finishes: list[tuple[int, str, str]] = field(default_factory=list)  # (event, reason, raw)
+    __slots__ = ("text", "reasoning", "finishes")
+    text: TextPieces  # (event, piece)
+    reasoning: TextPieces
+    finishes: list[tuple[int, str, str]]  # (event, reason, raw)
+
+    def __init__(
+        self, text: TextPieces | None = None, reasoning: TextPieces | None = None,
+        finishes: list[tuple[int, str, str]] | None = None,
+    ) -> None:
+        self.text = TextPieces() if text is None else text
+        self.reasoning = TextPieces() if reasoning is None else reasoning
+        self.finishes = [] if finishes is None else finishes
 
     def text_at(self, step: int, channel: str = "content") -> str:
         return (self.text if channel == "content" else self.reasoning).text_upto(step)
@@ -217,7 +226,7 @@ class Reassembler:
                 "choice (every later new choice index too)",
                 event,
             )
-        return replace(op, choice=target)
+        return op.replace(choice=target)
 
     def _drift_target(self, op: Chosen) -> int | None:
         """The choice a first op on a new choice index continues, or None when
@@ -658,7 +667,9 @@ class Reassembler:
             return
         if len(call.frag_shape) < len(call.frag_end):
             ends = call.frag_end
-            for m in _PAIR_ESCAPE.finditer(call.text):
+            text = call.text
+            pairs = re.finditer(_PAIR_ESCAPE, text) if "\\u" in text else iter(())
+            for m in pairs:
                 at = bisect_right(ends, m.start())  # the fragment the pair starts in
                 if at < len(ends) and ends[at] < m.end():
                     call.catch_up()  # straddles a fragment end: the scanner knows

@@ -86,6 +86,20 @@ PIECE = rb'(?!")[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x
 REST = rb"(?s:.+)"
 
 
+def _room_for_a_run(data: bytes, pos: int, blank: bytes) -> bool:
+    """At least ``FEWEST`` events could follow ``pos``: every event of a run
+    ends with the same blank line, so with fewer of them left there is no run
+    to find, and its expressions are not compiled (on a capture of a few
+    events that cost more than reading it). Looks no further than the
+    ``FEWEST``-th blank line, which a run's search reads anyway."""
+    for _ in range(FEWEST):
+        at = data.find(blank, pos)
+        if at < 0:
+            return False
+        pos = at + len(blank)
+    return True
+
+
 def incremental_sse(data: bytes) -> bool:
     """True when ``read_stream`` would read ``data`` as SSE for sure: it does
     not open as JSON (a recording, a HAR, a body, NDJSON) and has a ``data:``
@@ -275,6 +289,8 @@ class SSEReader(SliceReader):
         key = (lines, blank, *(e.lead + b"\0" + e.trail for e in envs))
         pattern = self._mixed.get(key)
         if pattern is None:
+            if not _room_for_a_run(data, pos, data[at[1] : span[1]]):
+                return False
             if len(self._mixed) >= 64:
                 self._mixed.clear()
             # the envelopes in a group of their own, so that the expression
@@ -330,6 +346,8 @@ class SSEReader(SliceReader):
         key = (lines, env.lead, env.trail, blank)
         run = self._runs.get(key)
         if run is None:
+            if not _room_for_a_run(data, self.pos, blank):
+                return None
             if len(self._runs) >= 64:  # a stream has a few envelopes at a time
                 self._runs.clear()
             run = self._runs[key] = _Run(re.escape(lines) + env.lead,
