@@ -261,6 +261,16 @@ def dumps(doc: Any, pretty: bool = True) -> str:
     return text
 
 
+def dumps_utf8(doc: Any, pretty: bool = True) -> bytes:
+    """``dumps`` encoded as UTF-8, as it is written: encoded once (the test
+    of whether it can be is the encoding itself)."""
+    indent = 2 if pretty else None
+    try:
+        return (json.dumps(doc, ensure_ascii=False, indent=indent) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(doc, ensure_ascii=True, indent=indent) + "\n").encode("utf-8")
+
+
 _LONE = re.compile("[\ud800-\udfff]")
 
 
