@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
+from ..records import Record
 from .base import dump
 
 Segment = str | int
@@ -84,11 +84,16 @@ def _esc(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
-@dataclass
-class _Frame:
+class _Frame(Record):
+    __slots__ = ("kind", "count", "keys")
     kind: type  # dict or list
-    count: int = 0
-    keys: set[str] = field(default_factory=set)
+    count: int
+    keys: set[str]
+
+    def __init__(self, kind: type, count: int = 0, keys: set[str] | None = None) -> None:
+        self.kind = kind
+        self.count = count
+        self.keys = set() if keys is None else keys
 
 
 class PartialArgs:

@@ -19,58 +19,66 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Iterable
 from itertools import accumulate
-from typing import Any
+from typing import Any, TypeVar
 
 from .finalize import Result
 from .scanner import COMPLETE, EMPTY_STATE, IN_ESCAPE, IN_STRING, Scanner, ScanState
 
+T = TypeVar("T")
 
-@dataclass
+
 class Call:
     """A call as the engine knows it. Only the engine mutates it."""
 
-    seq: int  # creation order, across choices
-    choice: int
-    first_event: int
-    index: int | None = None  # first wire index
-    id: str | None = None
-    name: str | None = None
-    aliases: list[str] = field(default_factory=list)
-    synthetic_id: str | None = None
-    obj: Any = None  # merged object arguments (args-object), when they came as objects
-    obj_seen: bool = False
-    #: characters of the buffer that are object arguments' serialization: any
-    #: more is text that came for the same call, and then no value is dropped
-    obj_chars: int = 0
-    hosted: bool = False
-    over_limit: bool = False
-    #: UTF-8 bytes buffered, counted only once the call nears the size limit
-    nbytes: int | None = None
-    dropped_bytes: int = 0
-    last_event: int = -1
-    #: (event, name) and (event, id) each time they changed, for stepping
-    name_history: list[tuple[int, str]] = field(default_factory=list)
-    id_history: list[tuple[int, str]] = field(default_factory=list)
-    #: (event, result); the last one is the call's verdict
-    results: list[tuple[int, Result]] = field(default_factory=list)
-    finalized: bool = False
-    notes: list[str] = field(default_factory=list)
-    #: codes already raised for this call (info codes are raised once per call)
-    raised: set[str] = field(default_factory=set)
-    #: the calls a ``multi_tool_use.parallel`` wrapper holds (name, arguments)
-    inner_calls: list[dict[str, Any]] | None = None
-    #: (event, output, error) each time the stream carried the tool's result
-    outputs: list[tuple[int, Any, str | None]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.pieces: list[str] = []
+    def __init__(self, seq: int, choice: int, first_event: int, index: int | None = None) -> None:
+        self.seq = seq  # creation order, across choices
+        self.choice = choice
+        self.first_event = first_event
+        self.index = index  # first wire index
+        self.id: str | None = None
+        self.name: str | None = None
+        self.aliases: list[str] = []
+        self.synthetic_id: str | None = None
+        #: merged object arguments (args-object), when they came as objects
+        self.obj: Any = None
+        self.obj_seen = False
+        #: characters of the buffer that are object arguments' serialization: any
+        #: more is text that came for the same call, and then no value is dropped
+        self.obj_chars = 0
+        self.hosted = False
+        self.over_limit = False
+        #: UTF-8 bytes buffered, counted only once the call nears the size limit
+        self.nbytes: int | None = None
+        self.dropped_bytes = 0
+        self.last_event = -1
+        #: (event, name) and (event, id) each time they changed, for stepping
+        self.name_history: list[tuple[int, str]] = []
+        self.id_history: list[tuple[int, str]] = []
+        #: (event, result); the last one is the call's verdict
+        self.results: list[tuple[int, Result]] = []
+        self.finalized = False
+        self.notes: list[str] = []
+        #: codes already raised for this call (info codes are raised once per call)
+        self.raised: set[str] = set()
+        #: the calls a ``multi_tool_use.parallel`` wrapper holds (name, arguments)
+        self.inner_calls: list[dict[str, Any]] | None = None
+        #: (event, output, error) each time the stream carried the tool's result
+        self.outputs: list[tuple[int, Any, str | None]] = []
+        #: the text in chunks of whole fragments: one appended alone, or the
+        #: fragments of a run read in bulk joined at once (no string kept per
+        #: fragment: a 100k-fragment call keeps its characters and two arrays)
+        self.chunks: list[str] = []
         self._joined: str | None = ""
-        self._scanner = Scanner()
-        #: fragments not yet read by the scanner, from position ``_next``
+        #: made when something first asks what the scanner saw (most calls
+        #: ``check`` reads are never scanned: see the module's doc)
+        self._scanner: Scanner | None = None
+        #: the chunks the scanner has not read to their end, the first from
+        #: character ``_unscanned_at`` of the text
         self._unscanned: list[str] = []
-        self._next = 0
+        self._unscanned_at = 0
         #: the fragment in which the scanner saw a surrogate pair split (args-surrogate-split)
         self.surrogate_split_at: int | None = None
         self.frag_event = array("q")
@@ -98,7 +106,7 @@ class Call:
         return len(self.frag_event)
 
     def append(self, event: int, text: str) -> None:
-        self.pieces.append(text)
+        self.chunks.append(text)
         self._joined = None
         self._unscanned.append(text)
         self.length += len(text)
@@ -111,9 +119,7 @@ class Call:
         (a run of events read in bulk), with the records built in C loops."""
         if not texts:
             return
-        self.pieces.extend(texts)
-        self._joined = None
-        self._unscanned.extend(texts)
+        self._add_chunk("".join(texts))
         self.frag_event.extend(range(first_event, first_event + len(texts)))
         ends = accumulate(map(len, texts), initial=self.length)
         next(ends)  # the length before the first text
@@ -126,15 +132,18 @@ class Call:
         (a call's pieces among other calls' in a run read in bulk)."""
         if not texts:
             return
-        self.pieces.extend(texts)
-        self._joined = None
-        self._unscanned.extend(texts)
+        self._add_chunk("".join(texts))
         self.frag_event.extend(events)
         ends = accumulate(map(len, texts), initial=self.length)
         next(ends)  # the length before the first text
         self.frag_end.extend(ends)
         self.length = self.frag_end[-1]
         self.last_event = events[-1]
+
+    def _add_chunk(self, chunk: str) -> None:
+        self.chunks.append(chunk)
+        self._joined = None
+        self._unscanned.append(chunk)
 
     @property
     def scanner(self) -> Scanner:
@@ -144,6 +153,11 @@ class Call:
     def catch_up(self) -> Scanner:
         """Run the scanner over every fragment it has not read yet."""
         self._scan_to(len(self.frag_end))
+        return self._the_scanner()
+
+    def _the_scanner(self) -> Scanner:
+        if self._scanner is None:
+            self._scanner = Scanner()
         return self._scanner
 
     def _scan_to(self, k: int) -> None:
@@ -151,18 +165,25 @@ class Call:
         shapes = self.frag_shape
         if len(shapes) >= k:
             return
-        pending, at = self._unscanned, self._next
-        feed = self._scanner.feed
+        # each fragment is a slice of the first chunk not read to its end
+        # (chunks hold whole fragments; an empty one lies in any of them)
+        pending, base, ends = self._unscanned, self._unscanned_at, self.frag_end
+        scanner = self._the_scanner()
+        feed = scanner.feed
+        start = ends[len(shapes) - 1] if shapes else 0
+        c = 0  # the chunk fragment k lies in
         while len(shapes) < k:
-            _, depth, flags = feed(pending[at])
-            at += 1
+            end = ends[len(shapes)]
+            while end - base > len(pending[c]):
+                base += len(pending[c])
+                c += 1
+            _, depth, flags = feed(pending[c][start - base : end - base])
+            start = end
             shapes.append(depth << 3 | flags)
-            if self.surrogate_split_at is None and self._scanner.surrogate_split:
+            if self.surrogate_split_at is None and scanner.surrogate_split:
                 self.surrogate_split_at = len(shapes) - 1
-        if at == len(pending):
-            pending.clear()
-            at = 0
-        self._next = at
+        del pending[:c]  # chunk c may still end with empty fragments
+        self._unscanned_at = base
 
     @property
     def final_text(self) -> str:
@@ -195,8 +216,12 @@ class Call:
     @property
     def text(self) -> str:
         if self._joined is None:
-            self._joined = "".join(self.pieces)
-            self.pieces = [self._joined] if self._joined else []
+            self._joined = "".join(self.chunks)
+            self.chunks = [self._joined] if self._joined else []
+            if self._unscanned:
+                # the text from the first chunk not read to its end: held once
+                unread = self._unscanned_at
+                self._unscanned = [self._joined[unread:]]
         return self._joined
 
     @property
@@ -226,7 +251,7 @@ class Call:
         shape = self.frag_shape[k - 1]
         # the first impossible character is final once seen: it is either in
         # the part scanned, or the prefix up to here is valid
-        bad = self._scanner.bad_offset
+        bad = self._the_scanner().bad_offset
         valid = bad is None or bad >= end
         return ScanState(
             offset=end,
@@ -260,6 +285,15 @@ class Call:
             if k and self.frag_event[k - 1] > last_final:
                 return None
         return found
+
+
+def by_owner(owner: list[int], items: Iterable[T], owners: int) -> list[list[T]]:
+    """``items`` shared out among ``owners`` lists, the k-th item to list
+    ``owner[k]``, in order: one pass in C (events of several calls in turns,
+    read in bulk, put with their calls)."""
+    lists: list[list[T]] = [[] for _ in range(owners)]
+    deque(map(list.append, map(lists.__getitem__, owner), items), maxlen=0)
+    return lists
 
 
 def _latest(history: list[tuple[int, str]], step: int) -> str | None:

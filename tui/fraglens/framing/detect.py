@@ -21,11 +21,11 @@ import json
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .events import EventLog, Framed, FrameTooLarge, FramingError, FramingProblem, RawEvent
 from .eventstream import looks_like_eventstream, read_eventstream
+from .recording_header import is_recording
 from .sse import SSEDecoder
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 _JSON_WS = re.compile(r"[ \t\r\n]*")
 #: a byte ``bytes.strip`` keeps: a line with one is not blank
 _NDJSON_CONTENT = re.compile(rb"[^ \t\n\r\x0b\x0c]")
+#: a recording's header line: the first line with content
 # one encoder for all items: json.dumps(..., ensure_ascii=False) builds one per call
 _dumps = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -65,13 +66,12 @@ def _read(data: bytes, containers: bool) -> Framed:
     if start < 0:
         raise FramingError("the input is empty" if not data else "the input is only whitespace")
     first = data[start : start + 1]
-    if containers and first == b"{":
-        # recordings and HAR read URLs and headers (urllib, the redaction):
-        # imported only for inputs that could be one, not for every SSE capture
-        from .recording import is_recording, parse_recording
+    if containers and first == b"{" and is_recording(data):
+        # recordings read URLs and headers (urllib, the redaction): imported
+        # only for a recording, not for every capture
+        from .recording import parse_recording
 
-        if is_recording(data):
-            return _read_recording(parse_recording(data))
+        return _read_recording(parse_recording(data))
     if first in (b"{", b"["):
         framed = _read_json(data, start, containers)
         if framed is not None:
@@ -223,26 +223,21 @@ def ndjson_start(data: bytes) -> int | None:
     objects (its first content), or None when it would read it any other way
     (or as lines of arrays). The same checks in the same order: not a binary
     event stream, an object first, not a recording, two lines that are not
-    blank, the first one JSON, and not one JSON value (bytes that are not UTF-8
-    are replaced in the line that holds them, as in SSE)."""
+    blank, the first one JSON (so the whole is not one JSON value; bytes that
+    are not UTF-8 are replaced in the line that holds them, as in SSE)."""
     if looks_like_eventstream(data):
         return None
     skip = len(_BOM) if data.startswith(_BOM) else 0
     start = _first_content(data, skip)
     if start < 0 or data[start : start + 1] != b"{" or not _is_ndjson(data, start):
         return None
-    from .recording import is_recording  # as in _read: only for inputs that could be one
-
     if is_recording(data):
         return None
-    text = _utf8(data[start:] if start else data)
-    if text is None:
-        return start  # not one JSON value, which is UTF-8: the lines, bad bytes replaced
-    try:
-        json.loads(text)
-    except (ValueError, RecursionError):
-        return start
-    return None
+    # read_stream tries the whole input as one JSON value before its lines,
+    # and it never is one here (so it is not decoded whole to find out): the
+    # first line is one whole value, and JSON allows only whitespace after a
+    # value, where a line follows that holds a byte that is none
+    return start
 
 
 def _read_json_array(text: str, start: int) -> tuple[Framed, bool]:
@@ -361,5 +356,5 @@ def _frame_body(
     stamped = []
     for event in framed.events:
         end = event.span[1] if event.span else total
-        stamped.append(replace(event, time=times[min(bisect_left(ends, end), len(times) - 1)]))
+        stamped.append(event.replace(time=times[min(bisect_left(ends, end), len(times) - 1)]))
     return framed.framing, stamped, framed.problems

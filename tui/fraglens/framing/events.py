@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from itertools import chain, islice, repeat
-from operator import add, sub
-from typing import Any, Literal, overload
+from itertools import islice
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from ..records import FrozenRecord, Record
+
+if TYPE_CHECKING:
+    from typing import Final
 
 #: data     - an SSE event with data, or one NDJSON line / array item / body
 #: done     - the ``data: [DONE]`` sentinel
@@ -25,30 +28,50 @@ from typing import Any, Literal, overload
 EventKind = Literal["data", "done", "comment", "damaged", "sent", "binary", "close"]
 
 
-# Made once per event of 100k-event streams: a plain slotted dataclass, since a
-# frozen one's __init__ costs several times more. Treat it as immutable.
-@dataclass(slots=True)
-class RawEvent:
+# Made once per event of 100k-event streams: a record that may change, since
+# one that stopped it would cost more to make. Treat it as immutable.
+class RawEvent(Record):
+    __slots__ = ("number", "kind", "data", "event", "id", "time", "span", "at")
+    _compared = ("number", "kind", "data", "event", "id", "time", "span")
     number: int
     kind: EventKind
     data: str
     #: the SSE ``event:`` field, if any
-    event: str | None = None
+    event: str | None
     #: the SSE ``id:`` field, if any
-    id: str | None = None
+    id: str | None
     #: seconds since the request was sent, when a recording says so
-    time: float | None = None
+    time: float | None
     #: (start, end) byte offsets in the source this event was read from
-    span: tuple[int, int] | None = None
+    span: tuple[int, int] | None
     #: (start, end) byte offsets of the payload itself in that source, when
     #: ``data`` is exactly those bytes decoded (one SSE data line, an NDJSON
     #: line, a binary message's payload): an ``EventLog`` over the source then
-    #: keeps the offsets instead of the text. Not part of what the event is:
-    #: two events that say the same are equal wherever their payloads lie.
-    at: tuple[int, int] | None = field(default=None, compare=False)
+    #: keeps the offsets instead of the text. Not part of what the event is
+    #: (not in ``_compared``): two events that say the same are equal wherever
+    #: their payloads lie.
+    at: tuple[int, int] | None
+
+    def __init__(
+        self, number: int, kind: EventKind, data: str, event: str | None = None,
+        id: str | None = None, time: float | None = None,
+        span: tuple[int, int] | None = None, at: tuple[int, int] | None = None,
+    ) -> None:
+        self.number = number
+        self.kind = kind
+        self.data = data
+        self.event = event
+        self.id = id
+        self.time = time
+        self.span = span
+        self.at = at
 
 
 _NO_TIME = float("nan")
+#: an event's payload kept as text, or lying where its span cannot say
+_TEXT, _FAR = -1, -2
+#: the farthest a payload's ends may lie from its span's in the arrays
+_WIDEST = (1 << 31) - 1
 
 
 class EventLog(Sequence[RawEvent]):
@@ -58,9 +81,10 @@ class EventLog(Sequence[RawEvent]):
     bytes plus the payload, more than the input itself for small events. Here
     an event is a few array entries: its kind, its name (an index into the
     names seen), its span, and - when it came from ``source``, the bytes the
-    reader was given - the byte range of its payload, decoded again when
-    something asks for it (a step shown, a search). A payload that is no slice
-    of the source (several data lines joined, a comment, a live event, a
+    reader was given - the byte range of its payload (as its distances from
+    the span's ends: a run of events read in bulk shares them), decoded again
+    when something asks for it (a step shown, a search). A payload that is no
+    slice of the source (several data lines joined, a comment, a live event, a
     re-encoded array item) is kept as text. Items are ``RawEvent`` records
     made on demand, equal to the ones appended; ``number`` is the position.
     """
@@ -70,11 +94,16 @@ class EventLog(Sequence[RawEvent]):
         self.source = source
         self._kind = bytearray()  # index into _kinds
         self._kinds: list[EventKind] = ["data", "done", "comment", "damaged"]
-        self._name = array("l")  # index into _names; -1: no name
+        self._name = array("i")  # index into _names; -1: no name
         self._names: list[str] = []
         self._name_code: dict[str, int] = {}
         self._span = array("q")  # start, end per event; -1, -1: no span
-        self._at = array("q")  # payload range per event; -1, -1: text in _texts
+        #: per event, where its payload starts after the span's start and how
+        #: far before its end it stops; _TEXT: the text in _texts; _FAR: a
+        #: range these cannot say (no span, or far from it), in _far
+        self._lead = array("i")
+        self._trail = array("i")
+        self._far: dict[int, tuple[int, int]] = {}
         self._texts: dict[int, str] = {}
         self._ids: dict[int, str] = {}
         self._times: array[float] | None = None
@@ -102,6 +131,13 @@ class EventLog(Sequence[RawEvent]):
         sees an event half added."""
         if kind not in self._kinds:  # a kind no reader makes today: kept all the same
             self._kinds.append(kind)
+        if at < 0:
+            lead = trail = _TEXT
+        else:
+            lead, trail = at - start, end - at_end
+            if start < 0 or not (0 <= lead <= _WIDEST and 0 <= trail <= _WIDEST):
+                lead = trail = _FAR
+                self._far[len(self._kind)] = (at, at_end)
         if name is None:
             self._name.append(-1)
         else:
@@ -111,7 +147,8 @@ class EventLog(Sequence[RawEvent]):
                 self._names.append(name)
             self._name.append(code)
         self._span.extend((start, end))
-        self._at.extend((at, at_end))
+        self._lead.append(lead)
+        self._trail.append(trail)
         if time is not None and self._times is None:
             self._times = array("d", [_NO_TIME]) * len(self._kind)
         if self._times is not None:
@@ -125,22 +162,29 @@ class EventLog(Sequence[RawEvent]):
         (a run of a long call's identical events, read in bulk: see reading/sse_runs.py):
         event k spans ``starts[k]`` to ``starts[k + 1]``, and its payload lies
         ``lead`` bytes after its start to ``trail`` bytes before its end. The
-        arrays are extended in C loops, without a list per field."""
+        arrays are extended in C: the spans' starts and ends each put in place
+        by one slice assignment, the rest repeated."""
+        if not count:
+            return
+        if not (0 <= lead <= _WIDEST and 0 <= trail <= _WIDEST):
+            raise ValueError("a run's payloads lie within its events")
         code = -1
         if name is not None:
             code = self._name_code.get(name, -1)
             if code < 0:
                 code = self._name_code[name] = len(self._names)
                 self._names.append(name)
-        self._name.extend(repeat(code, count))
-        begin, end = islice(starts, count), islice(starts, 1, count + 1)
-        self._span.extend(chain.from_iterable(zip(begin, end, strict=True)))
-        begin, end = islice(starts, count), islice(starts, 1, count + 1)
-        self._at.extend(chain.from_iterable(zip(
-            map(add, begin, repeat(lead)), map(sub, end, repeat(trail)), strict=True
-        )))
+        self._name.extend(array("i", (code,)) * count)
+        bounds = array("q", islice(starts, count + 1))
+        spans = self._span
+        at = len(spans)
+        spans.frombytes(bytes(2 * count * spans.itemsize))
+        spans[at::2] = bounds[:count]
+        spans[at + 1 :: 2] = bounds[1:]
+        self._lead.extend(array("i", (lead,)) * count)
+        self._trail.extend(array("i", (trail,)) * count)
         if self._times is not None:
-            self._times.extend(repeat(_NO_TIME, count))
+            self._times.extend(array("d", (_NO_TIME,)) * count)
         self._kind.extend(bytes(count))  # last, as in add: 0 is "data"
 
     def stamp(self, times: Sequence[float | None]) -> None:
@@ -150,19 +194,30 @@ class EventLog(Sequence[RawEvent]):
         self._times = array("d", (_NO_TIME if t is None else t for t in times))
 
     def stamp_from(self, start: int, times: Sequence[float | None]) -> None:
-        """The times of the events from ``start`` on, the earlier ones kept:
-        a recording's body read in slices, each slice's events stamped as
-        they come."""
-        if start == 0:
-            self.stamp(times)
-            return
+        """The times of the events from ``start`` on (as many as are given: an
+        array of them, NaN for none, or floats and None), the others kept: a
+        recording's body read in slices, each slice's events stamped as their
+        times are known."""
         if self._times is None:
-            self._times = array("d", [_NO_TIME]) * start
-        del self._times[start:]
-        self._times.extend(_NO_TIME if t is None else t for t in times)
+            self._times = array("d", [_NO_TIME]) * len(self._kind)
+        if not isinstance(times, array):
+            times = array("d", (_NO_TIME if t is None else t for t in times))
+        self._times[start : start + len(times)] = times
 
     def kind(self, i: int) -> EventKind:
         return self._kinds[self._kind[i]]
+
+    def unlike(self, kinds: tuple[EventKind, ...], start: int = 0) -> list[int]:
+        """The numbers of the events from ``start`` on whose kind is none of
+        ``kinds``, found in C (a recording's comments among 100k data events)."""
+        table = bytes(0 if k in kinds else 1 for k in self._kinds).ljust(256, b"\1")
+        marks = self._kind[start:].translate(table)
+        out: list[int] = []
+        at = marks.find(1)
+        while at >= 0:
+            out.append(start + at)
+            at = marks.find(1, at + 1)
+        return out
 
     def span(self, i: int) -> tuple[int, int] | None:
         """Where event ``i`` lies in the source, blank line included."""
@@ -175,8 +230,12 @@ class EventLog(Sequence[RawEvent]):
 
     def at(self, i: int) -> tuple[int, int] | None:
         """Where event ``i``'s payload lies in the source, when it is a slice of it."""
-        start = self._at[2 * i]
-        return None if start < 0 or self.source is None else (start, self._at[2 * i + 1])
+        lead = self._lead[i]
+        if lead < 0:
+            return None if lead == _TEXT or self.source is None else self._far[i]
+        if self.source is None:
+            return None
+        return self._span[2 * i] + lead, self._span[2 * i + 1] - self._trail[i]
 
     def name(self, i: int) -> str | None:
         code = self._name[i]
@@ -184,10 +243,21 @@ class EventLog(Sequence[RawEvent]):
 
     def data(self, i: int) -> str:
         """The payload of event ``i`` (decoded from the source, or as kept)."""
-        start = self._at[2 * i]
-        if start < 0 or self.source is None:
+        lead, source = self._lead[i], self.source
+        if source is None or lead == _TEXT:
             return self._texts[i]
-        return self.source[start : self._at[2 * i + 1]].decode("utf-8", "replace")
+        if lead == _FAR:
+            start, end = self._far[i]
+            return source[start:end].decode("utf-8", "replace")
+        return source[self._span[2 * i] + lead : self._span[2 * i + 1] - self._trail[i]].decode(
+            "utf-8", "replace")
+
+    @property
+    def timed(self) -> bool:
+        """Whether any event has a time (a capture with none has no timing to
+        report: said without a list as long as the log)."""
+        times = self._times
+        return times is not None and any(t == t for t in times)  # NaN: no time
 
     def times(self) -> list[float | None]:
         """Every event's time (None where it has none), without making the events."""
@@ -199,10 +269,10 @@ class EventLog(Sequence[RawEvent]):
     def replaced(self, i: int) -> bool:
         """Whether event ``i``'s payload holds U+FFFD (bytes that were not
         UTF-8 read as it, or the character itself): an ASCII range cannot."""
-        start = self._at[2 * i]
+        at = self.at(i)
         source = self.source
-        if start >= 0 and source is not None:
-            raw = source[start : self._at[2 * i + 1]]
+        if at is not None and source is not None:
+            raw = source[at[0] : at[1]]
             if raw.isascii():
                 return False
             return "\ufffd" in raw.decode("utf-8", "replace")
@@ -240,7 +310,6 @@ class EventLog(Sequence[RawEvent]):
 
     def _event(self, i: int) -> RawEvent:
         start, end = self._span[2 * i], self._span[2 * i + 1]
-        at_start = self._at[2 * i]
         times = self._times
         time = None if times is None or times[i] != times[i] else times[i]
         return RawEvent(
@@ -251,33 +320,47 @@ class EventLog(Sequence[RawEvent]):
             self._ids.get(i),
             time,
             None if start < 0 else (start, end),
-            None if at_start < 0 or self.source is None else (at_start, self._at[2 * i + 1]),
+            self.at(i),
         )
 
 
-@dataclass(frozen=True, slots=True)
-class FramingProblem:
+class FramingProblem(FrozenRecord):
     """Something a reader met in the bytes and could not read as events: the
     stream reports it as a diagnostic (``code`` is a diagnostic code) at
     ``event``, the number of the event it happened before (None: at the end)."""
 
-    code: str
-    message: str
-    event: int | None = None
+    __slots__ = ("code", "message", "event")
+    code: Final[str]
+    message: Final[str]
+    event: Final[int | None]
+
+    def __init__(self, code: str, message: str, event: int | None = None) -> None:
+        self.code = code
+        self.message = message
+        self.event = event
 
 
-@dataclass(slots=True)
-class Framed:
+class Framed(Record):
     """A whole stream after framing."""
 
+    __slots__ = ("framing", "events", "meta", "problems")
     #: sse | ndjson | json-array | json-body | eventstream | recording | har
     framing: str
     #: a list, or an EventLog (compact) for the readers of whole large inputs
     events: Sequence[RawEvent]
     #: recording/HAR metadata: request, response (already redacted), etc.
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any]
     #: what could not be read, in stream order
-    problems: list[FramingProblem] = field(default_factory=list)
+    problems: list[FramingProblem]
+
+    def __init__(
+        self, framing: str, events: Sequence[RawEvent], meta: dict[str, Any] | None = None,
+        problems: list[FramingProblem] | None = None,
+    ) -> None:
+        self.framing = framing
+        self.events = events
+        self.meta = {} if meta is None else meta
+        self.problems = [] if problems is None else problems
 
 
 class FramingError(ValueError):

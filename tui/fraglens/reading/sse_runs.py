@@ -40,16 +40,17 @@ from __future__ import annotations
 import json
 import re
 from itertools import accumulate, repeat
-from operator import attrgetter, itemgetter, sub
+from operator import attrgetter, sub
 
 from ..adapters.envelope import Envelope
 from ..framing.events import FrameTooLarge, FramingProblem
 from ..framing.sse import SSEDecoder
 from .stream import Stream
 
-#: events taken in one run at most: a bound on the lists a run builds (a longer
-#: run is read as several)
-MAX_RUN = 1 << 15
+#: events taken in one run at most: a bound on the lists a run builds, and so on
+#: what a run holds while it is read (a few hundred bytes an event, let go
+#: after it); a window holds about so many (next_window)
+MAX_RUN = 1 << 12
 #: bytes framed one event at a time after a run before the next is looked for
 #: (one event: what ends a run is often one event between two runs); doubled
 #: after every slice that ends in no run, up to _MAX_SLICE or the caller's budget
@@ -58,8 +59,8 @@ _MAX_SLICE = 256 * 1024
 #: the fewest events taken as a run: fewer cost less read one by one, and a
 #: look for so many at the start of a run is cheap where there is none
 FEWEST = 32
-#: bytes searched for a run's events at once: doubled while runs fill it, and
-#: after a run that ended inside it, twice that run's bytes (at least the least)
+#: bytes searched for a run's events at once: at first, and the least and the
+#: most (next_window)
 _FIRST_WINDOW = 64 * 1024
 _SHORT_WINDOW = 4096
 _MAX_WINDOW = 8 * 1024 * 1024
@@ -76,6 +77,27 @@ _TAILS = (b"\n\n", b"\r\n\r\n", b"\r\r")
 #: (written as an unrolled loop, which backtracks in linear time where an event
 #: does not end as the run's do)
 PIECE = rb'(?!")[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*'
+
+#: the rest of a search's window, as the last alternative of an expression that
+#: finds events end to end: one step, whatever its length (a dot that takes
+#: newlines, repeated, skips to the end in C, where a class such as [\s\S]
+#: tests every byte: a window that reaches past a run's end cost as much as
+#: the events it found)
+REST = rb"(?s:.+)"
+
+
+def _room_for_a_run(data: bytes, pos: int, blank: bytes) -> bool:
+    """At least ``FEWEST`` events could follow ``pos``: every event of a run
+    ends with the same blank line, so with fewer of them left there is no run
+    to find, and its expressions are not compiled (on a capture of a few
+    events that cost more than reading it). Looks no further than the
+    ``FEWEST``-th blank line, which a run's search reads anyway."""
+    for _ in range(FEWEST):
+        at = data.find(blank, pos)
+        if at < 0:
+            return False
+        pos = at + len(blank)
+    return True
 
 
 def incremental_sse(data: bytes) -> bool:
@@ -103,8 +125,26 @@ class _Run:
         #: decoder stands, it finds such events end to end and then at most one
         #: rest, where the first other event begins (findall tries the event
         #: first at every place it reaches)
-        self.events = re.compile(b"(" + head + b"(" + PIECE + b")" + tail + b")|[\\s\\S]+")
+        self.events = re.compile(b"(" + head + b"(" + PIECE + b")" + tail + b")|" + REST)
         self.fewest = re.compile(b"(?:" + head + PIECE + tail + b"){%d}" % FEWEST)
+
+
+def next_window(window: int, took: int, events: int, room: int, full: bool, least: int,
+                most: int) -> int:
+    """The bytes to search for the next run, after one of ``events`` events
+    that took ``took`` bytes of a search of ``window`` bytes, ``room`` of them
+    left after it. A run cut at MAX_RUN (``full``): about as many (events
+    found past it are found again, so a window holds about MAX_RUN events, not
+    many more). One that ran to the window's end (less than about four of its
+    events' room left: its next event cut there): twice the window, up to
+    ``most``. One that ended inside the window: twice its bytes, at least
+    ``least`` (a capture whose runs are short is not searched far past each
+    of them)."""
+    if full:
+        return max(least, took + took // 8)
+    if room * events < 4 * took:
+        return min(2 * window, most)
+    return max(least, 2 * took)
 
 
 class SliceReader:
@@ -207,19 +247,15 @@ class SSEReader(SliceReader):
             blocks.pop()  # the rest, from the first other event on
         if not blocks:
             return False
+        full = len(blocks) > MAX_RUN
         del blocks[MAX_RUN:]
-        starts = list(accumulate(map(len, map(itemgetter(0), blocks)), initial=pos))
-        pieces = list(map(itemgetter(1), blocks))
+        whole, pieces = zip(*blocks, strict=True)
+        starts = list(accumulate(map(len, whole), initial=pos))
         stop = starts[-1]
-        # the next run is looked for in about twice this one's bytes when it
-        # ended inside the window: a capture whose runs are short is not
-        # searched far past each of them
-        if stop < end:
-            self._window = max(_SHORT_WINDOW, 2 * (stop - pos))
-        else:
-            self._window = min(2 * self._window, _MAX_WINDOW)
+        self._window = next_window(self._window, stop - pos, len(blocks), end - stop, full,
+                                   _SHORT_WINDOW, _MAX_WINDOW)
         max_line = min(self._decoder.max_line, self._decoder.max_event)
-        if stop - pos > max_line and max(map(len, map(itemgetter(0), blocks))) > max_line:
+        if stop - pos > max_line and max(map(len, whole)) > max_line:
             return False  # the decoder says where a line is too long
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
@@ -253,24 +289,29 @@ class SSEReader(SliceReader):
         key = (lines, blank, *(e.lead + b"\0" + e.trail for e in envs))
         pattern = self._mixed.get(key)
         if pattern is None:
+            if not _room_for_a_run(data, pos, data[at[1] : span[1]]):
+                return False
             if len(self._mixed) >= 64:
                 self._mixed.clear()
-            pattern = self._mixed[key] = re.compile(b"|".join(
+            # the envelopes in a group of their own, so that the expression
+            # reads the bytes they share once (the parser takes a prefix
+            # common to all the alternatives out of them), then tells them
+            # apart, where each one was tried from the event's start in turn
+            pattern = self._mixed[key] = re.compile(b"(?:" + b"|".join(
                 [lines + e.lead + b"(" + PIECE + b")" + e.trail + blank for e in envs]
-                + [b"([\\s\\S]+)"]))
+            ) + b")|(" + REST + b")")
         found = list(pattern.finditer(data, pos, end))
         if found and found[-1].lastindex == len(envs) + 1:
             found.pop()  # the rest, from the first other event on
         if len(found) < FEWEST:
             return False
+        full = len(found) > MAX_RUN
         del found[MAX_RUN:]
         groups = list(map(attrgetter("lastindex"), found))
         pieces = list(map(re.Match.group, found, groups))
         starts = [pos, *map(re.Match.end, found)]
-        if starts[-1] < end:
-            self._window = max(_SHORT_WINDOW, 2 * (starts[-1] - pos))
-        else:
-            self._window = min(2 * self._window, _MAX_WINDOW)
+        self._window = next_window(self._window, starts[-1] - pos, len(found), end - starts[-1],
+                                   full, _SHORT_WINDOW, _MAX_WINDOW)
         max_line = min(self._decoder.max_line, self._decoder.max_event)
         if starts[-1] - pos > max_line and max(map(sub, starts[1:], starts)) > max_line:
             return False  # the decoder says where a line is too long
@@ -305,6 +346,8 @@ class SSEReader(SliceReader):
         key = (lines, env.lead, env.trail, blank)
         run = self._runs.get(key)
         if run is None:
+            if not _room_for_a_run(data, self.pos, blank):
+                return None
             if len(self._runs) >= 64:  # a stream has a few envelopes at a time
                 self._runs.clear()
             run = self._runs[key] = _Run(re.escape(lines) + env.lead,

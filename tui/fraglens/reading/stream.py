@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from itertools import compress, repeat
-from operator import eq
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from ..adapters import ADAPTERS, detect, make_adapter, sniff
 from ..adapters.base import Continuation
 from ..adapters.envelope import Envelope, Envelopes
+from ..engine.calls import by_owner
 from ..engine.fragments import StreamError, ToolDelta
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from ..framing.events import EventLog, RawEvent
@@ -195,10 +195,10 @@ class Stream:
                   for label in (env.label if name is None else name for env in envs)]
         self.labels.extend(map(labels.__getitem__, which[:taken]))
         if self._continued is not None:
-            for k, (_, index) in enumerate(keys):
-                mine = list(compress(texts[:taken], map(eq, owner[:taken], repeat(k))))
-                if mine:
-                    self.adapter.continued_run(index, mine)  # type: ignore[union-attr]
+            mine = by_owner(owner[:taken], texts[:taken], len(keys))
+            for (_, index), texts_k in zip(keys, mine, strict=True):
+                if texts_k:
+                    self.adapter.continued_run(index, texts_k)  # type: ignore[union-attr]
         self.events.add_run(name, starts, taken, lead, trail)
         return taken
 
