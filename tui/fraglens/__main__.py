@@ -1,5 +1,5 @@
 """``python -m fraglens`` is ``fraglens``."""
 
-from .cli import program
+from .cli import main
 
-program()
+raise SystemExit(main())

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
 
-__all__ = ["COMMANDS", "CliError", "batch_collector", "build_parser", "main", "program"]
+__all__ = ["COMMANDS", "CliError", "batch_collector", "build_parser", "main"]
 
 #: name -> (module in this package, one-line help). The help is here so that
 #: ``fraglens --help`` lists every command without importing any of them.
@@ -196,7 +196,19 @@ def batch_collector() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run the command ``argv`` says (None: the program's own command line,
+    which it exits with the status of next)."""
+    status = _command(list(sys.argv[1:] if argv is None else argv))
+    if argv is None:
+        # what the command built is left as it is to the exit: the collector's
+        # full passes over the heap on the way out were 20 ms of check --jsonl's
+        # 0.6 s on 1,000 captures, a third of any command's exit (atexit
+        # handlers still run; the app freezes its heap itself)
+        gc.freeze()
+    return status
+
+
+def _command(argv: list[str]) -> int:
     if argv == ["--version"]:  # what scripts ask first: answered before any import
         print(f"fraglens {__version__}")
         return 0
@@ -220,13 +232,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
 
-
-def program() -> None:
-    """The ``fraglens`` program: ``main`` on the command line, and exit with its status."""
-    status = main()
-    # what the command built is left as it is to the exit: the collector's
-    # full passes over the heap on the way out were 20 ms of check --jsonl's
-    # 0.6 s on 1,000 captures, and a third of the exit of any command (the
-    # atexit handlers still run; the app freezes its heap itself)
-    gc.freeze()
-    sys.exit(status)
