@@ -3,6 +3,7 @@ local Dask cluster; and the proxy with ``--otlp`` on and off.
 
     .venv/bin/python bench/batch.py             # the figures in docs/benchmarks.md
     .venv/bin/python bench/batch.py --quick     # fewer captures and rounds
+    .venv/bin/python bench/batch.py --before main --no-proxy   # the batch, main beside
 
 The batch: N captures (1,000 by default) made by cycling through the real
 captures of ../shared/real_streams and the bundled samples (every provider's
@@ -11,7 +12,10 @@ temporary folder. Each figure is the wall time of a whole
 ``fraglens check --jsonl`` process over that folder, ``--jobs 1`` and
 ``--jobs 2`` run one after the other in each round (so both see the same
 machine), the median of the rounds. The target: ``--jobs 2`` at most 0.65x
-``--jobs 1`` on 2 cores.
+``--jobs 1`` on 2 cores. The package is compiled to bytecode first, as an
+installed fraglens is (``bench/bytecode.py``). ``--before REV`` runs the
+package of another revision (``main``, a commit) in the same rounds, copied
+out of git beside this checkout, as ``bench/startup.py --before`` does.
 
 The proxy: 200 streamed chat completions through ``fraglens proxy
 --headless`` in front of ``fraglens serve``, 10 clients at a time, with and
@@ -22,16 +26,22 @@ figure is the clients' total wall time (how long the relay made them wait).
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bytecode import compile_package  # noqa: E402
+
 SHARED = ROOT.parent / "shared" / "real_streams"
 SAMPLES = ROOT / "sample_streams"
 CAPTURE_SUFFIXES = (".sse", ".jsonl", ".ndjson", ".eventstream")
@@ -52,29 +62,53 @@ def make_folder(n: int) -> Path:
     return folder
 
 
-def _fraglens(*args: str) -> float:
+def _fraglens(env: dict[str, str] | None, *args: str) -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "fraglens", *args], stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=False, cwd=ROOT)
+                   stderr=subprocess.DEVNULL, check=False, cwd=ROOT, env=env)
     return time.perf_counter() - start
 
 
-def batch(n: int, rounds: int) -> None:
+def _copy_of(rev: str, into: Path) -> Path:
+    """``tui/fraglens`` as revision ``rev`` has it, compiled, under ``into``; its ``tui``."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "tui/fraglens"],
+                             capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    compile_package(into / "tui" / "fraglens")
+    return into / "tui"
+
+
+def batch(n: int, rounds: int, before: str | None) -> None:
+    compile_package()
     folder = make_folder(n)
     size = sum(p.stat().st_size for p in folder.iterdir())
+    copy = Path(tempfile.mkdtemp(prefix="fraglens-before-"))
+    packages: dict[str, dict[str, str] | None] = {"": None}
+    if before:
+        packages = {
+            f" ({before})": {**os.environ, "PYTHONPATH": str(_copy_of(before, copy))},
+            " (this tree)": {**os.environ, "PYTHONPATH": str(ROOT / "tui")},
+        }
     try:
-        one, two = [], []
+        times: dict[tuple[str, str], list[float]] = {}
         for _ in range(rounds):
-            one.append(_fraglens("check", "--jsonl", "--jobs", "1", str(folder)))
-            two.append(_fraglens("check", "--jsonl", "--jobs", "2", str(folder)))
-        m1, m2 = statistics.median(one), statistics.median(two)
+            for label, env in packages.items():
+                for jobs in ("1", "2"):
+                    times.setdefault((label, jobs), []).append(
+                        _fraglens(env, "check", "--jsonl", "--jobs", jobs, str(folder)))
         print(f"check --jsonl, {n} captures ({size / 1e6:.1f} MB), median of {rounds}, "
               f"load {os.getloadavg()[0]:.2f}:")
-        print(f"  --jobs 1: {m1:.2f} s  (min {min(one):.2f}, max {max(one):.2f})")
-        print(f"  --jobs 2: {m2:.2f} s  (min {min(two):.2f}, max {max(two):.2f})")
-        print(f"  ratio --jobs 2 / --jobs 1: {m2 / m1:.2f}x  (target <= 0.65x on 2 cores)")
+        for label in packages:
+            one, two = times[label, "1"], times[label, "2"]
+            m1, m2 = statistics.median(one), statistics.median(two)
+            print(f"  --jobs 1{label}: {m1:.2f} s  (min {min(one):.2f}, max {max(one):.2f})")
+            print(f"  --jobs 2{label}: {m2:.2f} s  (min {min(two):.2f}, max {max(two):.2f})")
+            print(f"  ratio --jobs 2 / --jobs 1{label}: {m2 / m1:.2f}x  "
+                  "(target <= 0.65x on 2 cores)")
     finally:
         shutil.rmtree(folder)
+        shutil.rmtree(copy)
 
 
 def proxy(flows: int, rounds: int) -> None:
@@ -133,11 +167,16 @@ def proxy(flows: int, rounds: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, help="of the batch (default 5; 3 with --quick)")
+    parser.add_argument("--before", metavar="REV",
+                        help="also run the batch with the package of this revision")
+    parser.add_argument("--no-proxy", action="store_true", help="the batch only")
     args = parser.parse_args()
     if not SHARED.is_dir():
         sys.exit(f"{SHARED} is not here: the batch is made of the real captures")
-    batch(200 if args.quick else 1000, 3 if args.quick else 5)
-    proxy(50 if args.quick else 200, 3 if args.quick else 5)
+    batch(200 if args.quick else 1000, args.rounds or (3 if args.quick else 5), args.before)
+    if not args.no_proxy:
+        proxy(50 if args.quick else 200, 3 if args.quick else 5)
 
 
 if __name__ == "__main__":
