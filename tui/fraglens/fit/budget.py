@@ -53,7 +53,8 @@ _GRACE = 10.0
 #: the import path, where a ``jsonschema.py`` of whatever folder fraglens was
 #: run in would be imported and run: it is replaced, before any import, by the
 #: folder that holds this fraglens
-_BOOT = "import sys; sys.path[0] = {here!r}; from fraglens.fit.worker import main; main()"
+_BOOT = ("import sys; sys.path[0] = {here!r}; from fraglens.fit.worker import main; "
+         "main(warm={warm})")
 
 #: a frame of the watchdog's stack: ``  File "PATH", line N in NAME``
 _FRAME = re.compile(r'^\s*File "(?P<filename>.*)", line \d+ in (?P<name>\S+)', re.M)
@@ -234,14 +235,16 @@ class _Worker:
         frames = [_Frame(m["filename"], m["name"]) for m in _FRAME.finditer(stack)]
         return [*outcomes, ("too-slow", keyword_of(reversed(frames)))]
 
-    def _started(self) -> subprocess.Popen[bytes]:
+    def _started(self, warm: bool = True) -> subprocess.Popen[bytes]:
+        """The running worker, started if there is none (``warm``: it loads
+        jsonschema at once, else at its first request)."""
         if self.proc is not None and self.answers is None:  # the shared worker, first used here
             assert self.proc.stdout is not None
             self.answers = _Answers(self.proc.stdout.fileno())
         if self.proc is None:
             here = str(Path(__file__).resolve().parent.parent.parent)  # the dir holding fraglens
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", _BOOT.format(here=here)],
+                [sys.executable, "-c", _BOOT.format(here=here, warm=warm)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -354,7 +357,10 @@ def shared() -> Iterator[None]:
     turns = None
     with _WORKER.lock:
         try:
-            _WORKER._started()
+            # jsonschema loaded at the first call: a batch whose captures declare
+            # no tools spends nothing more on it (its start-up would otherwise
+            # run on the cores the batch's processes are busy on)
+            _WORKER._started(warm=False)
             turns = _SHARING = _Turns()
         except OSError:
             pass  # each starts its own, whose failure gives the reason

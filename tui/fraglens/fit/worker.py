@@ -75,17 +75,28 @@ def answer(cache: OrderedDict[Hashable, Any], key: Hashable, schema: Any, value:
     return validator if isinstance(validator, tuple) else validate(validator, value)
 
 
-def main() -> None:
+def _warm() -> None:
+    """jsonschema's import and first use, before any budget runs: no call pays for them."""
+    validate(compile_schema({"$ref": "#/$defs/a", "$defs": {"a": {"type": "object"}}}), {})
+
+
+def main(warm: bool = True) -> None:
+    """Answer requests until the parent closes stdin; ``warm``: load jsonschema
+    now, else when the first request comes (a worker started in case calls
+    come, which may never come)."""
     # Ctrl-C reaches the whole process group: it is the parent's to handle (it ends this one)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.simplefilter("ignore")  # stderr carries only the watchdog's stack
-    # jsonschema's import and first use before any budget runs: no call pays for them
-    validate(compile_schema({"$ref": "#/$defs/a", "$defs": {"a": {"type": "object"}}}), {})
+    if warm:
+        _warm()
     cache: OrderedDict[Hashable, Any] = OrderedDict()
     while True:
         request = read_message(sys.stdin.buffer)
         if request is None:
             return
+        if not warm:
+            _warm()
+            warm = True
         budget, calls = request
         armed_until = 0.0
         for call in calls:
