@@ -21,6 +21,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from itertools import repeat
+from json.encoder import encode_basestring
+from operator import getitem
 from typing import Any
 
 from .base import dump
@@ -81,7 +84,13 @@ def entry_value(entry: dict[str, Any]) -> Any:
 
 
 def _esc(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    return encode_basestring(text)[1:-1]
+
+
+def escaped(pieces: list[str]) -> list[str]:
+    """Each piece as the JSON text of a string's contents (what ``add`` writes
+    of a piece of a growing string), in one pass of C calls."""
+    return list(map(getitem, map(encode_basestring, pieces), repeat(slice(1, -1))))
 
 
 @dataclass
@@ -105,6 +114,7 @@ class PartialArgs:
         self._path: tuple[Segment, ...] = ()  # the path of the deepest open container
         self._string: tuple[Segment, ...] | None = None  # an open string in the text
         self._leaf: tuple[Segment, ...] | None = None  # a string value still growing
+        self._leaf_text: Any = None  # the jsonPath that named it, as the entry spelled it
         self._wrote = False
         #: why the last entry given to ``add`` was not placed, in words (no
         #: readable path or value, a path that contradicts the value built so
@@ -146,6 +156,7 @@ class PartialArgs:
         more = entry.get("willContinue") is True
         appending = isinstance(value, str) and self._leaf == path
         self._leaf = path if isinstance(value, str) and more else None
+        self._leaf_text = entry["jsonPath"] if self._leaf is not None else None
         placed = self._build(path, value, appending)
         if self._old is not _MISSING and dump(self._old) != dump(value):
             old = dump(self._old)
@@ -159,6 +170,32 @@ class PartialArgs:
         if not self.in_order:
             return ""
         return self._write(path, value, more, appending)
+
+    def continues(self, path: Any) -> bool:
+        """An entry at ``path`` (the jsonPath as spelled) with a non-empty
+        ``stringValue`` and ``willContinue`` would only add to the string
+        value still growing, whose text is open: ``add`` would return the
+        piece escaped and change nothing but that value (``extend``)."""
+        return (
+            self._leaf_text == path and type(path) is str and self.in_order
+            and self._string is not None and self._string == self._leaf
+        )
+
+    def extend(self, pieces: list[str]) -> None:
+        """``add`` of one entry per piece that ``continues`` the growing
+        string: the value grows by the pieces; the text they add is each
+        piece escaped (``escaped``), which the caller takes."""
+        self.problem = self.replaced = None
+        self._old = _MISSING
+        growing = self._growing
+        if growing is None:  # one piece so far: the value where _build placed it
+            leaf = self._leaf
+            assert leaf is not None
+            node = self._value
+            for seg in leaf[:-1]:
+                node = node[seg]
+            growing = self._growing = (node, leaf[-1], [node[leaf[-1]]])
+        growing[2].extend(pieces)
 
     def close(self) -> str:
         """The call ended: the text that closes what is open ('' when out of order)."""

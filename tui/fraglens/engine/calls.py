@@ -106,20 +106,22 @@ class Call:
         self.frag_end.append(self.length)
         self.last_event = event
 
-    def extend(self, first_event: int, texts: list[str]) -> None:
-        """``append`` of each text in turn, the k-th in event ``first_event + k``
-        (a run of events read in bulk), with the records built in C loops."""
+    def extend(self, first_event: int, texts: list[str], step: int = 1) -> None:
+        """``append`` of each text in turn, the k-th in event ``first_event +
+        step * k`` (a run of events read in bulk, with ``step - 1`` other
+        events before each after the first), with the records built in C loops."""
         if not texts:
             return
         self.pieces.extend(texts)
         self._joined = None
         self._unscanned.extend(texts)
-        self.frag_event.extend(range(first_event, first_event + len(texts)))
+        last = first_event + step * (len(texts) - 1)
+        self.frag_event.extend(range(first_event, last + 1, step))
         ends = accumulate(map(len, texts), initial=self.length)
         next(ends)  # the length before the first text
         self.frag_end.extend(ends)
         self.length = self.frag_end[-1]
-        self.last_event = first_event + len(texts) - 1
+        self.last_event = last
 
     def extend_at(self, events: list[int], texts: list[str]) -> None:
         """``append`` of each text in turn, the k-th in event ``events[k]``

@@ -37,6 +37,7 @@ from .fragments import (
 )
 from .plural import counted
 from .slots import SlotResolver, clean
+from .usage_log import UsageLog
 
 if TYPE_CHECKING:  # the markup families load with the first text or refusal (start-up)
     from .leaks import Leaked
@@ -128,7 +129,8 @@ class Reassembler:
         self.calls: list[Call] = []
         self.choices: dict[int, ChoiceState] = {}
         self._diagnostics: list[Diagnostic] = []
-        self.usage: list[tuple[int, dict[str, Any]]] = []
+        #: (event, usage) per event that reported usage, in event order
+        self.usage = UsageLog()
         self.errors: list[tuple[int, str]] = []
         self.terminal: tuple[int, str] | None = None
         #: fragments nothing could be attributed to: kept, never dropped
@@ -248,11 +250,14 @@ class Reassembler:
         self._append(event, call, text)  # the size limit, as on the full path
         return True
 
-    def continue_run(self, first_event: int, choice: int, index: int, texts: list[str]) -> int:
-        """``continue_call`` for consecutive events from ``first_event``, one
-        text each: how many of them were taken (from the first). A run stops
-        before an empty text and before the text that would pass the size
-        limit; the rest take ``continue_call``, which cuts that text there."""
+    def continue_run(
+        self, first_event: int, choice: int, index: int, texts: list[str], step: int = 1
+    ) -> int:
+        """``continue_call`` for the events ``first_event``, ``first_event +
+        step``, ..., one text each: how many of them were taken (from the
+        first). A run stops before an empty text and before the text that
+        would pass the size limit; the rest take ``continue_call``, which cuts
+        that text there."""
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
             return 0
@@ -268,11 +273,30 @@ class Reassembler:
             sizes = list(accumulate(map(len, map(_ENCODE, texts[:taken])), initial=call.nbytes))
             taken = bisect_right(sizes, self.max_arg_bytes) - 1
             call.nbytes = sizes[taken]
-        call.extend(first_event, texts[:taken] if taken < len(texts) else texts)
+        call.extend(first_event, texts[:taken] if taken < len(texts) else texts, step)
+        return taken
+
+    def continue_at(self, events: list[int], choice: int, index: int, texts: list[str]) -> int:
+        """``continue_run`` for the events ``events`` (in order, each with its
+        text): how many were taken, from the first."""
+        call = self._slots.by_index.get((choice, index))
+        if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
+            return 0
+        taken = texts.index("") if "" in texts else len(texts)
+        chars = call.length + sum(map(len, texts[:taken]))
+        if chars * 4 > self.max_arg_bytes:
+            if call.nbytes is None:
+                call.nbytes = _utf8_len(call.text)
+            sizes = list(accumulate(map(len, map(_ENCODE, texts[:taken])), initial=call.nbytes))
+            taken = bisect_right(sizes, self.max_arg_bytes) - 1
+            call.nbytes = sizes[taken]
+        if taken:
+            call.extend_at(events[:taken], texts[:taken])
         return taken
 
     def continue_mixed(
-        self, first_event: int, keys: list[tuple[int, int]], owner: list[int], texts: list[str]
+        self, first_event: int, keys: list[tuple[int, int]], owner: list[int], texts: list[str],
+        step: int = 1,
     ) -> int:
         """``continue_call`` for consecutive events from ``first_event`` that
         belong to several calls, the k-th to the call on ``keys[owner[k]]``
@@ -297,7 +321,7 @@ class Reassembler:
                 taken = list(compress(range(taken), mask))[fits]
         if not taken:
             return 0
-        numbers = range(first_event, first_event + taken)
+        numbers = range(first_event, first_event + step * taken, step)
         for call, mask in zip(calls, masks, strict=True):
             assert call is not None
             mine = list(compress(texts[:taken], mask))

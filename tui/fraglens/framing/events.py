@@ -7,6 +7,7 @@ a HAR export, a fraglens recording) and nothing of JSON chunk meaning.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice, repeat
@@ -49,6 +50,22 @@ class RawEvent:
 
 
 _NO_TIME = float("nan")
+_COMMENT_DATA = bytes((2, 0))  # a comment's kind and a data event's, in EventLog._kinds
+
+
+@dataclass(slots=True)
+class RunLines:
+    """What the events of a run read in bulk carry besides their one data
+    line, where it varies from event to event (reading/sse_runs.py), in
+    absolute offsets of the source, one entry per event."""
+
+    #: where each payload starts (its lines before it vary in length)
+    payloads: Sequence[int] | None = None
+    #: a one-line comment before each event's data line, which the decoder
+    #: makes an event of its own before it: its span and its text's range
+    comments: tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]] | None = None
+    #: the first event's ``id:``, each next one's counting up by one
+    first_id: int | None = None
 
 
 class EventLog(Sequence[RawEvent]):
@@ -77,6 +94,8 @@ class EventLog(Sequence[RawEvent]):
         self._at = array("q")  # payload range per event; -1, -1: text in _texts
         self._texts: dict[int, str] = {}
         self._ids: dict[int, str] = {}
+        #: ids of runs, counting up: (first event, events apart, how many, first id)
+        self._id_runs: list[tuple[int, int, int, int]] = []
         self._times: array[float] | None = None
 
     def append(self, ev: RawEvent) -> None:
@@ -119,29 +138,47 @@ class EventLog(Sequence[RawEvent]):
         self._kind.append(0 if kind == "data" else self._kinds.index(kind))
 
     def add_run(
-        self, name: str | None, starts: Sequence[int], count: int, lead: int, trail: int
+        self, name: str | None, starts: Sequence[int], count: int, lead: int, trail: int,
+        lines: RunLines | None = None,
     ) -> None:
-        """``count`` data events named ``name`` at once, with no time and no id
-        (a run of a long call's identical events, read in bulk: see reading/sse_runs.py):
-        event k spans ``starts[k]`` to ``starts[k + 1]``, and its payload lies
-        ``lead`` bytes after its start to ``trail`` bytes before its end. The
-        arrays are extended in C loops, without a list per field."""
+        """``count`` data events named ``name`` at once, with no time (a run
+        of a long call's events, read in bulk: see reading/sse_runs.py): event
+        k spans ``starts[k]`` to ``starts[k + 1]``, and its payload lies
+        ``lead`` bytes after its start (or where ``lines.payloads`` says) to
+        ``trail`` bytes before its end; ``lines`` says what else they carry
+        (each one a comment event before it, ids). The arrays are extended in
+        C loops, without a list per field."""
         code = -1
         if name is not None:
             code = self._name_code.get(name, -1)
             if code < 0:
                 code = self._name_code[name] = len(self._names)
                 self._names.append(name)
-        self._name.extend(repeat(code, count))
+        comments = lines.comments if lines is not None else None
+        payloads = lines.payloads if lines is not None else None
         begin, end = islice(starts, count), islice(starts, 1, count + 1)
-        self._span.extend(chain.from_iterable(zip(begin, end, strict=True)))
+        spans = chain.from_iterable(zip(begin, end, strict=True))
         begin, end = islice(starts, count), islice(starts, 1, count + 1)
-        self._at.extend(chain.from_iterable(zip(
-            map(add, begin, repeat(lead)), map(sub, end, repeat(trail)), strict=True
-        )))
+        firsts = map(add, begin, repeat(lead)) if payloads is None else islice(payloads, count)
+        ats = chain.from_iterable(zip(firsts, map(sub, end, repeat(trail)), strict=True))
+        per = 1
+        if comments is not None:
+            # the comment event before each data event: its span and text range first
+            per = 2
+            c_start, c_end, t_start, t_end = (islice(c, count) for c in comments)
+            spans = chain.from_iterable(zip(c_start, c_end, *[spans] * 2, strict=True))
+            ats = chain.from_iterable(zip(t_start, t_end, *[ats] * 2, strict=True))
+            self._name.extend(array("l", (-1, code)) * count)
+        else:
+            self._name.extend(repeat(code, count))
+        if lines is not None and lines.first_id is not None:
+            self._id_runs.append((len(self) + per - 1, per, count, lines.first_id))
+        self._span.extend(spans)
+        self._at.extend(ats)
         if self._times is not None:
-            self._times.extend(repeat(_NO_TIME, count))
-        self._kind.extend(bytes(count))  # last, as in add: 0 is "data"
+            self._times.extend(repeat(_NO_TIME, per * count))
+        # last, as in add: 0 is "data"
+        self._kind.extend(_COMMENT_DATA * count if comments is not None else bytes(count))
 
     def stamp(self, times: Sequence[float | None]) -> None:
         """Every event's time at once (None: no time), replacing what it had:
@@ -177,6 +214,19 @@ class EventLog(Sequence[RawEvent]):
         """Where event ``i``'s payload lies in the source, when it is a slice of it."""
         start = self._at[2 * i]
         return None if start < 0 or self.source is None else (start, self._at[2 * i + 1])
+
+    def id(self, i: int) -> str | None:
+        """Event ``i``'s own ``id:`` field, if it had one."""
+        found = self._ids.get(i)
+        if found is not None or not self._id_runs:
+            return found
+        runs = self._id_runs
+        k = bisect_right(runs, (i, 1 << 62)) - 1
+        if k < 0:
+            return None
+        first, per, count, value = runs[k]
+        step, off = divmod(i - first, per)
+        return str(value + step) if off == 0 and step < count else None
 
     def name(self, i: int) -> str | None:
         code = self._name[i]
@@ -248,7 +298,7 @@ class EventLog(Sequence[RawEvent]):
             self._kinds[self._kind[i]],
             self.data(i),
             self.name(i),
-            self._ids.get(i),
+            self.id(i),
             time,
             None if start < 0 else (start, end),
             None if at_start < 0 or self.source is None else (at_start, self._at[2 * i + 1]),
