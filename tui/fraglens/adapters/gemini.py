@@ -151,24 +151,30 @@ class GeminiAdapter:
         return self._candidates[number].index
 
     def continuation(self, payload: Any) -> Continuation | None:
-        """``(choice, index, text)`` for the commonest chunk of a streamed
+        """``(choice, index, text)`` for the commonest chunks of a streamed
         call: its entry adds a piece to the string value still growing (same
         ``jsonPath``, ``willContinue``), which feed writes as the piece
-        escaped. The value grows by the piece here; None for anything else."""
+        escaped, or ends it (no ``willContinue``: the closing quote too). The
+        value grows by the piece here; None for anything else."""
         number = self.entry_chunk(payload)
         if number is None:
             return None
         entry = payload["candidates"][0]["content"]["parts"][0]["functionCall"]["partialArgs"][0]
-        if type(entry) is not dict or len(entry) != 3 or entry.get("willContinue") is not True:
+        if type(entry) is not dict:
             return None
         piece = entry.get("stringValue")
         state = self._candidates[number]
         builder = state.streaming
         assert builder is not None
-        if type(piece) is not str or not piece or not builder.continues(entry.get("jsonPath")):
+        if type(piece) is not str or not builder.continues(entry.get("jsonPath")):
             return None
-        builder.extend([piece])
-        text = escaped([piece])[0]
+        if len(entry) == 3 and entry.get("willContinue") is True and piece:
+            builder.extend([piece])
+            text = escaped([piece])[0]
+        elif len(entry) == 2:  # the string's last piece (often empty): it closes
+            text = builder.finish(piece)
+        else:
+            return None
         self._kept = (payload, number, state.index, text)
         return number, state.index, text
 
@@ -208,9 +214,14 @@ class GeminiAdapter:
                 texts.extend(escaped(streak))  # type: ignore[arg-type]
                 k = stop
                 continue
-            texts.append(builder.add(entries[k]))
+            entry, piece = entries[k], pieces[k]
+            if len(entry) == 2 and type(piece) is str and builder.continues(paths[k]):
+                texts.append(builder.finish(piece))  # the string's last piece
+                k += 1
+                continue
+            texts.append(builder.add(entry))
             if builder.problem is not None or builder.replaced is not None:
-                notices[k] = self._problems(builder, 0, entries[k])
+                notices[k] = self._problems(builder, 0, entry)
             k += 1
         return texts, notices
 

@@ -33,10 +33,18 @@ Segment = str | int
 _STEP = re.compile(r"""\.([^.\[\]]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
 
 
+#: a path of plain keys and indexes only: its steps are the first two of _STEP's
+_PLAIN = re.compile(r"\$(?:\.[^.\[\]]+|\[\d+\])*")
+_PLAIN_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
+
+
 def parse_path(path: Any) -> tuple[Segment, ...] | None:
     """``$.a.b[2]['c d']`` -> ``("a", "b", 2, "c d")``; None when it is not such a path."""
     if not isinstance(path, str) or not path.startswith("$"):
         return None
+    if _PLAIN.fullmatch(path):  # the common spelling, read in one pass
+        return tuple([int(number) if number else key
+                      for key, number in _PLAIN_STEP.findall(path)])
     segments: list[Segment] = []
     pos = 1
     while pos < len(path):
@@ -115,6 +123,10 @@ class PartialArgs:
         self._string: tuple[Segment, ...] | None = None  # an open string in the text
         self._leaf: tuple[Segment, ...] | None = None  # a string value still growing
         self._leaf_text: Any = None  # the jsonPath that named it, as the entry spelled it
+        #: the container the last entry was placed in, and its path
+        self._cursor: tuple[tuple[Segment, ...], Any] | None = None
+        #: paths as the entries spell them, read
+        self._paths: dict[str, tuple[Segment, ...] | None] = {}
         self._wrote = False
         #: why the last entry given to ``add`` was not placed, in words (no
         #: readable path or value, a path that contradicts the value built so
@@ -148,7 +160,14 @@ class PartialArgs:
         if not isinstance(entry, dict):
             self.problem = "not an object"
             return ""
-        path = parse_path(entry.get("jsonPath"))
+        spelled = entry.get("jsonPath")
+        path = self._paths.get(spelled) if type(spelled) is str else None
+        if path is None:
+            path = parse_path(spelled)
+            if type(spelled) is str:
+                if len(self._paths) >= 1024:
+                    self._paths.clear()
+                self._paths[spelled] = path
         value = entry_value(entry)
         if path is None or value is _MISSING:
             self.problem = "no readable jsonPath" if path is None else "no readable value"
@@ -197,6 +216,14 @@ class PartialArgs:
             growing = self._growing = (node, leaf[-1], [node[leaf[-1]]])
         growing[2].extend(pieces)
 
+    def finish(self, piece: str) -> str:
+        """``add`` of an entry of only ``jsonPath`` and ``stringValue`` (no
+        ``willContinue``) that ``continues`` the growing string: its last
+        piece. The text it adds: the piece escaped and the closing quote."""
+        self.extend([piece])
+        self._string = self._leaf = self._leaf_text = None
+        return _esc(piece) + '"'
+
     def close(self) -> str:
         """The call ended: the text that closes what is open ('' when out of order)."""
         if not self.in_order:
@@ -217,53 +244,73 @@ class PartialArgs:
         """Place ``value`` at ``path``; False when the path contradicts what is there."""
         if not appending:
             self._join()
+        cursor, self._cursor = self._cursor, None
         if not path:
             if self._value is not _MISSING:
                 self.problem = _CONTRADICTS  # a second root value
                 return False
             self._value = value
             return False  # a bare root value is kept, but cannot be streamed as text
-        if self._value is _MISSING:
-            self._value = {} if isinstance(path[0], str) else []
-        node = self._value
-        for i, seg in enumerate(path):
-            last = i == len(path) - 1
-            new: Any = value if last else ({} if isinstance(path[i + 1], str) else [])
-            if isinstance(seg, str):
-                if not isinstance(node, dict):
-                    self.problem = _CONTRADICTS
-                    return False
-                if last:
-                    if appending and isinstance(node.get(seg), str):
-                        self._grow(node, seg, value)
-                    else:
-                        self._old = node.get(seg, _MISSING)
-                        node[seg] = value
-                    return True
-                if node.get(seg) is None:
-                    node[seg] = new
-                node = node[seg]
+        parent = path[:-1]
+        if cursor is not None and cursor[0] == parent:
+            # in the container the entry before went in: walking there again
+            # from the root would find it and change nothing on the way
+            node = cursor[1]
+        else:
+            if self._value is _MISSING:
+                self._value = {} if isinstance(path[0], str) else []
+            node = self._value
+            for i, seg in enumerate(parent):
+                new: Any = {} if isinstance(path[i + 1], str) else []
+                if isinstance(seg, str):
+                    if not isinstance(node, dict):
+                        self.problem = _CONTRADICTS
+                        return False
+                    if node.get(seg) is None:
+                        node[seg] = new
+                    node = node[seg]
+                else:
+                    if not isinstance(node, list) or seg > len(node) + MAX_GAP:
+                        self.problem = _CONTRADICTS
+                        return False
+                    while len(node) < seg:
+                        node.append(None)  # a gap: only possible out of order
+                    if seg == len(node):
+                        node.append(new)
+                    elif node[seg] is None:  # a gap left by an item that came early
+                        node[seg] = new
+                    node = node[seg]
+        if not self._place(node, path[-1], value, appending):
+            return False
+        self._cursor = (parent, node)
+        return True
+
+    def _place(self, node: Any, seg: Segment, value: Any, appending: bool) -> bool:
+        """Put ``value`` under ``seg`` of ``node`` (growing the string there
+        when ``appending``); False when ``node`` cannot hold it."""
+        if isinstance(seg, str):
+            if not isinstance(node, dict):
+                self.problem = _CONTRADICTS
+                return False
+            if appending and isinstance(node.get(seg), str):
+                self._grow(node, seg, value)
             else:
-                if not isinstance(node, list) or seg > len(node) + MAX_GAP:
-                    self.problem = _CONTRADICTS
-                    return False
-                while len(node) < seg:
-                    node.append(None)  # a gap: only possible out of order
-                if seg == len(node):
-                    node.append(new)
-                elif last:
-                    if appending and isinstance(node[seg], str):
-                        self._grow(node, seg, value)
-                    else:
-                        if node[seg] is not None:  # None: a gap an early item left
-                            self._old = node[seg]
-                        node[seg] = value
-                    return True
-                if last:
-                    return True
-                if node[seg] is None:  # a gap left by an item that came early
-                    node[seg] = new
-                node = node[seg]
+                self._old = node.get(seg, _MISSING)
+                node[seg] = value
+            return True
+        if not isinstance(node, list) or seg > len(node) + MAX_GAP:
+            self.problem = _CONTRADICTS
+            return False
+        while len(node) < seg:
+            node.append(None)  # a gap: only possible out of order
+        if seg == len(node):
+            node.append(value)
+        elif appending and isinstance(node[seg], str):
+            self._grow(node, seg, value)
+        else:
+            if node[seg] is not None:  # None: a gap an early item left
+                self._old = node[seg]
+            node[seg] = value
         return True
 
     def _grow(self, node: Any, seg: Segment, piece: str) -> None:
@@ -302,16 +349,18 @@ class PartialArgs:
             self._wrote = True
             out += "{" if kind is dict else "["
         parent = path[:-1]
-        common = 0
-        while (
-            common < len(self._path)
-            and common < len(parent)
-            and self._path[common] == parent[common]
-        ):
-            common += 1
-        while len(self._stack) > common + 1:
-            out += "}" if self._stack.pop().kind is dict else "]"
-        self._path = self._path[:common]
+        common = len(parent)
+        if parent != self._path:  # else a sibling of the value before: nothing to close
+            common = 0
+            while (
+                common < len(self._path)
+                and common < len(parent)
+                and self._path[common] == parent[common]
+            ):
+                common += 1
+            while len(self._stack) > common + 1:
+                out += "}" if self._stack.pop().kind is dict else "]"
+            self._path = self._path[:common]
         for i in range(common, len(path)):
             frame, seg = self._stack[-1], path[i]
             if frame.kind is dict:
@@ -338,9 +387,9 @@ class PartialArgs:
                 else:
                     out += '"'
             else:
-                out += json.dumps(value)
+                out += repr(value) if type(value) is int else json.dumps(value)
         return out
 
 
 def _esc_key(key: str) -> str:
-    return json.dumps(key, ensure_ascii=False) + ":"
+    return encode_basestring(key) + ":"
