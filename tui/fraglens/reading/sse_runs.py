@@ -41,7 +41,7 @@ import json
 import re
 from array import array
 from itertools import accumulate, compress, count, repeat
-from operator import add, attrgetter, itemgetter, mul, ne, sub
+from operator import add, attrgetter, gt, itemgetter, lt, mul, ne, or_, sub
 from typing import Any
 
 from ..adapters.envelope import ENTRY as _ENTRY
@@ -181,12 +181,18 @@ class _Run:
         self.usage = [1 + self.id + g + (g >= env.lead_groups) for g in range(holes)]
 
 
-def _columns(blocks: list[Any], groups: list[int]) -> list[array[int]] | None:
-    """Each usage hole's numbers in the found events (None: one too large to keep)."""
-    try:
-        return [array("q", map(int, map(itemgetter(g), blocks))) for g in groups]
-    except OverflowError:
-        return None
+def _columns(numbers: list[list[bytes]]) -> list[array[int]]:
+    """Each usage hole's numbers, as far as all of them fit in 64 bits: a
+    run stops before a number too large to keep so (read one by one)."""
+    values = [list(map(int, column)) for column in numbers]
+    fit = min((next(compress(count(), map(or_, map(gt, column, repeat(_MOST)),
+                                          map(lt, column, repeat(-_MOST)))), len(column))
+               for column in values), default=0)
+    return [array("q", column[:fit]) for column in values]
+
+
+#: the largest number a usage column keeps
+_MOST = (1 << 63) - 1
 
 
 def _counted(ids: list[bytes]) -> int:
@@ -377,9 +383,13 @@ class SSEReader(SliceReader):
         max_line = min(self._decoder.max_line, self._decoder.max_event)
         if stop - pos > max_line and max(map(len, map(itemgetter(0), blocks))) > max_line:
             return None  # the decoder says where a line is too long
-        usage = _columns(blocks, run.usage) if run.usage else []
-        if usage is None:
-            return None
+        usage = _columns([list(map(itemgetter(g), blocks)) for g in run.usage])
+        if usage and len(usage[0]) < len(blocks):
+            del blocks[len(usage[0]):], starts[len(usage[0]) + 1:]
+            if ids is not None:
+                del ids[len(blocks):]
+            if not blocks:
+                return None
         return blocks, starts, usage, _run_lines(run.lines, starts, ids)
 
     def _name(self) -> str | None:
@@ -450,13 +460,17 @@ class SSEReader(SliceReader):
         max_line = min(self._decoder.max_line, self._decoder.max_event)
         if starts[-1] - pos > max_line and max(map(sub, starts[1:], starts)) > max_line:
             return False  # the decoder says where a line is too long
-        usage: list[array[int]] = []
-        try:
-            for h in range(len(first.usage)):
-                groups = map(add, base, map([run.usage[h] for run in runs].__getitem__, which))  # type: ignore[union-attr]
-                usage.append(array("q", map(int, map(re.Match.group, found, groups))))
-        except OverflowError:
-            return False
+        usage = _columns([
+            list(map(re.Match.group, found, map(add, base, map(
+                [run.usage[h] for run in runs].__getitem__, which))))  # type: ignore[union-attr]
+            for h in range(len(first.usage))])
+        if usage and len(usage[0]) < len(found):
+            del found[len(usage[0]):], pieces[len(usage[0]):], which[len(usage[0]):]
+            del starts[len(usage[0]) + 1:]
+            if ids is not None:
+                del ids[len(found):]
+            if len(found) < FEWEST:
+                return False
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
             texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
