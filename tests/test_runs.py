@@ -644,3 +644,23 @@ def test_the_benchmarks_real_shapes_agree(fmt, calls, arg_bytes, frag, seed, mon
     """bench/shapes.py's streams, as the benchmarks time them, at small sizes:
     the bulk read is the full path's, event by event."""
     _agree_with_the_full_path(_bench_shape(fmt, calls, arg_bytes, frag, seed), monkeypatch)
+
+
+@pytest.mark.parametrize("fmt", ["gemini", "gemini-long"])
+def test_a_long_string_is_read_a_piece_at_a_time_and_rows_an_entry_at_a_time(fmt, monkeypatch):
+    """One long string value (``gemini-long``) comes in runs of its pieces
+    alone, rows of values (``gemini``) in runs of whole entries: each path
+    is taken where it should be, and agrees."""
+    from fraglens.adapters.gemini import GeminiAdapter
+
+    read: dict[str, int] = {"read_pieces": 0, "read_entries": 0}
+    for name in read:
+        real = getattr(GeminiAdapter, name)
+        monkeypatch.setattr(GeminiAdapter, name, lambda self, n, values, real=real, name=name: (
+            read.__setitem__(name, read[name] + len(values)) or real(self, n, values)))
+    data = _bench_shape(fmt, 1, 20_000, 10, 24)
+    _agree_with_the_full_path(data, monkeypatch)
+    events = data.count(b"\r\n\r\n")
+    mine, other = ("read_pieces", "read_entries") if fmt == "gemini-long" else (
+        "read_entries", "read_pieces")
+    assert read[mine] > 0.9 * events and read[other] == 0

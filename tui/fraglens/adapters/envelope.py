@@ -506,29 +506,34 @@ def _set(value: Any, path: tuple[str | int, ...], new: Any) -> None:
 _PROBE_ENTRY = {"jsonPath": _PROBE, "stringValue": _PROBE}
 
 
-def entry_envelope(
+def value_envelope(
     data: str, doc: Any, path: tuple[str | int, ...], usage: str | None, choice: int,
     label: str, same: Callable[[Any], bool],
 ) -> Envelope | None:
-    """The envelope of ``data`` (``doc`` decoded) around the object at
-    ``path`` (a Vertex ``partialArgs`` entry), a hole of kind ``entry``, and
-    around each whole number of the ``usage`` field (``usage_holes``): None
-    unless a probe object put in the entry's place decodes to ``doc`` with
-    that object at ``path`` and nothing else changed, and ``same`` holds of
-    it (the adapter reads such a chunk as it reads ``doc``). Such a payload
-    with any flat object there is the same chunk with that entry."""
+    """The envelope of ``data`` (``doc`` decoded) around the value at
+    ``path`` - a string (the piece) or an object (a Vertex ``partialArgs``
+    entry, a hole of kind ``entry``) - and around each whole number of the
+    ``usage`` field (``usage_holes``): None unless a probe of that kind put
+    in its place decodes to ``doc`` with the probe at ``path`` and nothing
+    else changed, and ``same`` holds of it (the adapter reads such a chunk as
+    it reads ``doc``). Such a payload with any value of that kind there (a
+    non-empty string, a flat object) is the same chunk with that value. For
+    an adapter whose continuation cannot be asked (it changes its state):
+    ``same`` reads the chunk without changing anything."""
     span = _span_at(data, _skip(data, 0), path)
-    if span is None or data[span[0] : span[0] + 1] != "{":
+    kind = {"{": "entry", '"': "piece"}.get(data[span[0] : span[0] + 1]) if span else None
+    if span is None or kind is None:
         return None
     start, end = span
-    probe = data[:start] + json.dumps(_PROBE_ENTRY) + data[end:]
+    value: Any = _PROBE_ENTRY if kind == "entry" else _PROBE
+    probe = data[:start] + json.dumps(value) + data[end:]
     try:
         decoded, stop = _scan_once(probe, 0)
     except (StopIteration, ValueError, RecursionError):
         return None
     changed = copy_json(doc)
     try:
-        _set(changed, path, _PROBE_ENTRY)
+        _set(changed, path, value)
     except (KeyError, IndexError, TypeError):
         return None
     if stop != len(probe) or decoded != changed or not same(decoded):
@@ -539,6 +544,9 @@ def entry_envelope(
         found = usage_holes(data, doc, usage, span, same)
         if found is not None:
             shape, holes = found
+    if kind == "piece":  # the prefix ends with the opening quote, as a continuation's does
+        env = Envelope(data[: start + 1], data[end:], choice, -1, label)
+        return env.with_holes(data, holes, shape)
     env = Envelope(data[:start], data[end:], choice, -1, label)
     return env.with_holes(data, holes, shape, (start, end, "entry"))
 

@@ -91,8 +91,9 @@ class GeminiAdapter:
     #: every chunk's usage, which feed reads and the shortcuts carry
     usage_field = "usageMetadata"
     #: where a streamed call's chunk holds its one ``partialArgs`` entry
-    #: (``entry_chunk``, ``read_entries``: reading/sse_runs.py)
+    #: (``entry_chunk``, ``read_entries``: reading/sse_runs.py), and its piece
     entry_path = ("candidates", 0, "content", "parts", 0, "functionCall", "partialArgs", 0)
+    piece_path = (*entry_path, "stringValue")
 
     def __init__(self) -> None:
         self._candidates: dict[int, _Candidate] = {}
@@ -149,6 +150,34 @@ class GeminiAdapter:
     def streaming_index(self, number: int) -> int:
         """The index of candidate ``number``'s streaming call (``streams``)."""
         return self._candidates[number].index
+
+    def piece_chunk(self, payload: Any) -> int | None:
+        """The candidate whose growing string ``payload``'s entry continues
+        with a non-empty piece (``entry_chunk``, and the entry is exactly
+        ``jsonPath``, ``stringValue`` and ``willContinue: true``, at the path
+        of that string): feed would add the piece and nothing else
+        (``read_pieces``). None for any other chunk. Reads, changes nothing."""
+        number = self.entry_chunk(payload)
+        if number is None:
+            return None
+        entry = payload["candidates"][0]["content"]["parts"][0]["functionCall"]["partialArgs"][0]
+        if type(entry) is not dict or len(entry) != 3 or entry.get("willContinue") is not True:
+            return None
+        piece = entry.get("stringValue")
+        builder = self._candidates[number].streaming
+        assert builder is not None
+        if type(piece) is not str or not piece or not builder.continues(entry.get("jsonPath")):
+            return None
+        return number
+
+    def read_pieces(self, number: int, pieces: list[str]) -> tuple[list[str], dict[int, list[Op]]]:
+        """``read_entries`` for chunks each of which is the last ``piece_chunk``
+        with another non-empty piece: the string grows by them, each adds
+        itself escaped."""
+        builder = self._candidates[number].streaming
+        assert builder is not None
+        builder.extend(pieces)
+        return escaped(pieces), {}
 
     def continuation(self, payload: Any) -> Continuation | None:
         """``(choice, index, text)`` for the commonest chunks of a streamed

@@ -304,8 +304,12 @@ class SSEReader(SliceReader):
             return False
         env = stream.run_envelope()
         if env is None:
-            entries = stream.run_entries()
-            return entries is not None and self._take_entries(entries)
+            # Vertex: a growing string's pieces, else any entries
+            learned = stream.run_entries(pieces=True)
+            if learned is not None and self._take_entries(learned, PIECE):
+                return True
+            learned = stream.run_entries()
+            return learned is not None and self._take_entries(learned, ENTRY)
         run = self._run_of(env, PIECE)
         if run is None:
             return False
@@ -328,22 +332,26 @@ class SSEReader(SliceReader):
                                 usage, lines)
         return self._skip(starts, taken, lines)
 
-    def _take_entries(self, env: Envelope) -> bool:
+    def _take_entries(self, env: Envelope, piece: bytes) -> bool:
         """Events from here that are the last one with another entry in its
-        entry's place (``Stream.run_entries``), at least so many: taken in
-        bulk, every entry read by the adapter (``Stream.take_entries``)."""
+        entry's place (``Stream.run_entries``), or another piece in its
+        piece's (``piece`` says which), at least so many: taken in bulk, every
+        one read by the adapter (``Stream.take_entries``)."""
         data, pos, stream = self.data, self.pos, self.stream
-        run = self._run_of(env, ENTRY)
+        run = self._run_of(env, piece)
         if run is None or run.fewest.match(data, pos) is None:
             return False
         found = self._found(run, min(len(data), pos + min(self._window, self._budget)))
         if found is None:
             return False
         blocks, starts, usage, lines = found
+        values = map(itemgetter(run.piece), blocks)
         try:
-            # each found entry is one object (none inside it): joined, one array of them
-            entries = json.loads(
-                (b"[" + b",".join(map(itemgetter(run.piece), blocks)) + b"]").decode("utf-8"))
+            # each found entry is one object (none inside it): joined, one array
+            # of them; pieces decoded strictly first (json.loads would let
+            # encoded surrogates through)
+            entries = json.loads((b"[" + b",".join(values) + b"]" if piece is ENTRY else
+                                  b'["' + b'","'.join(values) + b'"]').decode("utf-8"))
         except ValueError:
             return False
         if len(entries) != len(blocks):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..adapters import ADAPTERS, detect, make_adapter, sniff
 from ..adapters.base import Continuation
-from ..adapters.envelope import MAX_ENVELOPES, Envelope, Envelopes, entry_envelope
+from ..adapters.envelope import MAX_ENVELOPES, Envelope, Envelopes, value_envelope
 from ..engine.fragments import Op, StreamError, ToolDelta
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from ..framing.events import EventLog, RawEvent, RunLines
@@ -96,6 +96,7 @@ class Stream:
         self._envelopes = self._envelopes_for()
         #: envelopes of the events ``take_entries`` reads (``run_entries``)
         self._entry_envelopes: list[Envelope] = []
+        self._piece_envelopes: list[Envelope] = []
         #: what the adapter keeps of a piece read from an envelope (AI SDK)
         self._continued: Callable[[int, str], None] | None = getattr(
             self.adapter, "continued", None
@@ -228,39 +229,43 @@ class Stream:
         self.events.add_run(name, starts, taken, lead, trail, lines)
         return taken
 
-    def run_entries(self) -> Envelope | None:
+    def run_entries(self, pieces: bool = False) -> Envelope | None:
         """The envelope of the last event when it continues a streamed call
         with one entry (``Adapter.entry_chunk``: Vertex's partial arguments),
         for ``take_entries``: learned from the event's text, with a hole for
         the entry and one at each number of its usage, each proved
-        (``adapters/envelope.py``). None when it is no such event."""
+        (``adapters/envelope.py``). ``pieces``: the envelope around the
+        entry's piece instead, when the entry continues a growing string
+        (``Adapter.piece_chunk``). None when it is no such event."""
         adapter, log = self.adapter, self.events
-        entry_chunk = getattr(adapter, "entry_chunk", None)
-        if entry_chunk is None or self.naive_log is not None or not log:
+        check = getattr(adapter, "piece_chunk" if pieces else "entry_chunk", None)
+        if check is None or self.naive_log is not None or not log:
             return None
         last = len(log) - 1
         if log.kind(last) != "data":
             return None
         data = log.data(last)
-        for env in self._entry_envelopes:
-            if env.pattern.fullmatch(data):  # type: ignore[union-attr]
-                return env if adapter.streams(env.choice) else None  # type: ignore[union-attr]
         try:
             payload = _loads(data)
         except (ValueError, RecursionError):
             return None
-        number = entry_chunk(payload)
+        number = check(payload)
         if number is None:
             return None
+        learned = self._piece_envelopes if pieces else self._entry_envelopes
+        for env in learned:
+            if env.choice == number and env.pattern.fullmatch(data):  # type: ignore[union-attr]
+                return env
         label = label_of(payload)
-        learned = entry_envelope(
-            data, payload, adapter.entry_path, self._usage, number, label,  # type: ignore[union-attr]
-            lambda doc: entry_chunk(doc) == number and label_of(doc) == label)
-        if learned is not None:
-            if len(self._entry_envelopes) >= MAX_ENVELOPES:
-                self._entry_envelopes.clear()
-            self._entry_envelopes.append(learned)
-        return learned
+        found = value_envelope(
+            data, payload, adapter.piece_path if pieces else adapter.entry_path,  # type: ignore[union-attr]
+            self._usage, number, label,
+            lambda doc: check(doc) == number and label_of(doc) == label)
+        if found is not None:
+            if len(learned) >= MAX_ENVELOPES:
+                learned.clear()
+            learned.append(found)
+        return found
 
     def take_entries(
         self, env: Envelope, entries: list[Any], name: str | None, starts: list[int],
@@ -268,17 +273,20 @@ class Stream:
         lines: RunLines | None = None,
     ) -> int:
         """Events that are ``env`` (``run_entries``) with each of ``entries``
-        in its entry's place: what ``_take`` would do with each, at once. The
-        adapter reads every entry (``read_entries``); the engine takes their
-        text in bulk between the events whose entries it must be told about
-        (a notice), which are applied as the full path applies them. Returns
-        how many were taken: all, or none when the call no longer streams."""
+        in its entry's place (or, for an envelope around a piece, each piece
+        in its place): what ``_take`` would do with each, at once. The adapter
+        reads every entry (``read_entries``, ``read_pieces``); the engine
+        takes their text in bulk between the events whose entries it must be
+        told about (a notice), which are applied as the full path applies
+        them. Returns how many were taken: all, or none when the call no
+        longer streams."""
         adapter = self.adapter
         choice = env.choice
         if not adapter.streams(choice):  # type: ignore[union-attr]
             return 0
         index = adapter.streaming_index(choice)  # type: ignore[union-attr]
-        texts, notices = adapter.read_entries(choice, entries)  # type: ignore[union-attr]
+        read = adapter.read_entries if env in self._entry_envelopes else adapter.read_pieces  # type: ignore[union-attr]
+        texts, notices = read(choice, entries)
         number, n = len(self.events), len(entries)
         step = 1 if lines is None or lines.comments is None else 2
         first = number + step - 1
