@@ -664,3 +664,21 @@ def test_a_long_string_is_read_a_piece_at_a_time_and_rows_an_entry_at_a_time(fmt
     mine, other = ("read_pieces", "read_entries") if fmt == "gemini-long" else (
         "read_entries", "read_pieces")
     assert read[mine] > 0.9 * events and read[other] == 0
+
+
+@pytest.mark.parametrize("shape", ["chat, 2 calls", "ai-sdk, 3 calls", "dashscope, 3 calls"])
+@pytest.mark.parametrize("one_expression", [True, False])
+def test_calls_in_turns_are_read_with_one_expression_or_an_alternative_each(
+        shape, one_expression, monkeypatch):
+    """Envelopes of several calls that differ only in plain text (an index,
+    an id) make one expression with a group where they differ; others (here:
+    forced) one alternative per envelope. Both read what one by one reads."""
+    turns = []
+    real = runs._turns
+    monkeypatch.setattr(runs, "_turns", lambda *a: turns.append(real(*a)) or (
+        turns[-1] if one_expression else None))
+    data = (_real_sse(REAL_SHAPES[shape](_args_pieces(300), [])) if shape in REAL_SHAPES
+            else BULK_SHAPES[shape](_args_pieces(300), []))
+    taken = _counting_runs(monkeypatch)
+    _agree_with_the_full_path(data, monkeypatch)
+    assert any(turns) and sum(n for how, n in taken if how == "take_mixed_run") > 500

@@ -107,7 +107,7 @@ _BARE = re.compile(r'[^ \t\r\n{}\[\],:"]+')
 class Envelope:
     """The exact text around one call's argument string, and what it means."""
 
-    __slots__ = ("choice", "index", "label", "lead", "lead_groups", "pattern", "prefix",
+    __slots__ = ("choice", "index", "label", "lead", "lead_groups", "parts", "pattern", "prefix",
                  "suffix", "trail", "usage")
 
     def __init__(self, prefix: str, suffix: str, choice: int, index: int, label: str) -> None:
@@ -127,6 +127,11 @@ class Envelope:
         self.usage: UsageShape | None = None
         #: how many of those groups come before the piece (in ``lead``)
         self.lead_groups = 0
+        #: ``lead`` and ``trail`` token by token (quote and spaces around the
+        #: piece aside), each with its text when it is that text and nothing
+        #: else (no hole, no spaces before it): where envelopes of several
+        #: calls differ (sse_runs.py reads their events in bulk)
+        self.parts: tuple[list[tuple[bytes, bytes | None]], ...] = ([], [])
 
     def with_holes(self, data: str, holes: Sequence[tuple[int, int, str]],
                    usage: UsageShape | None = None,
@@ -139,7 +144,7 @@ class Envelope:
         if piece is None:
             piece = (len(self.prefix) - 1, len(data) - len(self.suffix), "piece")
         piece_at = piece[0]
-        text, (self.lead, self.trail) = _tokens(data, sorted([piece, *holes]))
+        text, (self.lead, self.trail), self.parts = _tokens(data, sorted([piece, *holes]))
         self.pattern = re.compile(text)
         self.usage = usage
         self.lead_groups = sum(kind == "usage" and start < piece_at for start, _, kind in holes)
@@ -168,7 +173,9 @@ class Envelope:
                 b'"' + self.suffix.encode("utf-8", "surrogatepass"))
 
 
-def _tokens(text: str, marks: list[tuple[int, int, str]]) -> tuple[str, tuple[bytes, bytes]]:
+def _tokens(
+    text: str, marks: list[tuple[int, int, str]]
+) -> tuple[str, tuple[bytes, bytes], tuple[list[tuple[bytes, bytes | None]], ...]]:
     """The pattern of ``text``'s tokens, each marked span replaced by its hole
     (the piece: a group), and the same as bytes, cut where the piece is
     (before it, after it). A gap of spaces is allowed where ``text`` has
@@ -176,6 +183,7 @@ def _tokens(text: str, marks: list[tuple[int, int, str]]) -> tuple[str, tuple[by
     pad); a gap between any two would be as exact, and cost a step of the
     expression per token on every event."""
     out: list[tuple[str, str]] = []
+    literal: list[str | None] = []  # each token's text, when it is no hole
     gaps: list[bool] = []  # before each token
     i, n, m = 0, len(text), 0
     spaced = False
@@ -192,6 +200,7 @@ def _tokens(text: str, marks: list[tuple[int, int, str]]) -> tuple[str, tuple[by
                 out.append(("(" + ENTRY + ")", ""))
             else:
                 out.append(_HOLES[kind])
+            literal.append(None)
             continue
         c = text[i]
         if c in _WS:
@@ -207,6 +216,7 @@ def _tokens(text: str, marks: list[tuple[int, int, str]]) -> tuple[str, tuple[by
             j = found.end() if found else i + 1
         token = re.escape(text[i:j])
         out.append((token, token))
+        literal.append(text[i:j])
         i = j
     gaps[0], gaps[-1] = False, True
     glued = [(_GAP + t, _GAP + r) if gap else (t, r) for (t, r), gap in zip(out, gaps, strict=True)]
@@ -215,8 +225,11 @@ def _tokens(text: str, marks: list[tuple[int, int, str]]) -> tuple[str, tuple[by
     quote = "" if any(kind == "entry" for _, _, kind in marks) else '"'
     lead = "".join(r for _, r in glued[:cut]) + (_GAP if gaps[cut] else "") + quote
     trail = quote + "".join(r for _, r in glued[cut + 1 :])
+    parts = [(r.encode("utf-8", "surrogatepass"),
+              None if gap or t is None else t.encode("utf-8", "surrogatepass"))
+             for (_, r), gap, t in zip(glued, gaps, literal, strict=True)]
     return pattern, (lead.encode("utf-8", "surrogatepass"),
-                     trail.encode("utf-8", "surrogatepass"))
+                     trail.encode("utf-8", "surrogatepass")), (parts[:cut], parts[cut + 1 :])
 
 
 class Envelopes:

@@ -181,6 +181,74 @@ class _Run:
         self.usage = [1 + self.id + g + (g >= env.lead_groups) for g in range(holes)]
 
 
+class _Turns:
+    """The events of several calls in turns (each one of ``envs``), when the
+    envelopes differ only in tokens that are plain text (a call's index, its
+    id): one expression, with a group at each place they differ, whose texts
+    say whose event it is (``table``). Each event is matched once, where an
+    alternative per envelope would try each in turn (8 calls: 4.5 each)."""
+
+    __slots__ = ("events", "fewest", "id", "lines", "payload_end", "piece", "table", "usage",
+                 "which")
+
+    def __init__(self, lines: _Lines, tail: bytes, lead: bytes, trail: bytes,
+                 groups: list[str], table: dict[tuple[bytes, ...], int]) -> None:
+        self.lines = lines
+        self.payload_end = len(tail)
+        head, trail = lines.head + lead, trail + re.escape(tail)
+        self.events = re.compile(b"(" + head + b"(" + PIECE + b")" + trail + b")|[\\s\\S]+")
+        self.fewest = re.compile(b"(?:" + head + PIECE + trail + b"){%d}" % FEWEST)
+        self.id = 1 if lines.id_len is not None else 0
+        first = 1 + self.id  # findall's index of the first group of the payload
+        at = [first + k for k in range(len(groups))]
+        self.piece = at[groups.index("piece")]
+        self.usage = [g for g, kind in zip(at, groups, strict=True) if kind == "usage"]
+        self.which = [g for g, kind in zip(at, groups, strict=True) if kind == "which"]
+        self.table = table
+
+
+def _turns(envs: list[Envelope], lines: _Lines, tail: bytes) -> _Turns | None:
+    """``_Turns`` of ``envs``, when they differ only in plain text, in the
+    same places, and each is told from the others by it."""
+    expressions: list[bytes] = []
+    groups: list[str] = []
+    texts: list[list[bytes]] = [[] for _ in envs]
+    for side in (0, 1):
+        parts = [env.parts[side] for env in envs]
+        if len({len(p) for p in parts}) != 1:
+            return None
+        if side == 1:
+            groups.append("piece")
+        for tokens in zip(*parts, strict=True):
+            regexes = [regex for regex, _ in tokens]
+            if len(set(regexes)) == 1:
+                expressions.append(regexes[0])
+                groups.extend(["usage"] * re.compile(regexes[0]).groups)
+                continue
+            if any(text is None for _, text in tokens):
+                return None
+            expressions.append(b"(" + b"|".join(dict.fromkeys(regexes)) + b")")
+            groups.append("which")
+            for k, (_, text) in enumerate(tokens):
+                texts[k].append(text)  # type: ignore[arg-type]
+        if side == 0:
+            # the quote and spaces before the piece, after it
+            ends = {env.lead[len(b"".join(r for r, _ in env.parts[0])):] for env in envs}
+            if len(ends) != 1:
+                return None
+            expressions.append(ends.pop())
+            lead, expressions = b"".join(expressions), []
+    ends = {env.trail[: len(env.trail) - len(b"".join(r for r, _ in env.parts[1]))]
+            for env in envs}
+    if len(ends) != 1:
+        return None
+    trail = ends.pop() + b"".join(expressions)
+    table = {tuple(t): k for k, t in enumerate(texts)}
+    if len(table) != len(envs):
+        return None
+    return _Turns(lines, tail, lead, trail, groups, table)
+
+
 def _columns(numbers: list[list[bytes]]) -> list[array[int]]:
     """Each usage hole's numbers, as far as all of them fit in 64 bits: a
     run stops before a number too large to keep so (read one by one)."""
@@ -273,6 +341,7 @@ class SSEReader(SliceReader):
         self._window = _FIRST_WINDOW
         self._runs: dict[tuple[bytes, ...], _Run] = {}
         self._mixed: dict[tuple[bytes, ...], re.Pattern[bytes]] = {}
+        self._turns: dict[tuple[bytes, ...], _Turns | None] = {}
 
     def _slice_once(self, size: int) -> None:
         data, pos, stream = self.data, self.pos, self.stream
@@ -321,7 +390,7 @@ class SSEReader(SliceReader):
         found = self._found(run, end)
         if found is None:
             return False
-        blocks, starts, usage, lines = found
+        blocks, starts, usage, lines, _ = found
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
             texts: list[str] = json.loads(
@@ -344,7 +413,7 @@ class SSEReader(SliceReader):
         found = self._found(run, min(len(data), pos + min(self._window, self._budget)))
         if found is None:
             return False
-        blocks, starts, usage, lines = found
+        blocks, starts, usage, lines, _ = found
         values = map(itemgetter(run.piece), blocks)
         try:
             # each found entry is one object (none inside it): joined, one array
@@ -361,12 +430,13 @@ class SSEReader(SliceReader):
         return self._skip(starts, taken, lines)
 
     def _found(
-        self, run: _Run, end: int
-    ) -> tuple[list[Any], list[int], list[array[int]] | None, RunLines | None] | None:
+        self, run: _Run | _Turns, end: int
+    ) -> tuple[list[Any], list[int], list[array[int]], RunLines | None, list[int]] | None:
         """The events from here to ``end`` that are ``run``'s, end to end (at
         most ``MAX_RUN``, their ids counting up): the groups of each, where
-        each starts (and the end of the last), each usage hole's numbers, and
-        what the event log keeps of their lines. None when there is no run."""
+        each starts (and the end of the last), each usage hole's numbers,
+        what the event log keeps of their lines, and (for calls in turns)
+        whose each one is. None when there is no run."""
         data, pos = self.data, self.pos
         blocks = run.events.findall(data, pos, end)
         if blocks and not blocks[-1][0]:
@@ -377,6 +447,15 @@ class SSEReader(SliceReader):
             ids = list(map(itemgetter(run.id), blocks))
             del blocks[_counted(ids):]
             del ids[len(blocks):]
+        which: list[int] = []
+        if isinstance(run, _Turns) and blocks:
+            # a mix of the differing texts that is no envelope's ends the run
+            found = list(map(run.table.get, zip(*[map(itemgetter(g), blocks)
+                                                  for g in run.which], strict=True)))
+            which = found[: found.index(None) if None in found else len(found)]  # type: ignore[assignment]
+            del blocks[len(which):]
+            if ids is not None:
+                del ids[len(blocks):]
         if not blocks:
             return None
         starts = list(accumulate(map(len, map(itemgetter(0), blocks)), initial=pos))
@@ -393,12 +472,12 @@ class SSEReader(SliceReader):
             return None  # the decoder says where a line is too long
         usage = _columns([list(map(itemgetter(g), blocks)) for g in run.usage])
         if usage and len(usage[0]) < len(blocks):
-            del blocks[len(usage[0]):], starts[len(usage[0]) + 1:]
+            del blocks[len(usage[0]):], starts[len(usage[0]) + 1:], which[len(usage[0]):]
             if ids is not None:
                 del ids[len(blocks):]
             if not blocks:
                 return None
-        return blocks, starts, usage, _run_lines(run.lines, starts, ids)
+        return blocks, starts, usage, _run_lines(run.lines, starts, ids), which
 
     def _name(self) -> str | None:
         log = self.stream.events
@@ -431,6 +510,9 @@ class SSEReader(SliceReader):
         runs = [self._run_of(e, PIECE) for e in envs]
         if any(run is None for run in runs):
             return False
+        turns = self._turns_of(envs)
+        if turns is not None:
+            return self._take_turns(envs, turns, end)
         key = tuple(run.event for run in runs)  # type: ignore[union-attr]
         pattern = self._mixed.get(key)
         if pattern is None:
@@ -487,6 +569,41 @@ class SSEReader(SliceReader):
         lines = _run_lines(first.lines, starts, ids)
         taken = stream.take_mixed_run(envs, which, texts, self._name(), starts, first.lines.lead,
                                       first.payload_end, usage, lines)
+        return self._skip(starts, taken, lines)
+
+    def _turns_of(self, envs: list[Envelope]) -> _Turns | None:
+        """The one expression of ``envs``' events (``_Turns``), when there is one."""
+        log = self.stream.events
+        last = len(log) - 1
+        span, at = log.span(last), log.at(last)
+        assert span is not None and at is not None  # _run_of said so
+        head, tail = self.data[span[0] : at[0]], self.data[at[1] : span[1]]
+        key = (head, tail, *(e.lead + b"\0" + e.trail for e in envs))
+        if key not in self._turns:
+            lines = _lines(head, tail)
+            if len(self._turns) >= 64:
+                self._turns.clear()
+            self._turns[key] = None if lines is None else _turns(envs, lines, tail)
+        return self._turns[key]
+
+    def _take_turns(self, envs: list[Envelope], turns: _Turns, end: int) -> bool:
+        """``_take_mixed`` with one expression for every call's events."""
+        if turns.fewest.match(self.data, self.pos) is None:
+            return False
+        found = self._found(turns, end)
+        if found is None:
+            return False
+        blocks, starts, usage, lines, which = found
+        if len(blocks) < FEWEST:
+            return False
+        try:
+            # decoded strictly first: json.loads would let encoded surrogates through
+            texts: list[str] = json.loads(
+                (b'["' + b'","'.join(map(itemgetter(turns.piece), blocks)) + b'"]').decode())
+        except ValueError:
+            return False
+        taken = self.stream.take_mixed_run(envs, which, texts, self._name(), starts,
+                                           turns.lines.lead, turns.payload_end, usage, lines)
         return self._skip(starts, taken, lines)
 
     def _run_of(self, env: Envelope, piece: bytes) -> _Run | None:
