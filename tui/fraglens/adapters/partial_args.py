@@ -106,6 +106,8 @@ class _Frame:
     kind: type  # dict or list
     count: int = 0
     keys: set[str] = field(default_factory=set)
+    #: the container the frame writes, in the value built by path
+    node: Any = None
 
 
 class PartialArgs:
@@ -176,6 +178,10 @@ class PartialArgs:
         appending = isinstance(value, str) and self._leaf == path
         self._leaf = path if isinstance(value, str) and more else None
         self._leaf_text = entry["jsonPath"] if self._leaf is not None else None
+        if self.in_order and path and self._stack and not appending:
+            text = self._in_order(path, value, more)
+            if text is not None:
+                return text
         placed = self._build(path, value, appending)
         if self._old is not _MISSING and dump(self._old) != dump(value):
             old = dump(self._old)
@@ -328,6 +334,71 @@ class PartialArgs:
             self._growing = None
 
     # -- the text, in document order ---------------------------------------------
+    def _in_order(self, path: tuple[Segment, ...], value: Any, more: bool) -> str | None:
+        """``_build`` and ``_write`` at once for a new value at a path that
+        keeps document order (None, and nothing done, for any other): every
+        container it goes through is open in the text (its frame holds it),
+        the rest are new, so nothing is replaced and nothing contradicts."""
+        stack, now = self._stack, self._path
+        parent = path[:-1]
+        common = len(parent)
+        if parent != now:
+            common, most = 0, min(len(now), len(parent))
+            while common < most and now[common] == parent[common]:
+                common += 1
+        frame, seg = stack[common], path[common]
+        if frame.kind is dict:
+            if type(seg) is not str or seg in frame.keys:
+                return None
+        elif type(seg) is not int or seg != frame.count:
+            return None
+        for later in path[common + 1 :]:
+            if type(later) is int and later:  # a new array starts at 0
+                return None
+        self._join()
+        out = ""
+        if self._string is not None:
+            out = '"'
+            self._string = None
+        while len(stack) > common + 1:
+            out += "}" if stack.pop().kind is dict else "]"
+        node = frame.node
+        last = len(path) - 1
+        for i in range(common, len(path)):
+            seg = path[i]
+            if frame.kind is dict:
+                frame.keys.add(seg)  # type: ignore[arg-type]
+                out += ("," if frame.count else "") + _esc_key(seg)  # type: ignore[arg-type]
+            elif frame.count:
+                out += ","
+            frame.count += 1
+            if i == last:
+                break
+            child: Any = {} if type(path[i + 1]) is str else []
+            if type(node) is dict:
+                node[seg] = child
+            else:
+                node.append(child)
+            frame = _Frame(type(child), node=child)
+            stack.append(frame)
+            node = child
+            out += "{" if type(child) is dict else "["
+        if type(node) is dict:
+            node[seg] = value
+        else:
+            node.append(value)
+        self._path = parent
+        self._cursor = (parent, node)
+        if isinstance(value, str):
+            out += '"' + _esc(value)
+            if more:
+                self._string = path
+            else:
+                out += '"'
+        else:
+            out += repr(value) if type(value) is int else json.dumps(value)
+        return out
+
     def _write(self, path: tuple[Segment, ...], value: Any, more: bool, appending: bool) -> str:
         out = ""
         if self._string is not None:
@@ -344,7 +415,7 @@ class PartialArgs:
                 self.in_order = False  # the root was already closed
                 return ""
             kind = dict if isinstance(path[0], str) else list
-            self._stack.append(_Frame(kind))
+            self._stack.append(_Frame(kind, node=self._value))
             self._path = ()
             self._wrote = True
             out += "{" if kind is dict else "["
@@ -377,7 +448,8 @@ class PartialArgs:
             frame.count += 1
             if i < len(path) - 1:
                 kind = dict if isinstance(path[i + 1], str) else list
-                self._stack.append(_Frame(kind))
+                # the container _build made (or found) there
+                self._stack.append(_Frame(kind, node=frame.node[seg]))
                 self._path = path[: i + 1]
                 out += "{" if kind is dict else "["
             elif isinstance(value, str):
