@@ -27,10 +27,7 @@ under a key this adapter does not know that holds call arguments.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass, field, replace
-from itertools import compress, repeat
-from operator import and_, eq, is_, not_, truth
 from typing import Any
 
 from ..engine.fragments import (
@@ -45,9 +42,7 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from .base import Continuation, as_dict, as_int, as_list, as_str, dump, error_message, unread
-from .partial_args import PartialArgs, escaped
-
-_get = dict.get
+from .partial_args import PartialArgs, escape, escaped
 
 #: part keys read here, or known to carry no call (``functionResponse`` is a
 #: tool's answer, sent back by the client)
@@ -214,44 +209,36 @@ class GeminiAdapter:
         candidate ``number``'s streamed call, one entry each: the argument
         text each adds (empty: none), and the notices of those whose entry
         could not be read as it came (by position). Pieces that continue the
-        growing string (``PartialArgs.continues``) are taken a streak at a time."""
-        state = self._candidates[number]
-        builder = state.streaming
+        growing string (``PartialArgs.continues``) are given to it a streak at
+        a time (it stays the growing one while they come)."""
+        builder = self._candidates[number].streaming
         assert builder is not None
-        n = len(entries)
-        paths = list(map(_get, entries, repeat("jsonPath")))
-        pieces = list(map(_get, entries, repeat("stringValue")))
-        # a plain piece: exactly jsonPath, a non-empty stringValue and willContinue: true
-        plain = list(map(all, zip(
-            map(eq, map(len, entries), repeat(3)),
-            map(is_, map(_get, entries, repeat("willContinue")), repeat(True)),
-            map(is_, map(type, pieces), repeat(str)), map(truth, pieces),
-            map(is_, map(type, paths), repeat(str)), strict=True,
-        )))
-        # where a streak of plain pieces of one path breaks
-        breaks = list(compress(range(n), map(not_, map(and_, plain, map(
-            eq, paths, [None, *paths[:-1]])))))
-        breaks.append(n)
         texts: list[str] = []
         notices: dict[int, list[Op]] = {}
-        k = 0
-        while k < n:
-            if plain[k] and builder.continues(paths[k]):
-                stop = breaks[bisect_right(breaks, k)]
-                streak = pieces[k:stop]
-                builder.extend(streak)  # type: ignore[arg-type]  # plain: strings
-                texts.extend(escaped(streak))  # type: ignore[arg-type]
-                k = stop
-                continue
-            entry, piece = entries[k], pieces[k]
-            if len(entry) == 2 and type(piece) is str and builder.continues(paths[k]):
-                texts.append(builder.finish(piece))  # the string's last piece
-                k += 1
-                continue
-            texts.append(builder.add(entry))
+        said = texts.append
+        growing: list[str] = []  # pieces of the growing string not given to it yet
+        for entry in entries:
+            if builder.continues(entry.get("jsonPath")):
+                piece = entry.get("stringValue")
+                if type(piece) is str:
+                    size = len(entry)
+                    if size == 3 and piece and entry.get("willContinue") is True:
+                        growing.append(piece)
+                        said(escape(piece))
+                        continue
+                    if size == 2:  # the string's last piece
+                        builder.extend(growing)
+                        growing = []
+                        said(builder.finish(piece))
+                        continue
+            if growing:
+                builder.extend(growing)
+                growing = []
+            said(builder.add(entry))
             if builder.problem is not None or builder.replaced is not None:
-                notices[k] = self._problems(builder, 0, entry)
-            k += 1
+                notices[len(texts) - 1] = self._problems(builder, 0, entry)
+        if growing:
+            builder.extend(growing)
         return texts, notices
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:

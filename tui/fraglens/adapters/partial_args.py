@@ -91,7 +91,8 @@ def entry_value(entry: dict[str, Any]) -> Any:
     return _MISSING
 
 
-def _esc(text: str) -> str:
+def escape(text: str) -> str:
+    """``text`` as the JSON text of a string's contents (what ``add`` writes of it)."""
     return encode_basestring(text)[1:-1]
 
 
@@ -228,7 +229,7 @@ class PartialArgs:
         piece. The text it adds: the piece escaped and the closing quote."""
         self.extend([piece])
         self._string = self._leaf = self._leaf_text = None
-        return _esc(piece) + '"'
+        return escape(piece) + '"'
 
     def close(self) -> str:
         """The call ended: the text that closes what is open ('' when out of order)."""
@@ -390,7 +391,7 @@ class PartialArgs:
         self._path = parent
         self._cursor = (parent, node)
         if isinstance(value, str):
-            out += '"' + _esc(value)
+            out += '"' + escape(value)
             if more:
                 self._string = path
             else:
@@ -403,7 +404,7 @@ class PartialArgs:
         out = ""
         if self._string is not None:
             if appending:
-                out = _esc(value)
+                out = escape(value)
                 if not more:
                     out += '"'
                     self._string = None
@@ -453,7 +454,7 @@ class PartialArgs:
                 self._path = path[: i + 1]
                 out += "{" if kind is dict else "["
             elif isinstance(value, str):
-                out += '"' + _esc(value)
+                out += '"' + escape(value)
                 if more:
                     self._string = path
                 else:
