@@ -28,6 +28,7 @@ under a key this adapter does not know that holds call arguments.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from json.encoder import encode_basestring
 from typing import Any
 
 from ..engine.fragments import (
@@ -42,7 +43,7 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from .base import Continuation, as_dict, as_int, as_list, as_str, dump, error_message, unread
-from .partial_args import PartialArgs, escape, escaped
+from .partial_args import PartialArgs, escaped
 
 #: part keys read here, or known to carry no call (``functionResponse`` is a
 #: tool's answer, sent back by the client)
@@ -224,7 +225,7 @@ class GeminiAdapter:
                     size = len(entry)
                     if size == 3 and piece and entry.get("willContinue") is True:
                         growing.append(piece)
-                        said(escape(piece))
+                        said(encode_basestring(piece)[1:-1])  # partial_args.escape
                         continue
                     if size == 2:  # the string's last piece
                         builder.extend(growing)

@@ -335,6 +335,40 @@ class PartialArgs:
             self._growing = None
 
     # -- the text, in document order ---------------------------------------------
+    def _sibling(
+        self, path: tuple[Segment, ...], parent: tuple[Segment, ...], value: Any, more: bool
+    ) -> str | None:
+        """``_in_order`` for a value in the deepest open container: the next
+        key of an object, the next item of an array."""
+        frame, seg = self._stack[-1], path[-1]
+        if frame.kind is dict:
+            if type(seg) is not str or seg in frame.keys:
+                return None
+            frame.keys.add(seg)
+            out = ("," if frame.count else "") + encode_basestring(seg) + ":"
+        elif type(seg) is not int or seg != frame.count:
+            return None
+        else:
+            out = "," if frame.count else ""
+        frame.count += 1
+        if self._growing is not None:
+            self._join()
+        if self._string is not None:
+            out = '"' + out
+            self._string = None
+        node = frame.node
+        if type(node) is dict:
+            node[seg] = value
+        else:
+            node.append(value)
+        self._cursor = (parent, node)
+        if type(value) is str:
+            if more:
+                self._string = path
+                return out + '"' + encode_basestring(value)[1:-1]
+            return out + encode_basestring(value)
+        return out + (repr(value) if type(value) is int else json.dumps(value))
+
     def _in_order(self, path: tuple[Segment, ...], value: Any, more: bool) -> str | None:
         """``_build`` and ``_write`` at once for a new value at a path that
         keeps document order (None, and nothing done, for any other): every
@@ -342,6 +376,8 @@ class PartialArgs:
         the rest are new, so nothing is replaced and nothing contradicts."""
         stack, now = self._stack, self._path
         parent = path[:-1]
+        if parent == now:
+            return self._sibling(path, parent, value, more)
         common = len(parent)
         if parent != now:
             common, most = 0, min(len(now), len(parent))
