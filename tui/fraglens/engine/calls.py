@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
@@ -123,7 +124,7 @@ class Call:
         self.length = self.frag_end[-1]
         self.last_event = last
 
-    def extend_at(self, events: list[int], texts: list[str]) -> None:
+    def extend_at(self, events: Sequence[int], texts: list[str]) -> None:
         """``append`` of each text in turn, the k-th in event ``events[k]``
         (a call's pieces among other calls' in a run read in bulk)."""
         if not texts:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import accumulate, compress, count, repeat
 from operator import eq, itemgetter, methodcaller
@@ -119,6 +120,34 @@ class ChoiceState:
     @property
     def finish(self) -> str | None:
         return self.finishes[-1][1] if self.finishes else None
+
+
+def _places(owner: list[int], calls: int) -> list[range | list[int]]:
+    """Where each of ``calls`` calls' events are among ``owner``'s (whose
+    each one is): a range when the calls take turns in one order, as
+    parallel calls are streamed; else the positions, one pass per call."""
+    n, head = len(owner), owner[:calls]
+    if n >= calls and sorted(head) == list(range(calls)) and owner == (
+            head * (n // calls + 1))[:n]:
+        places: list[range | list[int]] = [range(0)] * calls
+        for j, k in enumerate(head):
+            places[k] = range(j, n, calls)
+        return places
+    return [list(compress(range(n), map(eq, owner, repeat(k)))) for k in range(calls)]
+
+
+def _upto(place: range | list[int], end: int) -> range | list[int]:
+    """The positions of ``place`` before ``end``."""
+    if type(place) is range:
+        return range(place.start, min(place.stop, max(end, place.start)), place.step)
+    return place[: bisect_left(place, end)]
+
+
+def _pick(items: Sequence[Any], at: range | list[int]) -> list[Any]:
+    """``items`` at the positions ``at`` (a slice where they are a range)."""
+    if type(at) is range:
+        return list(items[at.start : at.stop : at.step]) if len(at) else []
+    return list(map(items.__getitem__, at))
 
 
 class Reassembler:
@@ -307,10 +336,11 @@ class Reassembler:
         if any(c is None or c.finalized or c.over_limit for c in calls):
             return 0
         taken = texts.index("") if "" in texts else len(texts)
-        masks = [list(map(eq, owner, repeat(k))) for k in range(len(keys))]
-        for call, mask in zip(calls, masks, strict=True):
+        places = _places(owner, len(keys))
+        for call, place in zip(calls, places, strict=True):
             assert call is not None
-            mine = list(compress(texts[:taken], mask))
+            at = _upto(place, taken)
+            mine = _pick(texts, at)
             if (call.length + sum(map(len, mine))) * 4 <= self.max_arg_bytes:
                 continue
             # near the limit: UTF-8 bytes counted, the run cut before the text that passes it
@@ -318,20 +348,21 @@ class Reassembler:
             sizes = list(accumulate(map(len, map(_ENCODE, mine)), initial=start))
             fits = bisect_right(sizes, self.max_arg_bytes) - 1
             if fits < len(mine):
-                taken = list(compress(range(taken), mask))[fits]
+                taken = at[fits]
         if not taken:
             return 0
         numbers = range(first_event, first_event + step * taken, step)
-        for call, mask in zip(calls, masks, strict=True):
+        for call, place in zip(calls, places, strict=True):
             assert call is not None
-            mine = list(compress(texts[:taken], mask))
+            at = _upto(place, taken)
+            mine = _pick(texts, at)
             if not mine:
                 continue
             if (call.length + sum(map(len, mine))) * 4 > self.max_arg_bytes:
                 if call.nbytes is None:
                     call.nbytes = _utf8_len(call.text)
                 call.nbytes += sum(map(len, map(_ENCODE, mine)))
-            call.extend_at(list(compress(numbers, mask)), mine)
+            call.extend_at(_pick(numbers, at), mine)
         return taken
 
     def text_run(self, first_event: int, choice: int, channel: str, texts: list[str]) -> None:

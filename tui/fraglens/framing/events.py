@@ -10,7 +10,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, islice, repeat
+from itertools import islice, repeat
 from operator import add, sub
 from typing import Any, Literal, overload
 
@@ -146,8 +146,9 @@ class EventLog(Sequence[RawEvent]):
         k spans ``starts[k]`` to ``starts[k + 1]``, and its payload lies
         ``lead`` bytes after its start (or where ``lines.payloads`` says) to
         ``trail`` bytes before its end; ``lines`` says what else they carry
-        (each one a comment event before it, ids). The arrays are extended in
-        C loops, without a list per field."""
+        (each one a comment event before it, ids). The arrays are filled in
+        C, a field at a time (a slice of each array), with no Python code per
+        event."""
         code = -1
         if name is not None:
             code = self._name_code.get(name, -1)
@@ -156,21 +157,24 @@ class EventLog(Sequence[RawEvent]):
                 self._names.append(name)
         comments = lines.comments if lines is not None else None
         payloads = lines.payloads if lines is not None else None
-        begin, end = islice(starts, count), islice(starts, 1, count + 1)
-        spans = chain.from_iterable(zip(begin, end, strict=True))
-        begin, end = islice(starts, count), islice(starts, 1, count + 1)
-        firsts = map(add, begin, repeat(lead)) if payloads is None else islice(payloads, count)
-        ats = chain.from_iterable(zip(firsts, map(sub, end, repeat(trail)), strict=True))
-        per = 1
+        begin, end = list(islice(starts, count)), list(islice(starts, 1, count + 1))
+        firsts = list(map(add, begin, repeat(lead)) if payloads is None else islice(payloads, count))
+        lasts = list(map(sub, end, repeat(trail)))
+        # each field in its place among the others, by slices of one array
+        per = 1 if comments is None else 2
+        fields = [begin, end, firsts, lasts]
         if comments is not None:
             # the comment event before each data event: its span and text range first
-            per = 2
-            c_start, c_end, t_start, t_end = (islice(c, count) for c in comments)
-            spans = chain.from_iterable(zip(c_start, c_end, *[spans] * 2, strict=True))
-            ats = chain.from_iterable(zip(t_start, t_end, *[ats] * 2, strict=True))
+            c_start, c_end, t_start, t_end = (list(islice(c, count)) for c in comments)
+            fields = [c_start, c_end, begin, end, t_start, t_end, firsts, lasts]
             self._name.extend(array("l", (-1, code)) * count)
         else:
             self._name.extend(repeat(code, count))
+        width = 2 * per
+        spans, ats = array("q", bytes(8 * width * count)), array("q", bytes(8 * width * count))
+        for k in range(width):
+            spans[k::width] = array("q", fields[k])
+            ats[k::width] = array("q", fields[width + k])
         if lines is not None and lines.first_id is not None:
             self._id_runs.append((len(self) + per - 1, per, count, lines.first_id))
         self._span.extend(spans)
