@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from json.encoder import encode_basestring
 from operator import getitem
-from typing import Any
+from typing import Any, cast
 
 from .base import dump
 
@@ -404,8 +404,9 @@ class PartialArgs:
         for i in range(common, len(path)):
             seg = path[i]
             if frame.kind is dict:
-                frame.keys.add(seg)  # type: ignore[arg-type]
-                out += ("," if frame.count else "") + _esc_key(seg)  # type: ignore[arg-type]
+                key = cast(str, seg)  # an object frame is made for a key, or checked above
+                frame.keys.add(key)
+                out += ("," if frame.count else "") + _esc_key(key)
             elif frame.count:
                 out += ","
             frame.count += 1

@@ -158,7 +158,8 @@ class EventLog(Sequence[RawEvent]):
         comments = lines.comments if lines is not None else None
         payloads = lines.payloads if lines is not None else None
         begin, end = list(islice(starts, count)), list(islice(starts, 1, count + 1))
-        firsts = list(map(add, begin, repeat(lead)) if payloads is None else islice(payloads, count))
+        firsts = list(map(add, begin, repeat(lead)) if payloads is None
+                      else islice(payloads, count))
         lasts = list(map(sub, end, repeat(trail)))
         # each field in its place among the others, by slices of one array
         per = 1 if comments is None else 2
