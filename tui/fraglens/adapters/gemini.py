@@ -218,8 +218,9 @@ class GeminiAdapter:
         notices: dict[int, list[Op]] = {}
         said = texts.append
         growing: list[str] = []  # pieces of the growing string not given to it yet
+        leaf = builder.growing_path()  # what continues it (the same until add or finish)
         for entry in entries:
-            if builder.continues(entry.get("jsonPath")):
+            if leaf is not None and entry.get("jsonPath") == leaf:
                 piece = entry.get("stringValue")
                 if type(piece) is str:
                     size = len(entry)
@@ -231,11 +232,13 @@ class GeminiAdapter:
                         builder.extend(growing)
                         growing = []
                         said(builder.finish(piece))
+                        leaf = builder.growing_path()
                         continue
             if growing:
                 builder.extend(growing)
                 growing = []
             said(builder.add(entry))
+            leaf = builder.growing_path()
             if builder.problem is not None or builder.replaced is not None:
                 notices[len(texts) - 1] = self._problems(builder, 0, entry)
         if growing:

@@ -102,7 +102,7 @@ def escaped(pieces: list[str]) -> list[str]:
     return list(map(getitem, map(encode_basestring, pieces), repeat(slice(1, -1))))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Frame:
     kind: type  # dict or list
     count: int = 0
@@ -202,10 +202,16 @@ class PartialArgs:
         ``stringValue`` and ``willContinue`` would only add to the string
         value still growing, whose text is open: ``add`` would return the
         piece escaped and change nothing but that value (``extend``)."""
-        return (
-            self._leaf_text == path and type(path) is str and self.in_order
-            and self._string is not None and self._string == self._leaf
-        )
+        return path is not None and path == self.growing_path()
+
+    def growing_path(self) -> str | None:
+        """The path (as spelled) that ``continues`` takes, if any: it stays
+        the same until an entry goes to ``add`` or ``finish``."""
+        text = self._leaf_text
+        if type(text) is str and self.in_order and self._string is not None and (
+                self._string == self._leaf):
+            return text
+        return None
 
     def extend(self, pieces: list[str]) -> None:
         """``add`` of one entry per piece that ``continues`` the growing
@@ -392,7 +398,8 @@ class PartialArgs:
         for later in path[common + 1 :]:
             if type(later) is int and later:  # a new array starts at 0
                 return None
-        self._join()
+        if self._growing is not None:
+            self._join()
         out = ""
         if self._string is not None:
             out = '"'
