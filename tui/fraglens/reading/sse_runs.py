@@ -257,9 +257,10 @@ def _columns(numbers: list[list[bytes]]) -> list[array[int]]:
     """Each usage hole's numbers, as far as all of them fit in 64 bits: a
     run stops before a number too large to keep so (read one by one)."""
     values = [list(map(int, column)) for column in numbers]
-    fit = min((next(compress(count(), map(or_, map(gt, column, repeat(_MOST)),
+    fit = min((len(column) if max(map(len, digits), default=0) < 19 else  # surely in 64 bits
+               next(compress(count(), map(or_, map(gt, column, repeat(_MOST)),
                                           map(lt, column, repeat(-_MOST)))), len(column))
-               for column in values), default=0)
+               for digits, column in zip(numbers, values, strict=True)), default=0)
     return [array("q", column[:fit]) for column in values]
 
 
