@@ -33,16 +33,16 @@ demo: $(APP)
 # three workers on two cores: a third of the suite's time is spent waiting on
 # loopback servers, timers and subprocesses, not computing
 test: lint
-	$(BIN)/python -m pytest -q -n 3
+	$(BIN)/python -m pytest -q -n 3 --dist loadgroup
 
 # the same suite with every property test at its full count of examples
 test-deep: lint
-	FRAGLENS_DEEP=1 $(BIN)/python -m pytest -q -n 3
+	FRAGLENS_DEEP=1 $(BIN)/python -m pytest -q -n 3 --dist loadgroup
 
 # plain mypy on the whole package, --strict on the sans-I/O core; ruff runs in the suite
 lint: $(TEST)
 	$(BIN)/mypy
-	$(BIN)/mypy --strict -p fraglens.engine -p fraglens.framing -p fraglens.adapters -m fraglens.redact
+	$(BIN)/mypy --strict -p fraglens.engine -p fraglens.framing -p fraglens.adapters -m fraglens.redact -m fraglens.records
 
 screenshots: $(TEST)
 	$(BIN)/python scripts/screenshots.py screenshots

@@ -15,6 +15,6 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "tui" / "fraglens"
 
 
-def compile_package() -> None:
-    if not compileall.compile_dir(str(PACKAGE), quiet=1):
-        raise SystemExit(f"could not compile {PACKAGE}")
+def compile_package(package: Path = PACKAGE) -> None:
+    if not compileall.compile_dir(str(package), quiet=1):
+        raise SystemExit(f"could not compile {package}")

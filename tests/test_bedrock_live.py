@@ -43,6 +43,9 @@ from fraglens.redact import REDACTED
 
 from .conftest import PATIENCE, SAMPLES, asgi_request
 
+# the last test reads what the others wrote: one worker runs them all, in order
+pytestmark = pytest.mark.xdist_group("test_bedrock_live")
+
 ACCESS_KEY = "AKIAFRAGLENSTEST7Q2Z"
 # made up, with the characters that encode differently in JSON and in URLs
 SECRET_KEY = "fraglens/Test+Secret=Key/0123456789abcdefGH"

@@ -242,6 +242,26 @@ def test_a_model_priced_once_is_read_from_the_cache(tmp_path, monkeypatch):
         cost_of(usage, "gpt-4o", "openai-chat", PriceOptions())
 
 
+
+def test_the_table_version_is_the_installed_one_read_without_importlib_metadata(tmp_path):
+    from importlib.metadata import version
+
+    cost_module.table_version.cache_clear()
+    assert cost_module.table_version() == f"genai-prices {version('genai-prices')}"
+    # a folder on the path with a newer dist-info first is the one found, as
+    # importlib.metadata would find it
+    info = tmp_path / "genai_prices-9.9.9.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: genai-prices\n"
+                                   "Version: 9.9.9\n\nVersion: 1.0 in the description\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        cost_module.table_version.cache_clear()
+        assert cost_module.table_version() == "genai-prices 9.9.9"
+    finally:
+        sys.path.remove(str(tmp_path))
+        cost_module.table_version.cache_clear()
+
 # -- the same figure everywhere -------------------------------------------------------
 
 

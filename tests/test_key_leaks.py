@@ -30,6 +30,9 @@ from fraglens.net.serve import ServerHandle, bind
 from .conftest import PATIENCE, ROOT
 from .test_net_hardening import proxy_cli
 
+# the tests share a folder and the last reads what the others wrote: one worker runs them in order
+pytestmark = pytest.mark.xdist_group("key-leaks")
+
 KEY = "sk-split-KEY-4f2a9b7c1e8d6053"
 #: what the tests captured (stdout, stderr), for the last test's grep
 CAPTURED: list[str] = []

@@ -1,6 +1,6 @@
 """The package's layers point one way, and the core does no I/O.
 
-    core (engine, framing, adapters, redact)  <-  reading  <-  fit  <-  report
+    core (engine, framing, adapters, redact, records)  <-  reading  <-  fit  <-  report
         <-  net, history  <-  app  <-  cli
 
 Every import in every module is read from its syntax tree, relative ones
@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "framing": 0,
     "adapters": 0,
     "redact": 0,
+    "records": 0,  # the plain records the core is made of
     "demo": 0,  # data: the bundled capture
     "reading": 1,  # a capture in, a Stream out
     "fit": 2,  # a stream's calls against the declared tools

@@ -40,6 +40,9 @@ from fraglens.net.serve import ServerHandle, bind
 
 from .conftest import PATIENCE, ROOT
 
+# the last test reads what the others wrote: one worker runs them all, in order
+pytestmark = pytest.mark.xdist_group("test_net_hardening")
+
 KEY = "sk-hardening-KEY-5e1f0a9c7d3b"
 #: what the tests captured (stdout, stderr, logs), for the last test's grep
 CAPTURED: list[str] = []

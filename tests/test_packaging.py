@@ -13,6 +13,9 @@ import pytest
 
 from .conftest import ROOT, SAMPLES
 
+# one wheel, built once: two workers building it at once collide in the checkout's build/
+pytestmark = pytest.mark.xdist_group("packaging")
+
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:

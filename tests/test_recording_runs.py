@@ -136,10 +136,11 @@ def test_lines_read_as_json_loads_reads_each(lines):
     from fraglens.framing.recording import _UNREADABLE, _lines, _loads
 
     data = b"\n".join([b'{"fraglens":"recording","version":1}', *lines])
-    got = list(_lines(data))
-    want = [(n, _loads(raw)) for n, raw in enumerate(data.split(b"\n")[1:], start=1)
-            if raw.strip()]
-    assert [n for n, _ in got] == [n for n, _ in want]
+    got = list(_lines(data, data.find(b"\n") + 1 or len(data), len(data)))
+    raws = data.split(b"\n")[1:]
+    # each line, and whether it is the last, with no line end after it (cut off)
+    want = [(k == len(raws) - 1, _loads(raw)) for k, raw in enumerate(raws) if raw.strip()]
+    assert [cut for cut, _ in got] == [cut for cut, _ in want]
     for (_, a), (_, b) in zip(got, want, strict=True):
         assert (a is _UNREADABLE) == (b is _UNREADABLE)
         assert a is _UNREADABLE or repr(a) == repr(b)

@@ -8,9 +8,12 @@ these tests keep such imports behind the inputs that need them."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from fraglens.cli import main
 
@@ -28,11 +31,23 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stder
 NEVER = ("textual", "rich", "httpx", "httpx_sse", "uvicorn", "pyperclip", "fraglens.app",
          "fraglens.net", "fraglens.history", "fraglens.engine.explanations")
 
+#: what checking the common captures needs none of, each of which was once on
+#: the way: the network and concurrency stacks, the standard library's mail and
+#: URL code (importlib.metadata brought email, zipfile and a socket to name the
+#: price table's version), introspection (dataclasses brings inspect, ast and
+#: dis), the price table itself once a model's prices are cached, the schema
+#: checks without tools
+HEAVY = ("asyncio", "ssl", "socket", "selectors", "http", "email", "urllib", "concurrent",
+         "threading", "subprocess", "multiprocessing", "logging", "zipfile", "shutil",
+         "tempfile", "pathlib", "datetime", "dataclasses", "inspect", "ast", "importlib.metadata",
+         "importlib.resources", "genai_prices", "jsonschema", "json_repair", "websockets")
 
-def loaded(*argv: str) -> tuple[int, set[str]]:
+
+def loaded(*argv: str, env: dict[str, str] | None = None) -> tuple[int, set[str]]:
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, *argv],
         capture_output=True, text=True, timeout=120, check=False,
+        env=None if env is None else {**os.environ, **env},
     )
     last = proc.stderr.strip().splitlines()[-1]
     out = json.loads(last)
@@ -79,6 +94,8 @@ def test_version_loads_nothing_but_the_entry_point() -> None:
     ours = {m for m in modules if m.startswith("fraglens")}
     assert ours == {"fraglens", "fraglens.cli", "fraglens.cli.exits"}
     assert "argparse" not in modules
+    # typing brings re, enum and contextlib: the entry point imports it only for mypy
+    assert "typing" not in modules
 
 
 def test_check_of_an_sse_capture_loads_no_other_reader_and_no_schema_check() -> None:
@@ -100,3 +117,38 @@ def test_the_readers_a_capture_needs_still_load(tmp_path: Path) -> None:
     assert "fraglens.reading.eventstream_runs" in modules
     _, modules = loaded("check", "--json", str(SAMPLES / "ollama_native_tool_call.ndjson"))
     assert "fraglens.reading.ndjson_runs" in modules
+
+
+@pytest.mark.parametrize(("capture", "adapters"), [
+    # the start-up benchmark's: no usage, no text
+    ("backend_gpt4o_parallel.sse", {"openai_chat"}),
+    # usage priced, text scanned for leaked markup
+    ("cost_anthropic_cache_read_write.sse", {"anthropic"}),
+    # NDJSON, which opens with "{" as a recording does
+    ("ollama_native_tool_call.ndjson", {"ollama"}),
+    # a binary event stream, whose adapter reads Anthropic's and OpenAI's chunks too
+    ("bedrock_converse_parallel.eventstream", {"bedrock", "anthropic", "openai_chat"}),
+])
+def test_check_of_a_common_capture_imports_nothing_heavy(
+    capture: str, adapters: set[str], tmp_path: Path
+) -> None:
+    cache = {"XDG_CACHE_HOME": str(tmp_path)}
+    code, _ = loaded("check", "--json", str(SAMPLES / capture), env=cache)  # prices cached
+    assert code in (0, 1)
+    code, modules = loaded("check", "--json", str(SAMPLES / capture), env=cache)
+    assert code in (0, 1)
+    heavy = sorted(name for name in (*HEAVY, *NEVER) if name in modules)
+    assert heavy == [], f"check --json {capture} imported {heavy}"
+    # the adapter of the capture's format (and what it builds on), not all fourteen
+    shared = {"base", "event_types", "envelope"}
+    ours = {m.rsplit(".", 1)[1] for m in modules if m.startswith("fraglens.adapters.")}
+    assert ours - shared == adapters
+
+
+def test_the_heavy_list_is_one_the_probe_sees() -> None:
+    # every name is a module this interpreter can import: a misspelt one would
+    # make the test above pass whatever check loads
+    import importlib.util
+
+    missing = [name for name in HEAVY if importlib.util.find_spec(name) is None]
+    assert missing == []

@@ -13,31 +13,23 @@ telling chunk can be reported as a guess instead of silently assumed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Iterator, Mapping
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Literal
 
-from .ag_ui import EVENT_TYPES as _AG_UI_TYPES
-from .ag_ui import OLDER_TYPES as _AG_UI_OLDER
-from .ag_ui import AGUIAdapter
-from .ai_sdk import PART_TYPES as _AI_SDK_TYPES
-from .ai_sdk import AISDKAdapter
-from .anthropic import AnthropicAdapter
+from ..records import FrozenRecord
 from .base import Adapter
-from .bedrock import CONVERSE_EVENTS as _CONVERSE_EVENTS
-from .bedrock import BedrockConverseAdapter, BedrockInvokeAdapter
-from .cohere import EVENT_TYPES as _COHERE_TYPES
-from .cohere import CohereAdapter
-from .dashscope import DashScopeAdapter
-from .gemini import GeminiAdapter
-from .langgraph import LangGraphAdapter
-from .langgraph import is_message as _is_langchain_message
-from .mistral_conversations import EVENT_TYPES as _MISTRAL_TYPES
-from .mistral_conversations import MistralConversationsAdapter
-from .ollama import OllamaAdapter
-from .openai_chat import OpenAIChatAdapter
-from .realtime import REALTIME_ONLY_TYPES as _REALTIME_TYPES
-from .realtime import RealtimeAdapter
-from .responses import ResponsesAdapter
+from .event_types import AG_UI_OLDER_TYPES as _AG_UI_OLDER
+from .event_types import AG_UI_TYPES as _AG_UI_TYPES
+from .event_types import AI_SDK_PART_TYPES as _AI_SDK_TYPES
+from .event_types import COHERE_TYPES as _COHERE_TYPES
+from .event_types import CONVERSE_EVENTS as _CONVERSE_EVENTS
+from .event_types import MISTRAL_TYPES as _MISTRAL_TYPES
+from .event_types import REALTIME_ONLY_TYPES as _REALTIME_TYPES
+from .event_types import is_langchain_message as _is_langchain_message
+
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "ADAPTERS",
@@ -49,25 +41,43 @@ __all__ = [
     "sniff",
 ]
 
-ADAPTERS: dict[str, type[Adapter]] = {
-    cls.name: cls
-    for cls in (
-        OpenAIChatAdapter,
-        AnthropicAdapter,
-        ResponsesAdapter,
-        RealtimeAdapter,
-        GeminiAdapter,
-        CohereAdapter,
-        DashScopeAdapter,
-        BedrockConverseAdapter,
-        BedrockInvokeAdapter,
-        OllamaAdapter,
-        AISDKAdapter,
-        AGUIAdapter,
-        LangGraphAdapter,
-        MistralConversationsAdapter,
-    )
+#: format name -> the module of this package and the class that read it, in
+#: the order formats are listed: a module is imported when a stream of its
+#: format is read, not to name a stream's format (``event_types.py``)
+_TABLE = {
+    "openai-chat": ("openai_chat", "OpenAIChatAdapter"),
+    "anthropic": ("anthropic", "AnthropicAdapter"),
+    "openai-responses": ("responses", "ResponsesAdapter"),
+    "openai-realtime": ("realtime", "RealtimeAdapter"),
+    "gemini": ("gemini", "GeminiAdapter"),
+    "cohere": ("cohere", "CohereAdapter"),
+    "dashscope": ("dashscope", "DashScopeAdapter"),
+    "bedrock-converse": ("bedrock", "BedrockConverseAdapter"),
+    "bedrock-invoke": ("bedrock", "BedrockInvokeAdapter"),
+    "ollama": ("ollama", "OllamaAdapter"),
+    "ai-sdk": ("ai_sdk", "AISDKAdapter"),
+    "ag-ui": ("ag_ui", "AGUIAdapter"),
+    "langgraph": ("langgraph", "LangGraphAdapter"),
+    "mistral-conversations": ("mistral_conversations", "MistralConversationsAdapter"),
 }
+
+
+class _Adapters(Mapping[str, "type[Adapter]"]):
+    """Format name -> adapter class, each class's module imported when it is asked for."""
+
+    def __getitem__(self, name: str) -> type[Adapter]:
+        module, cls = _TABLE[name]
+        found: type[Adapter] = getattr(import_module(f"{__name__}.{module}"), cls)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_TABLE)
+
+    def __len__(self) -> int:
+        return len(_TABLE)
+
+
+ADAPTERS: Mapping[str, type[Adapter]] = _Adapters()
 
 #: Other names people type for ``--format``.
 ALIASES = {
@@ -104,15 +114,20 @@ def make_adapter(name: str) -> Adapter:
 Confidence = Literal["certain", "likely"]
 
 
-@dataclass(frozen=True, slots=True)
-class Detection:
+class Detection(FrozenRecord):
     """What one chunk says about the format. ``certain``: only that format
     sends such a chunk; ``likely``: the best guess for a chunk several formats
     could send (an error body, a keep-alive)."""
 
-    format: str
-    confidence: Confidence
-    reason: str
+    __slots__ = ("format", "confidence", "reason")
+    format: Final[str]
+    confidence: Final[Confidence]
+    reason: Final[str]
+
+    def __init__(self, format: str, confidence: Confidence, reason: str) -> None:
+        self.format = format
+        self.confidence = confidence
+        self.reason = reason
 
 
 _ANTHROPIC_TYPES = frozenset(

@@ -45,53 +45,9 @@ from ..engine.fragments import (
     ToolOutput,
 )
 from .base import Continuation, as_dict, as_list, as_str, error_message, unread
+from .event_types import AG_UI_OLDER_TYPES as OLDER_TYPES
+from .event_types import AG_UI_TYPES as EVENT_TYPES
 
-#: every event type of the protocol (``ag_ui.core.EventType``; a test holds the two equal)
-EVENT_TYPES = frozenset(
-    {
-        "TEXT_MESSAGE_START",
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
-        "TEXT_MESSAGE_CHUNK",
-        "TOOL_CALL_START",
-        "TOOL_CALL_ARGS",
-        "TOOL_CALL_END",
-        "TOOL_CALL_CHUNK",
-        "TOOL_CALL_RESULT",
-        "STATE_SNAPSHOT",
-        "STATE_DELTA",
-        "MESSAGES_SNAPSHOT",
-        "ACTIVITY_SNAPSHOT",
-        "ACTIVITY_DELTA",
-        "RAW",
-        "CUSTOM",
-        "RUN_STARTED",
-        "RUN_FINISHED",
-        "RUN_ERROR",
-        "STEP_STARTED",
-        "STEP_FINISHED",
-        "REASONING_START",
-        "REASONING_MESSAGE_START",
-        "REASONING_MESSAGE_CONTENT",
-        "REASONING_MESSAGE_END",
-        "REASONING_MESSAGE_CHUNK",
-        "REASONING_END",
-        "REASONING_ENCRYPTED_VALUE",
-        "SUBAGENT_STARTED",
-        "SUBAGENT_FINISHED",
-        "SUBAGENT_ERROR",
-    }
-)
-#: the reasoning events of protocol versions before 1.0, still in captures
-OLDER_TYPES = frozenset(
-    {
-        "THINKING_START",
-        "THINKING_END",
-        "THINKING_TEXT_MESSAGE_START",
-        "THINKING_TEXT_MESSAGE_CONTENT",
-        "THINKING_TEXT_MESSAGE_END",
-    }
-)
 _TEXT = {"TEXT_MESSAGE_CONTENT": "content", "TEXT_MESSAGE_CHUNK": "content",
          "REASONING_MESSAGE_CONTENT": "reasoning", "REASONING_MESSAGE_CHUNK": "reasoning",
          "THINKING_TEXT_MESSAGE_CONTENT": "reasoning"}

@@ -49,31 +49,7 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from .base import Continuation, as_str, dump, error_message, unread
-
-#: part types only this stream sends (``start``, ``finish``, ``error`` are generic)
-PART_TYPES = frozenset(
-    {
-        "start-step",
-        "finish-step",
-        "text-start",
-        "text-delta",
-        "text-end",
-        "reasoning-start",
-        "reasoning-delta",
-        "reasoning-end",
-        "tool-input-start",
-        "tool-input-delta",
-        "tool-input-available",
-        "tool-input-error",
-        "tool-output-available",
-        "tool-output-error",
-        "tool-output-denied",
-        "tool-approval-request",
-        "source-url",
-        "source-document",
-        "message-metadata",
-    }
-)
+from .event_types import AI_SDK_PART_TYPES as PART_TYPES
 
 
 class AISDKAdapter:

@@ -50,13 +50,9 @@ from ..engine.fragments import (
 )
 from .anthropic import AnthropicAdapter
 from .base import Continuation, as_dict, as_int, as_str, dump, error_message, unread
+from .event_types import CONVERSE_EVENTS
 from .openai_chat import OpenAIChatAdapter
 
-#: event names of a ConverseStream (the members of ConverseStreamOutput)
-CONVERSE_EVENTS = frozenset(
-    {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop",
-     "metadata"}
-)
 #: Bedrock's stop reasons that mean a filter stopped the answer
 _FILTERED = frozenset({"guardrail_intervened", "content_filtered"})
 

@@ -28,23 +28,7 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from .base import Continuation, as_dict, as_int, as_list, as_str, error_message, unread
-
-#: every event type of a v2 chat stream
-EVENT_TYPES = frozenset(
-    {
-        "message-start",
-        "content-start",
-        "content-delta",
-        "content-end",
-        "tool-plan-delta",
-        "tool-call-start",
-        "tool-call-delta",
-        "tool-call-end",
-        "citation-start",
-        "citation-end",
-        "message-end",
-    }
-)
+from .event_types import COHERE_TYPES as EVENT_TYPES
 
 
 def _calls(payload: dict[str, Any], ops: list[Op]) -> list[dict[str, Any]]:

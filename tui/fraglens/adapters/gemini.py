@@ -27,7 +27,6 @@ under a key this adapter does not know that holds call arguments.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -42,6 +41,7 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
+from ..records import Record
 from .base import Continuation, as_dict, as_int, as_list, as_str, dump, error_message, unread
 from .partial_args import PartialArgs, escaped
 
@@ -50,12 +50,21 @@ from .partial_args import PartialArgs, escaped
 _PART_KEYS = frozenset({"text", "thought", "functionCall", "thoughtSignature", "functionResponse"})
 
 
-@dataclass
-class _Candidate:
-    calls: int = 0  # calls opened so far: the next call's index
-    streaming: PartialArgs | None = None
-    index: int = 0  # the streaming call's index
-    ids: dict[int, str | None] = field(default_factory=dict)
+class _Candidate(Record):
+    __slots__ = ("calls", "streaming", "index", "ids")
+    calls: int  # calls opened so far: the next call's index
+    streaming: PartialArgs | None
+    index: int  # the streaming call's index
+    ids: dict[int, str | None]
+
+    def __init__(
+        self, calls: int = 0, streaming: PartialArgs | None = None, index: int = 0,
+        ids: dict[int, str | None] | None = None,
+    ) -> None:
+        self.calls = calls
+        self.streaming = streaming
+        self.index = index
+        self.ids = {} if ids is None else ids
 
 
 def one_delta_per_call(ops: list[Op]) -> list[Op]:
@@ -71,7 +80,7 @@ def one_delta_per_call(ops: list[Op]) -> list[Op]:
             if key in first and op.id is None and op.name is None:
                 head = out[first[key]]
                 assert isinstance(head, ToolDelta)
-                out[first[key]] = replace(head, args=(head.args or "") + (op.args or ""))
+                out[first[key]] = head.replace(args=(head.args or "") + (op.args or ""))
                 continue
             first.setdefault(key, len(out))
         out.append(op)

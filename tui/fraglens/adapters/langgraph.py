@@ -43,20 +43,13 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from .base import as_dict, as_int, as_list, as_str, dump, error_message, text_of, unread
+from .event_types import LANGCHAIN_AI_TYPES, is_langchain_message
 
 #: the modes that carry no calls: known, read as nothing
 QUIET_EVENTS = frozenset(
     {"metadata", "messages/metadata", "values", "updates", "custom", "debug", "events",
      "tasks", "checkpoints", "feedback"}
 )
-_AI_TYPES = frozenset({"AIMessageChunk", "ai", "AIMessage"})
-_MESSAGE_TYPES = _AI_TYPES | {"tool", "ToolMessage", "ToolMessageChunk", "human", "system"}
-
-
-def is_message(value: Any) -> bool:
-    """A serialized LangChain message (what ``messages`` events carry)."""
-    kind = value.get("type") if isinstance(value, dict) else None
-    return isinstance(kind, str) and kind in _MESSAGE_TYPES and "content" in value
 
 
 class LangGraphAdapter:
@@ -89,14 +82,14 @@ class LangGraphAdapter:
         if mode in ("messages/partial", "messages/complete"):
             ops: list[Op] = []
             for message in as_list(payload):
-                if is_message(message):
+                if is_langchain_message(message):
                     self._message(message, ops, mode)
             return ops
         if mode in ("messages", ""):
             # [chunk, metadata]; a bare chunk from a client that dropped the tuple
             chunk = payload[0] if isinstance(payload, list) and payload else payload
             ops = []
-            if is_message(chunk):
+            if is_langchain_message(chunk):
                 self._message(chunk, ops, "messages")
             return ops
         return [Notice("event-unknown", f"LangGraph event {event!r} is not a stream mode "
@@ -107,7 +100,7 @@ class LangGraphAdapter:
         mid = as_str(message.get("id")) or f"message-{self._anonymous}"
         if message.get("id") is None:
             self._anonymous += 1
-        if kind not in _AI_TYPES:
+        if kind not in LANGCHAIN_AI_TYPES:
             if kind in ("tool", "ToolMessage", "ToolMessageChunk"):
                 self._tool_result(message, ops)
             return

@@ -34,22 +34,7 @@ from ..engine.fragments import (
     Usage,
 )
 from .base import as_str, error_message, text_of, unread
-
-#: every event type of the stream (the SDK's ``SSETypes``; a test holds the two equal)
-EVENT_TYPES = frozenset(
-    {
-        "conversation.response.started",
-        "conversation.response.done",
-        "conversation.response.error",
-        "message.output.delta",
-        "tool.execution.started",
-        "tool.execution.delta",
-        "tool.execution.done",
-        "agent.handoff.started",
-        "agent.handoff.done",
-        "function.call.delta",
-    }
-)
+from .event_types import MISTRAL_TYPES as EVENT_TYPES
 
 
 class MistralConversationsAdapter:

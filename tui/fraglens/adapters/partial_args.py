@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from itertools import repeat
 from json.encoder import encode_basestring
 from operator import getitem
 from typing import Any, cast
 
+from ..records import Record
 from .base import dump
 
 Segment = str | int
@@ -102,13 +102,20 @@ def escaped(pieces: list[str]) -> list[str]:
     return list(map(getitem, map(encode_basestring, pieces), repeat(slice(1, -1))))
 
 
-@dataclass(slots=True)
-class _Frame:
+class _Frame(Record):
+    __slots__ = ("kind", "count", "keys", "node")
     kind: type  # dict or list
-    count: int = 0
-    keys: set[str] = field(default_factory=set)
+    count: int
+    keys: set[str]
     #: the container the frame writes, in the value built by path
-    node: Any = None
+    node: Any
+
+    def __init__(self, kind: type, count: int = 0, keys: set[str] | None = None,
+                 node: Any = None) -> None:
+        self.kind = kind
+        self.count = count
+        self.keys = set() if keys is None else keys
+        self.node = node
 
 
 class PartialArgs:

@@ -35,6 +35,7 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from .base import as_dict, as_str, error_message
+from .event_types import REALTIME_ONLY_TYPES
 from .responses import ResponsesAdapter
 
 __all__ = ["RealtimeAdapter", "REALTIME_ONLY_TYPES"]
@@ -46,27 +47,6 @@ TEXT_EVENTS = {
     "response.audio_transcript.delta": "content",
 }
 
-#: event types only the Realtime API sends (the Responses API shares the rest)
-REALTIME_ONLY_TYPES = frozenset(
-    {
-        "session.created",
-        "session.updated",
-        "conversation.created",
-        "conversation.item.created",
-        "conversation.item.added",
-        "conversation.item.done",
-        "rate_limits.updated",
-        "response.done",
-        "response.text.delta",
-        "response.audio_transcript.delta",
-        "response.output_audio_transcript.delta",
-        "response.audio.delta",
-        "response.output_audio.delta",
-        "input_audio_buffer.committed",
-        "input_audio_buffer.speech_started",
-        "input_audio_buffer.speech_stopped",
-    }
-)
 
 
 class RealtimeAdapter(ResponsesAdapter):

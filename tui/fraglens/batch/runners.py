@@ -80,7 +80,8 @@ def _tasks(paths: Sequence[str], workers: int) -> list[tuple[str, ...]]:
 _SHARED_MODULES = (
     "json_repair", "fraglens.engine.local_repair", "fraglens.engine.leaks",
     "fraglens.report.cost", "fraglens.fit.verdicts", "fraglens.framing.recording",
-    "fraglens.reading.recording_times", "fraglens.redact",
+    "fraglens.reading.recording_times", "fraglens.reading.recording_runs",
+    "fraglens.framing.recording_reads", "fraglens.redact",
 )
 
 

@@ -17,14 +17,17 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .. import __version__
 from .exits import EXIT_CODES, CliError
 
+# ``typing`` (with ``re``, ``enum``, ``contextlib``) is most of what importing
+# this module would cost, and ``fraglens --version`` should cost nothing:
+# mypy reads the block below as it reads ``typing.TYPE_CHECKING``
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
     from types import ModuleType
 
 __all__ = ["COMMANDS", "CliError", "batch_collector", "build_parser", "main"]
@@ -108,6 +111,27 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def command_parser(name: str) -> argparse.ArgumentParser:
+    """The parser of one command alone: the one ``build_parser`` makes for it
+    among the others (its prog, help, arguments and defaults), without the
+    ten parsers around it, which cost about a millisecond on every start."""
+    import argparse
+
+    from .formatter import Formatter
+
+    module = command_module(name)
+    help_text = COMMANDS[name][1]
+    parser = argparse.ArgumentParser(
+        prog=f"fraglens {name}",
+        description=help_text,
+        epilog=_epilog(module),
+        formatter_class=Formatter,
+    )
+    module.build(parser)
+    parser.set_defaults(run=module.run, command=name)
+    return parser
+
+
 def _looks_like_a_command(word: str) -> bool:
     """``fraglens WORD``: a capture to open, or a mistyped command? A file that
     exists is opened; otherwise a bare word (no dot, no slash, not an option or
@@ -141,7 +165,10 @@ def _parse(argv: list[str]) -> argparse.Namespace:
             raise _unknown_command(topic[0], as_file=False)
         return build_parser().parse_args(["--help"])
     if argv and argv[0] in COMMANDS:
-        return build_parser(only=argv[0]).parse_args(argv)
+        args, unknown = command_parser(argv[0]).parse_known_args(argv[1:])
+        if unknown:  # said by the whole command line, as it always was
+            return build_parser(only=argv[0]).parse_args(argv)
+        return args
     if argv and argv[0] in ("-h", "--help", "--version"):
         return build_parser().parse_args(argv)
     if argv and _looks_like_a_command(argv[0]):

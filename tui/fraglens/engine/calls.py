@@ -20,7 +20,6 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
@@ -28,47 +27,48 @@ from .finalize import Result
 from .scanner import COMPLETE, EMPTY_STATE, IN_ESCAPE, IN_STRING, Scanner, ScanState
 
 
-@dataclass
 class Call:
     """A call as the engine knows it. Only the engine mutates it."""
 
-    seq: int  # creation order, across choices
-    choice: int
-    first_event: int
-    index: int | None = None  # first wire index
-    id: str | None = None
-    name: str | None = None
-    aliases: list[str] = field(default_factory=list)
-    synthetic_id: str | None = None
-    obj: Any = None  # merged object arguments (args-object), when they came as objects
-    obj_seen: bool = False
-    #: characters of the buffer that are object arguments' serialization: any
-    #: more is text that came for the same call, and then no value is dropped
-    obj_chars: int = 0
-    hosted: bool = False
-    over_limit: bool = False
-    #: UTF-8 bytes buffered, counted only once the call nears the size limit
-    nbytes: int | None = None
-    dropped_bytes: int = 0
-    last_event: int = -1
-    #: (event, name) and (event, id) each time they changed, for stepping
-    name_history: list[tuple[int, str]] = field(default_factory=list)
-    id_history: list[tuple[int, str]] = field(default_factory=list)
-    #: (event, result); the last one is the call's verdict
-    results: list[tuple[int, Result]] = field(default_factory=list)
-    finalized: bool = False
-    notes: list[str] = field(default_factory=list)
-    #: codes already raised for this call (info codes are raised once per call)
-    raised: set[str] = field(default_factory=set)
-    #: the calls a ``multi_tool_use.parallel`` wrapper holds (name, arguments)
-    inner_calls: list[dict[str, Any]] | None = None
-    #: (event, output, error) each time the stream carried the tool's result
-    outputs: list[tuple[int, Any, str | None]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
+    def __init__(self, seq: int, choice: int, first_event: int, index: int | None = None) -> None:
+        self.seq = seq  # creation order, across choices
+        self.choice = choice
+        self.first_event = first_event
+        self.index = index  # first wire index
+        self.id: str | None = None
+        self.name: str | None = None
+        self.aliases: list[str] = []
+        self.synthetic_id: str | None = None
+        #: merged object arguments (args-object), when they came as objects
+        self.obj: Any = None
+        self.obj_seen = False
+        #: characters of the buffer that are object arguments' serialization: any
+        #: more is text that came for the same call, and then no value is dropped
+        self.obj_chars = 0
+        self.hosted = False
+        self.over_limit = False
+        #: UTF-8 bytes buffered, counted only once the call nears the size limit
+        self.nbytes: int | None = None
+        self.dropped_bytes = 0
+        self.last_event = -1
+        #: (event, name) and (event, id) each time they changed, for stepping
+        self.name_history: list[tuple[int, str]] = []
+        self.id_history: list[tuple[int, str]] = []
+        #: (event, result); the last one is the call's verdict
+        self.results: list[tuple[int, Result]] = []
+        self.finalized = False
+        self.notes: list[str] = []
+        #: codes already raised for this call (info codes are raised once per call)
+        self.raised: set[str] = set()
+        #: the calls a ``multi_tool_use.parallel`` wrapper holds (name, arguments)
+        self.inner_calls: list[dict[str, Any]] | None = None
+        #: (event, output, error) each time the stream carried the tool's result
+        self.outputs: list[tuple[int, Any, str | None]] = []
         self.pieces: list[str] = []
         self._joined: str | None = ""
-        self._scanner = Scanner()
+        #: made when something first asks what the scanner saw (most calls
+        #: ``check`` reads are never scanned: see the module's doc)
+        self._scanner: Scanner | None = None
         #: fragments not yet read by the scanner, from position ``_next``
         self._unscanned: list[str] = []
         self._next = 0
@@ -147,6 +147,11 @@ class Call:
     def catch_up(self) -> Scanner:
         """Run the scanner over every fragment it has not read yet."""
         self._scan_to(len(self.frag_end))
+        return self._the_scanner()
+
+    def _the_scanner(self) -> Scanner:
+        if self._scanner is None:
+            self._scanner = Scanner()
         return self._scanner
 
     def _scan_to(self, k: int) -> None:
@@ -155,12 +160,13 @@ class Call:
         if len(shapes) >= k:
             return
         pending, at = self._unscanned, self._next
-        feed = self._scanner.feed
+        scanner = self._the_scanner()
+        feed = scanner.feed
         while len(shapes) < k:
             _, depth, flags = feed(pending[at])
             at += 1
             shapes.append(depth << 3 | flags)
-            if self.surrogate_split_at is None and self._scanner.surrogate_split:
+            if self.surrogate_split_at is None and scanner.surrogate_split:
                 self.surrogate_split_at = len(shapes) - 1
         if at == len(pending):
             pending.clear()
@@ -229,7 +235,7 @@ class Call:
         shape = self.frag_shape[k - 1]
         # the first impossible character is final once seen: it is either in
         # the part scanned, or the prefix up to here is valid
-        bad = self._scanner.bad_offset
+        bad = self._the_scanner().bad_offset
         valid = bad is None or bad >= end
         return ScanState(
             offset=end,

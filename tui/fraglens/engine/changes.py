@@ -13,9 +13,13 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..records import FrozenRecord
+
+if TYPE_CHECKING:
+    from typing import Final
 
 #: changes listed one by one; past these, one line says there were more
 MAX_CHANGES = 40
@@ -137,20 +141,30 @@ def normalize(text: str) -> tuple[str, Offsets]:
     return "".join(out), where
 
 
-@dataclass(frozen=True, slots=True)
-class Walk:
+class Walk(FrozenRecord):
     """The differences between a raw text and a repaired value's serialization."""
 
+    __slots__ = ("listed", "dropped", "dropped_key", "invented", "lost")
     #: in words, with offsets into the raw text, at most ``MAX_CHANGES``
-    listed: list[str]
+    listed: Final[list[str]]
     #: characters of the raw text removed (commas, quotes and whitespace aside)
-    dropped: int = 0
+    dropped: Final[int]
     #: a removed span held a whole string or a key's colon
-    dropped_key: bool = False
+    dropped_key: Final[bool]
     #: an empty string was put where the text had none (a value made up)
-    invented: bool = False
+    invented: Final[bool]
     #: the two texts could not be lined up again after a difference
-    lost: bool = False
+    lost: Final[bool]
+
+    def __init__(
+        self, listed: list[str], dropped: int = 0, dropped_key: bool = False,
+        invented: bool = False, lost: bool = False,
+    ) -> None:
+        self.listed = listed
+        self.dropped = dropped
+        self.dropped_key = dropped_key
+        self.invented = invented
+        self.lost = lost
 
 
 #: what a repair may remove or change without losing content

@@ -14,9 +14,12 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..records import FrozenRecord
+
+if TYPE_CHECKING:
+    from typing import Final
 from .changes import MAX_CHANGES, describe
 
 #: commas put in or dropped one parse at a time, at most: each costs a parse
@@ -36,13 +39,17 @@ _VALUE_START = frozenset('"{[-0123456789tfn')
 _AFTER_COMMA = ("Expecting value", "Expecting property name enclosed in double quotes")
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
+class Reading(FrozenRecord):
     """The value of a text once its comma defects are mended, and the edits."""
 
-    value: Any
+    __slots__ = ("value", "listed")
+    value: Final[Any]
     #: the edits in words, in the order of the text, at most ``MAX_CHANGES``
-    listed: list[str]
+    listed: Final[list[str]]
+
+    def __init__(self, value: Any, listed: list[str]) -> None:
+        self.value = value
+        self.listed = listed
 
 
 def read_commas(text: str, error: json.JSONDecodeError) -> Reading | None:

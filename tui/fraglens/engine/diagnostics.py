@@ -8,8 +8,12 @@ means, the wire shape, what fraglens does, what to do), which a test requires.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+from ..records import FrozenRecord
+
+if TYPE_CHECKING:
+    from typing import Final
 
 Severity = Literal["info", "warning", "error"]
 
@@ -86,15 +90,23 @@ CODES: dict[str, tuple[Severity, str]] = {
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+class Diagnostic(FrozenRecord):
     """One finding. ``event`` is the event number it belongs to, ``call`` the
     position of the call in the report's ``calls`` list."""
 
-    code: str
-    message: str
-    event: int | None = None
-    call: int | None = None
+    __slots__ = ("code", "message", "event", "call")
+    code: Final[str]
+    message: Final[str]
+    event: Final[int | None]
+    call: Final[int | None]
+
+    def __init__(
+        self, code: str, message: str, event: int | None = None, call: int | None = None,
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.event = event
+        self.call = call
 
     @property
     def severity(self) -> Severity:

@@ -31,14 +31,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
+from ..records import FrozenRecord
 from .plural import counted
 from .scanner import ScanState
 
 if TYPE_CHECKING:
+    from typing import Final
+
     from .changes import Walk
 
 OK_STATUSES = ("ok", "empty")
@@ -52,25 +54,48 @@ _MAX_DROPPED = 8
 _decoder = json.JSONDecoder()
 
 
-@dataclass(frozen=True, slots=True)
-class Result:
+class Result(FrozenRecord):
     """The verdict on one call's arguments."""
 
-    status: str
+    __slots__ = (
+        "status",
+        "arguments",
+        "has_value",
+        "repairs",
+        "findings",
+        "values",
+        "repaired_text",
+        "whole_value",
+    )
+    status: Final[str]
     #: the parsed value (best effort for truncated/aborted; None when none)
-    arguments: Any
-    has_value: bool
+    arguments: Final[Any]
+    has_value: Final[bool]
     #: what was changed to get ``arguments``, in words, in order
-    repairs: tuple[str, ...] = ()
+    repairs: Final[tuple[str, ...]]
     #: (code, message) findings for the diagnostics list
-    findings: tuple[tuple[str, str], ...] = ()
+    findings: Final[tuple[tuple[str, str], ...]]
     #: the separate values, when several different ones were found (args-multiple-values)
-    values: tuple[Any, ...] = ()
+    values: Final[tuple[Any, ...]]
     #: the repaired value as JSON text, for a side-by-side view
-    repaired_text: str | None = None
+    repaired_text: Final[str | None]
     #: the untouched text parsed strictly as one JSON object or array, which
     #: proves what the scanner would say after it (valid, complete, depth 0)
-    whole_value: bool = False
+    whole_value: Final[bool]
+
+    def __init__(
+        self, status: str, arguments: Any, has_value: bool, repairs: tuple[str, ...] = (),
+        findings: tuple[tuple[str, str], ...] = (), values: tuple[Any, ...] = (),
+        repaired_text: str | None = None, whole_value: bool = False,
+    ) -> None:
+        self.status = status
+        self.arguments = arguments
+        self.has_value = has_value
+        self.repairs = repairs
+        self.findings = findings
+        self.values = values
+        self.repaired_text = repaired_text
+        self.whole_value = whole_value
 
 
 def finalize(text: str, scan: Callable[[], ScanState], **kwargs: Any) -> Result:
@@ -142,7 +167,7 @@ def _finalize(
             return Result(status, None, False, tuple(repairs), tuple(findings))
         result = _checked_value(value, repairs, findings, aborted)
         if untouched and isinstance(value, (dict, list)):
-            result = replace(result, whole_value=True)
+            result = result.replace(whole_value=True)
         return result
 
     # trailing data after a first value (args-duplicated / args-multiple-values);
@@ -285,11 +310,13 @@ def _kind(value: Any) -> str:
 # A lenient reading of the nesting, for text the strict scanner gave up on:
 # strings in double quotes (and in single quotes where a key or value starts)
 # and brackets. A run holds anything but single quotes, double-quoted strings
-# whole: most texts are one run, read by counting its brackets.
-_RUN = re.compile(r'(?:[^"\']+|"[^"\\]*(?:\\.[^"\\]*)*")+', re.S)
-_DOUBLE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_SINGLE = re.compile(r"'[^'\\]*(?:\\.[^'\\]*)*'", re.S)
-_BRACKET = re.compile(r"[{}\[\]]")
+# whole: most texts are one run, read by counting its brackets. These, like
+# the other expressions here, are compiled when first needed (``re`` keeps
+# them): most checks never read a defective text, and start faster.
+_RUN = r'(?:[^"\']+|"[^"\\]*(?:\\.[^"\\]*)*")+'
+_DOUBLE = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_SINGLE = r"'[^'\\]*(?:\\.[^'\\]*)*'"
+_BRACKET = r"[{}\[\]]"
 _STEP = {"{": 1, "[": 1, "}": -1, "]": -1}
 
 
@@ -297,14 +324,16 @@ def _open_in(text: str) -> str | None:
     """Where ``text`` ends inside an open string, object or array, reading past
     defects a strict parser stops at; None when everything it opened is closed.
     A closer with nothing open is passed over."""
+    run, double = re.compile(_RUN, re.S), re.compile(_DOUBLE, re.S)
+    single, bracket = re.compile(_SINGLE, re.S), re.compile(_BRACKET)
     depth = 0
     prev = ""  # the last significant character outside strings
     i, n = 0, len(text)
     while i < n:
-        m = _RUN.match(text, i)
+        m = run.match(text, i)
         if m is not None:
-            bare = _DOUBLE.sub('"', m.group(0))  # a string counts as its quote
-            brackets = _BRACKET.findall(bare)
+            bare = double.sub('"', m.group(0))  # a string counts as its quote
+            brackets = bracket.findall(bare)
             if brackets:
                 steps = list(accumulate(map(_STEP.__getitem__, brackets), initial=depth))
                 if min(steps) >= 0:  # no closer without an opener: the count is the depth
@@ -318,7 +347,7 @@ def _open_in(text: str) -> str | None:
             return "an open string"
         else:  # a single quote
             if prev in ("", "{", "[", ",", ":"):
-                sm = _SINGLE.match(text, i)
+                sm = single.match(text, i)
                 if sm is None:
                     return "an open string"
                 i = sm.end()
@@ -380,26 +409,24 @@ def _split_values(text: str) -> list[Any] | None:
 
 #: a string in double or single quotes (stepped over), or a constant
 #: Python's json reads and JSON lacks
-_CONSTANT = re.compile(
-    r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\'|(-?Infinity|NaN)', re.S
-)
+_CONSTANT = r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\'\\]*(?:\\.[^\'\\]*)*\'|(-?Infinity|NaN)'
 
 
 def _constant(text: str) -> str | None:
     """Where ``text`` holds NaN or Infinity outside a string, in words, or None."""
     if "NaN" not in text and "Infinity" not in text:
         return None
-    for m in _CONSTANT.finditer(text):
+    for m in re.finditer(_CONSTANT, text, re.S):
         if m.group(1) is not None:
             return f"{m.group(1)} at {m.start(1)} is not JSON (Python's json reads it as a float)"
     return None
 
 
-_LONE = re.compile("[\ud800-\udfff]")
+_LONE = "[\ud800-\udfff]"
 
 
 def _has_lone_surrogate(text: str) -> bool:
-    return _LONE.search(text) is not None
+    return not text.isascii() and re.search(_LONE, text) is not None
 
 
 def _best_effort(text: str, stop: int | None = None) -> Any:

@@ -10,18 +10,21 @@ piece of something larger; the engine decides which call it belongs to.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..records import FrozenRecord, Record
+
+if TYPE_CHECKING:
+    from typing import Final
 
 #: Marker for "this delta carried no object arguments" (``None`` is a real value).
 NO_OBJECT: Any = object()
 
 
-# ToolDelta and TextDelta are made once per fragment, so they are plain slotted
-# dataclasses: a frozen one's __init__ costs six times as much. Nothing mutates
-# them after the adapter returns them.
-@dataclass(slots=True)
-class ToolDelta:
+# ToolDelta and TextDelta are made once per fragment, so they may change: a
+# record that stopped it would cost more to make. Nothing mutates them after
+# the adapter returns them.
+class ToolDelta(Record):
     """A piece of one tool call, exactly as the wire spelled it.
 
     ``index`` is the wire index (``None`` when the entry had none); ``id`` and
@@ -31,27 +34,45 @@ class ToolDelta:
     came as a JSON object instead of a string (``args-object``).
     """
 
-    choice: int = 0
-    index: int | None = None
-    id: str | None = None
-    name: str | None = None
-    args: str | None = None
-    args_null: bool = False
-    args_obj: Any = NO_OBJECT
+    __slots__ = ("choice", "index", "id", "name", "args", "args_null", "args_obj", "item",
+                 "native_index", "hosted")
+    choice: int
+    index: int | None
+    id: str | None
+    name: str | None
+    args: str | None
+    args_null: bool
+    args_obj: Any
     #: A stable native key other than the wire index (Responses item_id), or None.
-    item: str | None = None
+    item: str | None
     #: The index is the format's own block/item position (an Anthropic content
     #: block, a Responses output item), not a Chat Completions tool-call index:
     #: it starts wherever the blocks before it left off, so ``index-nonzero-start`` does not apply.
-    native_index: bool = False
+    native_index: bool
     #: The provider runs this tool itself (Anthropic ``server_tool_use``,
     #: ``mcp_tool_use``): the client neither answers it nor expects
     #: ``finish_reason: tool_calls`` for it.
-    hosted: bool = False
+    hosted: bool
+
+    def __init__(
+        self, choice: int = 0, index: int | None = None, id: str | None = None,
+        name: str | None = None, args: str | None = None, args_null: bool = False,
+        args_obj: Any = NO_OBJECT, item: str | None = None, native_index: bool = False,
+        hosted: bool = False,
+    ) -> None:
+        self.choice = choice
+        self.index = index
+        self.id = id
+        self.name = name
+        self.args = args
+        self.args_null = args_null
+        self.args_obj = args_obj
+        self.item = item
+        self.native_index = native_index
+        self.hosted = hosted
 
 
-@dataclass(frozen=True, slots=True)
-class ArgsFinal:
+class ArgsFinal(FrozenRecord):
     """The complete argument text of a call as the format restates it at its end
     (Responses ``function_call_arguments.done``, Anthropic ``content_block_start``
     input when no delta followed). The engine cross-checks it with the deltas.
@@ -60,77 +81,120 @@ class ArgsFinal:
     arguments, which it could not complete (Vertex ``partialArgs`` that left
     document order); this text is the arguments, not a second opinion."""
 
-    choice: int
-    index: int | None
-    text: str
-    id: str | None = None
-    item: str | None = None
-    replaces: bool = False
+    __slots__ = ("choice", "index", "text", "id", "item", "replaces")
+    choice: Final[int]
+    index: Final[int | None]
+    text: Final[str]
+    id: Final[str | None]
+    item: Final[str | None]
+    replaces: Final[bool]
+
+    def __init__(
+        self, choice: int, index: int | None, text: str, id: str | None = None,
+        item: str | None = None, replaces: bool = False,
+    ) -> None:
+        self.choice = choice
+        self.index = index
+        self.text = text
+        self.id = id
+        self.item = item
+        self.replaces = replaces
 
 
-@dataclass(slots=True)
-class TextDelta:
+class TextDelta(Record):
     """Assistant text (``channel="content"``) or reasoning (``"reasoning"``)."""
 
+    __slots__ = ("choice", "text", "channel")
     choice: int
     text: str
-    channel: str = "content"
+    channel: str
+
+    def __init__(self, choice: int, text: str, channel: str = "content") -> None:
+        self.choice = choice
+        self.text = text
+        self.channel = channel
 
 
-@dataclass(frozen=True, slots=True)
-class Finish:
+class Finish(FrozenRecord):
     """A finish signal for one choice. ``reason`` is normalized to
     ``stop`` | ``tool_calls`` | ``length`` | ``error`` | ``content_filter`` or
     kept as the wire value; ``raw`` is what the wire said."""
 
-    choice: int
-    reason: str
-    raw: str
+    __slots__ = ("choice", "reason", "raw")
+    choice: Final[int]
+    reason: Final[str]
+    raw: Final[str]
+
+    def __init__(self, choice: int, reason: str, raw: str) -> None:
+        self.choice = choice
+        self.reason = reason
+        self.raw = raw
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(FrozenRecord):
     """Token usage as the stream reported it (last one wins, never summed)."""
 
-    data: dict[str, Any]
+    __slots__ = ("data",)
+    data: Final[dict[str, Any]]
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
 
 
-@dataclass(frozen=True, slots=True)
-class StreamError:
+class StreamError(FrozenRecord):
     """An error reported inside the stream (``error-event``)."""
 
-    message: str
+    __slots__ = ("message", "generation")
+    message: Final[str]
     #: the model's output the provider refused to turn into a call (Groq's
     #: ``failed_generation`` with ``tool_use_failed``), kept to be read
-    generation: str | None = None
+    generation: Final[str | None]
+
+    def __init__(self, message: str, generation: str | None = None) -> None:
+        self.message = message
+        self.generation = generation
 
 
-@dataclass(frozen=True, slots=True)
-class Terminal:
+class Terminal(FrozenRecord):
     """A format's explicit end-of-stream event (``message_stop``,
     ``response.completed``, ``message-end``)."""
 
-    name: str
+    __slots__ = ("name",)
+    name: Final[str]
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
-@dataclass(frozen=True, slots=True)
-class Notice:
+class Notice(FrozenRecord):
     """An adapter-level diagnostic (a code of ``diagnostics.CODES``) about this event."""
 
-    code: str
-    message: str
+    __slots__ = ("code", "message")
+    code: Final[str]
+    message: Final[str]
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        self.message = message
 
 
-@dataclass(frozen=True, slots=True)
-class ToolOutput:
+class ToolOutput(FrozenRecord):
     """What a call's tool returned, when the stream itself carries it (the AI
     SDK UI stream runs server-side tools and streams their results). Shown
     with its call; ``error`` is the tool's error text instead of an output."""
 
-    choice: int
-    index: int
-    output: Any = None
-    error: str | None = None
+    __slots__ = ("choice", "index", "output", "error")
+    choice: Final[int]
+    index: Final[int]
+    output: Final[Any]
+    error: Final[str | None]
+
+    def __init__(self, choice: int, index: int, output: Any = None,
+                 error: str | None = None) -> None:
+        self.choice = choice
+        self.index = index
+        self.output = output
+        self.error = error
 
 
 Op = (

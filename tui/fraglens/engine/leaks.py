@@ -22,11 +22,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
+from ..records import FrozenRecord
 from .finalize import Result, finalize
 from .scanner import Scanner, ScanState
+
+if TYPE_CHECKING:
+    from typing import Final
 
 #: leaked calls (and markup openers) read out of one text at most: the scan
 #: stops there, so what it keeps is bounded whatever the text holds
@@ -38,45 +42,84 @@ _NAME = r"[^\s<>\[\]{}()\"'`,;:=|｜]{1,256}"
 _decoder = json.JSONDecoder()
 
 
-@dataclass(frozen=True, slots=True)
-class Piece:
+class Piece(FrozenRecord):
     """One call a reader found: offsets are into the text that was scanned."""
 
+    __slots__ = ("family", "name", "raw", "start", "closed", "built")
     #: the key of its row in ``FAMILIES``; None: a rejected generation no row reads
-    family: str | None
-    name: str | None
+    family: Final[str | None]
+    name: Final[str | None]
     #: the arguments' text as written (for XML pairs: the pairs)
-    raw: str
-    start: int
+    raw: Final[str]
+    start: Final[int]
     #: the markup around the call was closed (False: the text ended inside it)
-    closed: bool
+    closed: Final[bool]
     #: the arguments as JSON text, when built from pairs rather than written
-    built: str | None = None
+    built: Final[str | None]
+
+    def __init__(
+        self, family: str | None, name: str | None, raw: str, start: int, closed: bool,
+        built: str | None = None,
+    ) -> None:
+        self.family = family
+        self.name = name
+        self.raw = raw
+        self.start = start
+        self.closed = closed
+        self.built = built
 
 
 #: a reader: (text, where the opener starts, where it ends) -> (calls, where to go on)
 Reader = Callable[[str, int, int], tuple[list[Piece], int]]
 
 
-@dataclass(frozen=True, slots=True)
-class Family:
-    key: str
-    label: str
+class Family(FrozenRecord):
+    __slots__ = ("key", "label", "opens", "shape", "fix", "read", "follows", "at_start")
+    key: Final[str]
+    label: Final[str]
     #: the literals that open it, as they appear in the text
-    opens: tuple[str, ...]
+    opens: Final[tuple[str, ...]]
     #: how the name and the arguments are written (for people)
-    shape: str
+    shape: Final[str]
     #: what makes the server turn this markup into tool calls
-    fix: str
-    read: Reader = field(repr=False)
+    fix: Final[str]
+    read: Final[Reader]
     #: what must follow the opener for the text to be this family (a regular
     #: expression matched right after it; several families share ``<tool_call>``)
-    follows: str = ""
+    follows: Final[str]
     #: the family is recognized only at the very start of the text
-    at_start: bool = False
+    at_start: Final[bool]
+
+    def __init__(
+        self, key: str, label: str, opens: tuple[str, ...], shape: str, fix: str, read: Reader,
+        follows: str = "", at_start: bool = False,
+    ) -> None:
+        self.key = key
+        self.label = label
+        self.opens = opens
+        self.shape = shape
+        self.fix = fix
+        self.read = read
+        self.follows = follows
+        self.at_start = at_start
 
 
 # -- shared helpers ------------------------------------------------------------
+
+
+def _lazy(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """``re.compile(pattern, flags)`` on the first call, the same pattern on
+    the next: a family's reader's expressions are compiled when its markup is
+    first found, not for every capture with text (most hold none, and the
+    readers' thirty expressions took 1.5 ms to compile)."""
+    compiled: list[re.Pattern[str]] = []
+
+    def pattern_() -> re.Pattern[str]:
+        if not compiled:
+            compiled.append(re.compile(pattern, flags))
+        return compiled[0]
+
+    return pattern_
 
 
 def _until(text: str, closers: re.Pattern[str], start: int, end: int) -> tuple[int, int, bool]:
@@ -98,8 +141,8 @@ def _value_end(text: str, start: int, end: int) -> int | None:
     return start + int(stop)
 
 
-_NAME_KEY = re.compile(r'"name"\s*:\s*"((?:[^"\\]|\\.){0,256})"')
-_ARGS_KEY = re.compile(r'"(?:arguments|parameters)"\s*:\s*')
+_NAME_KEY = _lazy(r'"name"\s*:\s*"((?:[^"\\]|\\.){0,256})"')
+_ARGS_KEY = _lazy(r'"(?:arguments|parameters)"\s*:\s*')
 
 
 def _json_call(family: str, text: str, start: int, end: int, closed: bool) -> Piece | None:
@@ -116,7 +159,7 @@ def _json_call(family: str, text: str, start: int, end: int, closed: bool) -> Pi
         if not isinstance(name, str) and not ({"arguments", "parameters"} & whole.keys()):
             return None  # an object, but no call
         value = whole.get("arguments", whole.get("parameters"))
-        m = _ARGS_KEY.search(block, lead, stop)
+        m = _ARGS_KEY().search(block, lead, stop)
         raw = ""
         if m is not None:
             at = _value_end(block, m.end(), stop)
@@ -127,8 +170,8 @@ def _json_call(family: str, text: str, start: int, end: int, closed: bool) -> Pi
                 raw = json.dumps(value, ensure_ascii=False)
         return Piece(family, name if isinstance(name, str) else None, raw.strip(),
                      start + lead, closed)
-    m_name = _NAME_KEY.search(block)
-    m_args = _ARGS_KEY.search(block)
+    m_name = _NAME_KEY().search(block)
+    m_args = _ARGS_KEY().search(block)
     if m_name is None and m_args is None:
         return None
     try:
@@ -188,35 +231,35 @@ def _built(pairs: list[tuple[str, str]]) -> str:
 
 # -- the readers -----------------------------------------------------------------
 
-_TOOL_CALL_END = re.compile(r"</tool_call>")
+_TOOL_CALL_END = _lazy(r"</tool_call>")
 
 
 def _read_hermes(text: str, at: int, after: int) -> tuple[list[Piece], int]:
-    stop, resume, closed = _until(text, _TOOL_CALL_END, after, len(text))
+    stop, resume, closed = _until(text, _TOOL_CALL_END(), after, len(text))
     piece = _json_call("hermes", text, after, stop, closed)
-    return ([replace(piece, start=at)] if piece else []), resume
+    return ([piece.replace(start=at)] if piece else []), resume
 
 
 _GLM_TAGS = ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
-_GLM_NAME = re.compile(r"\s*([^\n<]{1,256})")
+_GLM_NAME = _lazy(r"\s*([^\n<]{1,256})")
 
 
 def _read_glm(text: str, at: int, after: int) -> tuple[list[Piece], int]:
-    stop, resume, closed = _until(text, _TOOL_CALL_END, after, len(text))
-    m = _GLM_NAME.match(text, after, stop)
+    stop, resume, closed = _until(text, _TOOL_CALL_END(), after, len(text))
+    m = _GLM_NAME().match(text, after, stop)
     name = m.group(1).strip() if m else None
     body_at = m.end() if m else after
     pairs = [(k, v.strip()) for k, v in _tagged_pairs(text, body_at, stop, _GLM_TAGS)]
     return [Piece("glm45", name, text[body_at:stop].strip(), at, closed, _built(pairs))], resume
 
 
-_QWEN_FUNCTION = re.compile(r"\s*<function=([^>\n]{1,256})>")
+_QWEN_FUNCTION = _lazy(r"\s*<function=([^>\n]{1,256})>")
 _QWEN_TAGS = ("<parameter=", ">", "", "</parameter>")
 
 
 def _read_qwen3_coder(text: str, at: int, after: int) -> tuple[list[Piece], int]:
-    stop, resume, closed = _until(text, _TOOL_CALL_END, after, len(text))
-    m = _QWEN_FUNCTION.match(text, after, stop)
+    stop, resume, closed = _until(text, _TOOL_CALL_END(), after, len(text))
+    m = _QWEN_FUNCTION().match(text, after, stop)
     name = m.group(1).strip() if m else None
     body_at = m.end() if m else after
     # the template puts each value on its own lines
@@ -226,13 +269,13 @@ def _read_qwen3_coder(text: str, at: int, after: int) -> tuple[list[Piece], int]
     return [Piece("qwen3_coder", name, body, at, closed, _built(pairs))], resume
 
 
-_MISTRAL_NEXT = re.compile(r"\[TOOL_CALLS\]|</s>")
-_MISTRAL_NAMED = re.compile(rf"\s*({_NAME})(?:\[CALL_ID\]([^\[]{{0,256}}))?\[ARGS\]")
+_MISTRAL_NEXT = _lazy(r"\[TOOL_CALLS\]|</s>")
+_MISTRAL_NAMED = _lazy(rf"\s*({_NAME})(?:\[CALL_ID\]([^\[]{{0,256}}))?\[ARGS\]")
 
 
 def _read_mistral(text: str, at: int, after: int) -> tuple[list[Piece], int]:
-    stop, _, _ = _until(text, _MISTRAL_NEXT, after, len(text))
-    m = _MISTRAL_NAMED.match(text, after, stop)
+    stop, _, _ = _until(text, _MISTRAL_NEXT(), after, len(text))
+    m = _MISTRAL_NAMED().match(text, after, stop)
     if m is not None:  # [TOOL_CALLS]name[ARGS]{...}, the newer tokenizers' form
         end = _value_end(text, m.end(), stop)
         raw = text[m.end():end if end is not None else stop]
@@ -259,11 +302,11 @@ def _read_mistral(text: str, at: int, after: int) -> tuple[list[Piece], int]:
     return pieces, end
 
 
-_KIMI_SECTION_END = re.compile(r"<\|tool_calls_section_end\|>")
-_KIMI_CALL = re.compile(
+_KIMI_SECTION_END = _lazy(r"<\|tool_calls_section_end\|>")
+_KIMI_CALL = _lazy(
     r"<\|tool_call_begin\|>\s*([^<]{1,300}?)\s*<\|tool_call_argument_begin\|>"
 )
-_KIMI_CALL_END = re.compile(r"<\|tool_call_end\|>|<\|tool_call_begin\|>")
+_KIMI_CALL_END = _lazy(r"<\|tool_call_end\|>|<\|tool_call_begin\|>")
 
 
 def _kimi_name(call_id: str) -> str:
@@ -274,14 +317,14 @@ def _kimi_name(call_id: str) -> str:
 def _read_kimi(text: str, at: int, after: int) -> tuple[list[Piece], int]:
     if text.startswith("<|tool_call_begin|>", at):
         after = at  # a call without its section: read from its own opener
-    stop, resume, closed = _until(text, _KIMI_SECTION_END, after, len(text))
+    stop, resume, closed = _until(text, _KIMI_SECTION_END(), after, len(text))
     pieces: list[Piece] = []
     pos = after
     while len(pieces) < MAX_LEAKED:
-        m = _KIMI_CALL.search(text, pos, stop)
+        m = _KIMI_CALL().search(text, pos, stop)
         if m is None:
             break
-        end, pos, ended = _until(text, _KIMI_CALL_END, m.end(), stop)
+        end, pos, ended = _until(text, _KIMI_CALL_END(), m.end(), stop)
         if ended and text.startswith("<|tool_call_begin|>", end):
             pos, ended = end, False  # the next call began before this one ended
         pieces.append(Piece("kimi_k2", _kimi_name(m.group(1).strip()),
@@ -289,10 +332,13 @@ def _read_kimi(text: str, at: int, after: int) -> tuple[list[Piece], int]:
     return pieces, resume
 
 
-_DEEPSEEK_FENCED = re.compile(r"([^\n]{1,256})\n```(?:json)?\n(.*?)\n?```\s*$", re.DOTALL)
+_DEEPSEEK_FENCED = _lazy(r"([^\n]{1,256})\n```(?:json)?\n(.*?)\n?```\s*$", re.DOTALL)
 
 
+@lru_cache(maxsize=2)
 def _deepseek_tokens(bar: str) -> tuple[re.Pattern[str], re.Pattern[str], str, re.Pattern[str]]:
+    """The closers and separators of one spelling of DeepSeek's markup (its
+    full-width bar or the ASCII one), compiled when first met."""
     b = re.escape(bar)
     return (
         re.compile(rf"<{b}tool▁calls▁end{b}>"),
@@ -302,12 +348,9 @@ def _deepseek_tokens(bar: str) -> tuple[re.Pattern[str], re.Pattern[str], str, r
     )
 
 
-_DEEPSEEK = {bar: _deepseek_tokens(bar) for bar in ("｜", "|")}
-
-
 def _read_deepseek(text: str, at: int, after: int) -> tuple[list[Piece], int]:
     bar = text[at + 1]
-    section_end, call_begin, sep, call_end = _DEEPSEEK[bar]
+    section_end, call_begin, sep, call_end = _deepseek_tokens(bar)
     if text.startswith(f"<{bar}tool▁call▁begin{bar}>", at):
         after = at
     stop, resume, closed = _until(text, section_end, after, len(text))
@@ -326,7 +369,7 @@ def _read_deepseek(text: str, at: int, after: int) -> tuple[list[Piece], int]:
             pieces.append(Piece("deepseek_v31", None, text[m.end():end].strip(), m.start(), ended))
             continue
         head, body = text[m.end():split], text[split + len(sep):end]
-        fenced = _DEEPSEEK_FENCED.match(body)
+        fenced = _DEEPSEEK_FENCED().match(body)
         if fenced is not None:  # V3: type<sep>name, then the arguments in a json fence
             pieces.append(Piece("deepseek_v3", fenced.group(1).strip(), fenced.group(2).strip(),
                                 m.start(), ended))
@@ -341,28 +384,28 @@ def _read_deepseek(text: str, at: int, after: int) -> tuple[list[Piece], int]:
     return pieces, resume
 
 
-_HARMONY_HEAD = re.compile(rf"to=functions\.({_NAME})(.{{0,200}}?)<\|message\|>", re.DOTALL)
-_HARMONY_END = re.compile(r"<\|(?:call|end|return|start)\|>")
+_HARMONY_HEAD = _lazy(rf"to=functions\.({_NAME})(.{{0,200}}?)<\|message\|>", re.DOTALL)
+_HARMONY_END = _lazy(r"<\|(?:call|end|return|start)\|>")
 
 
 def _read_harmony(text: str, at: int, after: int) -> tuple[list[Piece], int]:
-    m = _HARMONY_HEAD.match(text, at)
+    m = _HARMONY_HEAD().match(text, at)
     if m is None:
         return [], after
-    end, resume, closed = _until(text, _HARMONY_END, m.end(), len(text))
+    end, resume, closed = _until(text, _HARMONY_END(), m.end(), len(text))
     return [Piece("harmony", m.group(1), text[m.end():end].strip(), at, closed)], resume
 
 
-_PYTHON_TAG_END = re.compile(r"<\|eom_id\|>|<\|eot_id\|>|<\|python_tag\|>")
-_PYTHON_CALL = re.compile(rf"\s*({_NAME})\.call\((.*)\)\s*$", re.DOTALL)
+_PYTHON_TAG_END = _lazy(r"<\|eom_id\|>|<\|eot_id\|>|<\|python_tag\|>")
+_PYTHON_CALL = _lazy(rf"\s*({_NAME})\.call\((.*)\)\s*$", re.DOTALL)
 
 
 def _read_python_tag(text: str, at: int, after: int) -> tuple[list[Piece], int]:
-    stop, resume, closed = _until(text, _PYTHON_TAG_END, after, len(text))
+    stop, resume, closed = _until(text, _PYTHON_TAG_END(), after, len(text))
     if text.startswith("<|python_tag|>", stop):
         resume = stop  # the next call's own tag
         closed = True
-    builtin = _PYTHON_CALL.match(text[after:stop])
+    builtin = _PYTHON_CALL().match(text[after:stop])
     if builtin is not None:  # a built-in tool: brave_search.call(query="...")
         return [Piece("llama3", builtin.group(1), builtin.group(2).strip(), at, True)], resume
     pieces: list[Piece] = []
@@ -374,7 +417,7 @@ def _read_python_tag(text: str, at: int, after: int) -> tuple[list[Piece], int]:
                            closed or end is not None)
         if piece is None:
             break
-        pieces.append(piece if pieces else replace(piece, start=at))
+        pieces.append(piece if pieces else piece.replace(start=at))
         if end is None:
             break
         pos = end
@@ -385,30 +428,30 @@ def _read_python_tag(text: str, at: int, after: int) -> tuple[list[Piece], int]:
 
 def _read_llama3_json(text: str, at: int, after: int) -> tuple[list[Piece], int]:
     end = _value_end(text, at, len(text))
-    if _ARGS_KEY.search(text, at, end if end is not None else len(text)) is None:
+    if _ARGS_KEY().search(text, at, end if end is not None else len(text)) is None:
         return [], at  # an answer that has a "name", not a call
     piece = _json_call("llama3_json", text, at, end if end is not None else len(text),
                        end is not None)
     return ([piece] if piece else []), end if end is not None else len(text)
 
 
-_FUNCTION_TAG = re.compile(rf"({_NAME})\s*>?")
-_FUNCTION_END = re.compile(r"</function>")
+_FUNCTION_TAG = _lazy(rf"({_NAME})\s*>?")
+_FUNCTION_END = _lazy(r"</function>")
 
 
 def _read_function_tag(text: str, at: int, after: int) -> tuple[list[Piece], int]:
-    stop, resume, closed = _until(text, _FUNCTION_END, after, len(text))
-    m = _FUNCTION_TAG.match(text, after, stop)
+    stop, resume, closed = _until(text, _FUNCTION_END(), after, len(text))
+    m = _FUNCTION_TAG().match(text, after, stop)
     if m is None:
         return [], resume
     return [Piece("llama_function", m.group(1), text[m.end():stop].strip(), at, closed)], resume
 
 
-_MINIMAX_END = re.compile(r"</tool_calls>")
+_MINIMAX_END = _lazy(r"</tool_calls>")
 
 
 def _read_minimax(text: str, at: int, after: int) -> tuple[list[Piece], int]:
-    stop, resume, closed = _until(text, _MINIMAX_END, after, len(text))
+    stop, resume, closed = _until(text, _MINIMAX_END(), after, len(text))
     pieces: list[Piece] = []
     pos = after
     for line in text[after:stop].split("\n"):
@@ -420,13 +463,13 @@ def _read_minimax(text: str, at: int, after: int) -> tuple[list[Piece], int]:
     return pieces, resume
 
 
-_QWEN_AGENT = re.compile(r"\s*:?\s*([^\n]{1,256})\n✿ARGS✿\s*:?\s*")
-_QWEN_AGENT_END = re.compile(r"✿RESULT✿|✿RETURN✿|✿FUNCTION✿")
+_QWEN_AGENT = _lazy(r"\s*:?\s*([^\n]{1,256})\n✿ARGS✿\s*:?\s*")
+_QWEN_AGENT_END = _lazy(r"✿RESULT✿|✿RETURN✿|✿FUNCTION✿")
 
 
 def _read_qwen_agent(text: str, at: int, after: int) -> tuple[list[Piece], int]:
-    stop, _, closed = _until(text, _QWEN_AGENT_END, after, len(text))
-    m = _QWEN_AGENT.match(text, after, stop)
+    stop, _, closed = _until(text, _QWEN_AGENT_END(), after, len(text))
+    m = _QWEN_AGENT().match(text, after, stop)
     if m is None:
         return [], stop
     return [Piece("qwen_agent", m.group(1).strip(), text[m.end():stop].strip(), at, closed)], stop
@@ -539,7 +582,7 @@ _OPENERS: dict[str, list[Family]] = {}
 for _family in FAMILIES:
     for _opener in _family.opens:
         _OPENERS.setdefault(_opener, []).append(_family)
-_FOLLOWS = {f.key: re.compile(f.follows) for f in FAMILIES if f.follows}
+_FOLLOWS = {f.key: _lazy(f.follows) for f in FAMILIES if f.follows}
 #: the openers found in running text, longest first
 _SCAN = re.compile("|".join(re.escape(o) for o in sorted(
     {o for f in FAMILIES if not f.at_start for o in f.opens}, key=len, reverse=True)))
@@ -550,19 +593,25 @@ _AT_START = [f for f in FAMILIES if f.at_start]
 def _family_at(text: str, at: int, opener: str) -> Family | None:
     for family in _OPENERS[opener]:
         follows = _FOLLOWS.get(family.key)
-        if follows is None or follows.match(text, at + len(opener)):
+        if follows is None or follows().match(text, at + len(opener)):
             return family
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Markup:
+class Markup(FrozenRecord):
     """Where one family's opener was seen in a text."""
 
-    family: str
-    opener: str
-    start: int
-    end: int
+    __slots__ = ("family", "opener", "start", "end")
+    family: Final[str]
+    opener: Final[str]
+    start: Final[int]
+    end: Final[int]
+
+    def __init__(self, family: str, opener: str, start: int, end: int) -> None:
+        self.family = family
+        self.opener = opener
+        self.start = start
+        self.end = end
 
 
 def scan(text: str) -> tuple[list[Markup], list[Piece]]:
@@ -574,7 +623,7 @@ def scan(text: str) -> tuple[list[Markup], list[Piece]]:
     for family in _AT_START:
         opener = next((o for o in family.opens if text.startswith(o, start)), None)
         follows = _FOLLOWS.get(family.key)
-        if opener is None or (follows and not follows.match(text, start + len(opener))):
+        if opener is None or (follows and not follows().match(text, start + len(opener))):
             continue
         found, _ = family.read(text, start, start + len(opener))
         if found:
@@ -596,17 +645,26 @@ def scan(text: str) -> tuple[list[Markup], list[Piece]]:
     return marks, pieces
 
 
-@dataclass(frozen=True, slots=True)
-class Leaked:
+class Leaked(FrozenRecord):
     """A call the model meant that never became a tool call, and where it was:
     in a choice's text (``source`` "text", ``offset`` into that text) or in the
     generation a provider's error carried (``source`` "error")."""
 
-    piece: Piece
-    result: Result
-    source: str
-    choice: int | None
-    event: int
+    __slots__ = ("piece", "result", "source", "choice", "event")
+    piece: Final[Piece]
+    result: Final[Result]
+    source: Final[str]
+    choice: Final[int | None]
+    event: Final[int]
+
+    def __init__(
+        self, piece: Piece, result: Result, source: str, choice: int | None, event: int,
+    ) -> None:
+        self.piece = piece
+        self.result = result
+        self.source = source
+        self.choice = choice
+        self.event = event
 
     @property
     def arguments_text(self) -> str:

@@ -14,11 +14,11 @@ import json
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 from itertools import accumulate, compress, count, repeat
 from operator import eq, itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any
 
+from ..records import Record
 from .calls import Call
 from .cumulative import last_restatement
 from .diagnostics import Diagnostic, make
@@ -46,7 +46,8 @@ if TYPE_CHECKING:  # the markup families load with the first text or refusal (st
 DEFAULT_MAX_ARG_BYTES = 16 * 1024 * 1024
 
 #: a UTF-16 surrogate pair written as two escapes, high half then low half
-_PAIR_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+#: (compiled when a text first holds an escape: ``re`` keeps it)
+_PAIR_ESCAPE = r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 
 
 #: the name OpenAI models sometimes give one call holding several (issue 11)
@@ -103,15 +104,24 @@ _PER_MESSAGE = frozenset(
 )
 
 
-@dataclass
-class ChoiceState:
+class ChoiceState(Record):
     """What one choice said besides its calls. ``text``, ``reasoning`` and
     ``finishes`` are append-only lists in event order and part of the read
     API: views binary-search them by event to show any step."""
 
-    text: list[tuple[int, str]] = field(default_factory=list)  # (event, piece)
-    reasoning: list[tuple[int, str]] = field(default_factory=list)
-    finishes: list[tuple[int, str, str]] = field(default_factory=list)  # (event, reason, raw)
+    __slots__ = ("text", "reasoning", "finishes")
+    text: list[tuple[int, str]]  # (event, piece)
+    reasoning: list[tuple[int, str]]
+    finishes: list[tuple[int, str, str]]  # (event, reason, raw)
+
+    def __init__(
+        self, text: list[tuple[int, str]] | None = None,
+        reasoning: list[tuple[int, str]] | None = None,
+        finishes: list[tuple[int, str, str]] | None = None,
+    ) -> None:
+        self.text = [] if text is None else text
+        self.reasoning = [] if reasoning is None else reasoning
+        self.finishes = [] if finishes is None else finishes
 
     def text_at(self, step: int, channel: str = "content") -> str:
         pieces = self.text if channel == "content" else self.reasoning
@@ -248,7 +258,7 @@ class Reassembler:
                 "choice (every later new choice index too)",
                 event,
             )
-        return replace(op, choice=target)
+        return op.replace(choice=target)
 
     def _drift_target(self, op: Chosen) -> int | None:
         """The choice a first op on a new choice index continues, or None when
@@ -696,7 +706,9 @@ class Reassembler:
             return
         if len(call.frag_shape) < len(call.frag_end):
             ends = call.frag_end
-            for m in _PAIR_ESCAPE.finditer(call.text):
+            text = call.text
+            pairs = re.finditer(_PAIR_ESCAPE, text) if "\\u" in text else iter(())
+            for m in pairs:
                 at = bisect_right(ends, m.start())  # the fragment the pair starts in
                 if at < len(ends) and ends[at] < m.end():
                     call.catch_up()  # straddles a fragment end: the scanner knows

@@ -21,7 +21,12 @@ The scanner never builds values: ``json.loads`` does that once, at the end.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..records import FrozenRecord
+
+if TYPE_CHECKING:
+    from typing import Final
 
 # states
 _VALUE = 0  # a value must come next
@@ -35,28 +40,47 @@ _LITERAL = 7
 _NUMBER = 8
 _DEAD = 9  # invalid: nothing more is scanned
 
-# Each of these patterns matches the empty string, so ``match`` never returns
-# None: the ``type: ignore[union-attr]`` below says so without a check per call.
-_STR_RUN = re.compile(r'[^"\\\x00-\x1f]*')
-_WS_RUN = re.compile(r"[ \t\n\r]*")
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = frozenset('"\\/bfnrt')
-# A number prefix that may still grow into a valid number, and a complete one.
-_NUM_PREFIX = re.compile(
-    r"-?(?:(?:0|[1-9][0-9]*)(?:\.(?:[0-9]+(?:[eE][+-]?[0-9]*)?)?|[eE][+-]?[0-9]*)?)?"
-)
-_NUM_FULL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
-_NUM_CHARS = re.compile(r"[0-9eE.+\-]*")
 _LITERALS = {"t": "true", "f": "false", "n": "null"}
+
+# The expressions below are compiled when the first scanner is made (``_compile``):
+# ``check`` makes none for calls whose text ``json.loads`` reads as one value.
+#
+# Each of these patterns matches the empty string, so ``match`` never returns
+# None: the ``type: ignore[union-attr]`` below says so without a check per call.
+_STR_RUN: re.Pattern[str]
+_WS_RUN: re.Pattern[str]
+# A number prefix that may still grow into a valid number, and a complete one.
+_NUM_PREFIX: re.Pattern[str]
+_NUM_FULL: re.Pattern[str]
+_NUM_CHARS: re.Pattern[str]
 # Whole tokens, read in one step where the automaton would take several:
 # a key without escapes and its colon; a value that is a string without
 # escapes, a number with the delimiter that ends it in the same fragment (it
 # could go on in the next one otherwise), or a literal.
-_KEY_WHOLE = re.compile(r'"[^"\\\x00-\x1f]*"[ \t\n\r]*:')
-_VALUE_WHOLE = re.compile(
-    r'"[^"\\\x00-\x1f]*"|true|false|null'
-    r"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?=[ \t\n\r,}\]])"
-)
+_KEY_WHOLE: re.Pattern[str]
+_VALUE_WHOLE: re.Pattern[str]
+_compiled = False
+
+
+def _compile() -> None:
+    global _STR_RUN, _WS_RUN, _NUM_PREFIX, _NUM_FULL, _NUM_CHARS, _KEY_WHOLE, _VALUE_WHOLE
+    global _compiled
+    _STR_RUN = re.compile(r'[^"\\\x00-\x1f]*')
+    _WS_RUN = re.compile(r"[ \t\n\r]*")
+    _NUM_PREFIX = re.compile(
+        r"-?(?:(?:0|[1-9][0-9]*)(?:\.(?:[0-9]+(?:[eE][+-]?[0-9]*)?)?|[eE][+-]?[0-9]*)?)?"
+    )
+    _NUM_FULL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
+    _NUM_CHARS = re.compile(r"[0-9eE.+\-]*")
+    _KEY_WHOLE = re.compile(r'"[^"\\\x00-\x1f]*"[ \t\n\r]*:')
+    _VALUE_WHOLE = re.compile(
+        r'"[^"\\\x00-\x1f]*"|true|false|null'
+        r"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?=[ \t\n\r,}\]])"
+    )
+    _compiled = True
+
 
 #: bit flags of the per-fragment record ``feed`` returns
 IN_STRING = 1
@@ -64,22 +88,34 @@ IN_ESCAPE = 2
 COMPLETE = 4
 
 
-@dataclass(frozen=True, slots=True)
-class ScanState:
+class ScanState(FrozenRecord):
     """The scanner's view after some prefix of the text."""
 
+    __slots__ = ("offset", "depth", "in_string", "in_escape", "valid", "complete", "bad_offset")
     #: characters seen so far
-    offset: int
+    offset: Final[int]
     #: open objects and arrays
-    depth: int
-    in_string: bool
-    in_escape: bool
+    depth: Final[int]
+    in_string: Final[bool]
+    in_escape: Final[bool]
     #: everything so far is a prefix of some valid JSON text
-    valid: bool
+    valid: Final[bool]
     #: a whole top-level value has been read (trailing whitespace allowed)
-    complete: bool
+    complete: Final[bool]
     #: offset of the first impossible character, when not valid
-    bad_offset: int | None
+    bad_offset: Final[int | None]
+
+    def __init__(
+        self, offset: int, depth: int, in_string: bool, in_escape: bool, valid: bool,
+        complete: bool, bad_offset: int | None,
+    ) -> None:
+        self.offset = offset
+        self.depth = depth
+        self.in_string = in_string
+        self.in_escape = in_escape
+        self.valid = valid
+        self.complete = complete
+        self.bad_offset = bad_offset
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -117,6 +153,8 @@ class Scanner:
     )
 
     def __init__(self) -> None:
+        if not _compiled:
+            _compile()
         self._state = _VALUE
         self._stack: list[str] = []  # '{' or '['
         self._offset = 0

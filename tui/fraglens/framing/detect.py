@@ -21,11 +21,11 @@ import json
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .events import EventLog, Framed, FrameTooLarge, FramingError, FramingProblem, RawEvent
 from .eventstream import looks_like_eventstream, read_eventstream
+from .recording_header import is_recording
 from .sse import SSEDecoder
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 _JSON_WS = re.compile(r"[ \t\r\n]*")
 #: a byte ``bytes.strip`` keeps: a line with one is not blank
 _NDJSON_CONTENT = re.compile(rb"[^ \t\n\r\x0b\x0c]")
+#: a recording's header line: the first line with content
 # one encoder for all items: json.dumps(..., ensure_ascii=False) builds one per call
 _dumps = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -65,13 +66,12 @@ def _read(data: bytes, containers: bool) -> Framed:
     if start < 0:
         raise FramingError("the input is empty" if not data else "the input is only whitespace")
     first = data[start : start + 1]
-    if containers and first == b"{":
-        # recordings and HAR read URLs and headers (urllib, the redaction):
-        # imported only for inputs that could be one, not for every SSE capture
-        from .recording import is_recording, parse_recording
+    if containers and first == b"{" and is_recording(data):
+        # recordings read URLs and headers (urllib, the redaction): imported
+        # only for a recording, not for every capture
+        from .recording import parse_recording
 
-        if is_recording(data):
-            return _read_recording(parse_recording(data))
+        return _read_recording(parse_recording(data))
     if first in (b"{", b"["):
         framed = _read_json(data, start, containers)
         if framed is not None:
@@ -231,8 +231,6 @@ def ndjson_start(data: bytes) -> int | None:
     start = _first_content(data, skip)
     if start < 0 or data[start : start + 1] != b"{" or not _is_ndjson(data, start):
         return None
-    from .recording import is_recording  # as in _read: only for inputs that could be one
-
     if is_recording(data):
         return None
     text = _utf8(data[start:] if start else data)
@@ -361,5 +359,5 @@ def _frame_body(
     stamped = []
     for event in framed.events:
         end = event.span[1] if event.span else total
-        stamped.append(replace(event, time=times[min(bisect_left(ends, end), len(times) - 1)]))
+        stamped.append(event.replace(time=times[min(bisect_left(ends, end), len(times) - 1)]))
     return framed.framing, stamped, framed.problems

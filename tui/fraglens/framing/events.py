@@ -9,10 +9,14 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from itertools import islice, repeat
 from operator import add, sub
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from ..records import FrozenRecord, Record
+
+if TYPE_CHECKING:
+    from typing import Final
 
 #: data     - an SSE event with data, or one NDJSON line / array item / body
 #: done     - the ``data: [DONE]`` sentinel
@@ -26,46 +30,69 @@ from typing import Any, Literal, overload
 EventKind = Literal["data", "done", "comment", "damaged", "sent", "binary", "close"]
 
 
-# Made once per event of 100k-event streams: a plain slotted dataclass, since a
-# frozen one's __init__ costs several times more. Treat it as immutable.
-@dataclass(slots=True)
-class RawEvent:
+# Made once per event of 100k-event streams: a record that may change, since
+# one that stopped it would cost more to make. Treat it as immutable.
+class RawEvent(Record):
+    __slots__ = ("number", "kind", "data", "event", "id", "time", "span", "at")
+    _compared = ("number", "kind", "data", "event", "id", "time", "span")
     number: int
     kind: EventKind
     data: str
     #: the SSE ``event:`` field, if any
-    event: str | None = None
+    event: str | None
     #: the SSE ``id:`` field, if any
-    id: str | None = None
+    id: str | None
     #: seconds since the request was sent, when a recording says so
-    time: float | None = None
+    time: float | None
     #: (start, end) byte offsets in the source this event was read from
-    span: tuple[int, int] | None = None
+    span: tuple[int, int] | None
     #: (start, end) byte offsets of the payload itself in that source, when
     #: ``data`` is exactly those bytes decoded (one SSE data line, an NDJSON
     #: line, a binary message's payload): an ``EventLog`` over the source then
-    #: keeps the offsets instead of the text. Not part of what the event is:
-    #: two events that say the same are equal wherever their payloads lie.
-    at: tuple[int, int] | None = field(default=None, compare=False)
+    #: keeps the offsets instead of the text. Not part of what the event is
+    #: (not in ``_compared``): two events that say the same are equal wherever
+    #: their payloads lie.
+    at: tuple[int, int] | None
+
+    def __init__(
+        self, number: int, kind: EventKind, data: str, event: str | None = None,
+        id: str | None = None, time: float | None = None,
+        span: tuple[int, int] | None = None, at: tuple[int, int] | None = None,
+    ) -> None:
+        self.number = number
+        self.kind = kind
+        self.data = data
+        self.event = event
+        self.id = id
+        self.time = time
+        self.span = span
+        self.at = at
 
 
 _NO_TIME = float("nan")
 _COMMENT_DATA = bytes((2, 0))  # a comment's kind and a data event's, in EventLog._kinds
 
 
-@dataclass(slots=True)
-class RunLines:
+class RunLines(Record):
     """What the events of a run read in bulk carry besides their one data
     line, where it varies from event to event (reading/sse_runs.py), in
     absolute offsets of the source, one entry per event."""
 
+    __slots__ = ("payloads", "comments", "first_id")
     #: where each payload starts (its lines before it vary in length)
-    payloads: Sequence[int] | None = None
+    payloads: Sequence[int] | None
     #: a one-line comment before each event's data line, which the decoder
     #: makes an event of its own before it: its span and its text's range
-    comments: tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]] | None = None
+    comments: tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]] | None
     #: the first event's ``id:``, each next one's counting up by one
-    first_id: int | None = None
+    first_id: int | None
+
+    def __init__(
+        self, payloads: Sequence[int] | None = None,
+        comments: tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]] | None = None,
+        first_id: int | None = None,
+    ) -> None:
+        self.payloads, self.comments, self.first_id = payloads, comments, first_id
 
 
 class EventLog(Sequence[RawEvent]):
@@ -192,19 +219,30 @@ class EventLog(Sequence[RawEvent]):
         self._times = array("d", (_NO_TIME if t is None else t for t in times))
 
     def stamp_from(self, start: int, times: Sequence[float | None]) -> None:
-        """The times of the events from ``start`` on, the earlier ones kept:
-        a recording's body read in slices, each slice's events stamped as
-        they come."""
-        if start == 0:
-            self.stamp(times)
-            return
+        """The times of the events from ``start`` on (as many as are given: an
+        array of them, NaN for none, or floats and None), the others kept: a
+        recording's body read in slices, each slice's events stamped as their
+        times are known."""
         if self._times is None:
-            self._times = array("d", [_NO_TIME]) * start
-        del self._times[start:]
-        self._times.extend(_NO_TIME if t is None else t for t in times)
+            self._times = array("d", [_NO_TIME]) * len(self._kind)
+        if not isinstance(times, array):
+            times = array("d", (_NO_TIME if t is None else t for t in times))
+        self._times[start : start + len(times)] = times
 
     def kind(self, i: int) -> EventKind:
         return self._kinds[self._kind[i]]
+
+    def unlike(self, kinds: tuple[EventKind, ...], start: int = 0) -> list[int]:
+        """The numbers of the events from ``start`` on whose kind is none of
+        ``kinds``, found in C (a recording's comments among 100k data events)."""
+        table = bytes(0 if k in kinds else 1 for k in self._kinds).ljust(256, b"\1")
+        marks = self._kind[start:].translate(table)
+        out: list[int] = []
+        at = marks.find(1)
+        while at >= 0:
+            out.append(start + at)
+            at = marks.find(1, at + 1)
+        return out
 
     def span(self, i: int) -> tuple[int, int] | None:
         """Where event ``i`` lies in the source, blank line included."""
@@ -310,29 +348,43 @@ class EventLog(Sequence[RawEvent]):
         )
 
 
-@dataclass(frozen=True, slots=True)
-class FramingProblem:
+class FramingProblem(FrozenRecord):
     """Something a reader met in the bytes and could not read as events: the
     stream reports it as a diagnostic (``code`` is a diagnostic code) at
     ``event``, the number of the event it happened before (None: at the end)."""
 
-    code: str
-    message: str
-    event: int | None = None
+    __slots__ = ("code", "message", "event")
+    code: Final[str]
+    message: Final[str]
+    event: Final[int | None]
+
+    def __init__(self, code: str, message: str, event: int | None = None) -> None:
+        self.code = code
+        self.message = message
+        self.event = event
 
 
-@dataclass(slots=True)
-class Framed:
+class Framed(Record):
     """A whole stream after framing."""
 
+    __slots__ = ("framing", "events", "meta", "problems")
     #: sse | ndjson | json-array | json-body | eventstream | recording | har
     framing: str
     #: a list, or an EventLog (compact) for the readers of whole large inputs
     events: Sequence[RawEvent]
     #: recording/HAR metadata: request, response (already redacted), etc.
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any]
     #: what could not be read, in stream order
-    problems: list[FramingProblem] = field(default_factory=list)
+    problems: list[FramingProblem]
+
+    def __init__(
+        self, framing: str, events: Sequence[RawEvent], meta: dict[str, Any] | None = None,
+        problems: list[FramingProblem] | None = None,
+    ) -> None:
+        self.framing = framing
+        self.events = events
+        self.meta = {} if meta is None else meta
+        self.problems = [] if problems is None else problems
 
 
 class FramingError(ValueError):

@@ -27,9 +27,9 @@ from __future__ import annotations
 import json
 import struct
 import zlib
-from dataclasses import dataclass
 
 from ..engine.plural import counted
+from ..records import Record
 from .events import EventLog, Framed, RawEvent
 
 __all__ = [
@@ -61,23 +61,34 @@ _PRELUDE = struct.Struct(">III")
 HeaderValue = bool | int | bytes | str
 
 
-@dataclass(slots=True)
-class Message:
+class Message(Record):
+    __slots__ = ("headers", "payload", "span")
     #: shared between the messages with the same header bytes: read, never change
     headers: dict[str, HeaderValue]
     payload: bytes
     #: (start, end) byte offsets in everything fed
     span: tuple[int, int]
 
+    def __init__(self, headers: dict[str, HeaderValue], payload: bytes,
+                 span: tuple[int, int]) -> None:
+        self.headers = headers
+        self.payload = payload
+        self.span = span
 
-@dataclass(slots=True)
-class Damage:
+
+class Damage(Record):
     """Bytes that are no valid message: ``cut`` (the stream ended inside a
     message) or ``crc`` (a checksum, a length or a header that does not hold)."""
 
+    __slots__ = ("kind", "reason", "span")
     kind: str
     reason: str
     span: tuple[int, int]
+
+    def __init__(self, kind: str, reason: str, span: tuple[int, int]) -> None:
+        self.kind = kind
+        self.reason = reason
+        self.span = span
 
 
 def _prelude_ok(buf: bytes | bytearray, at: int) -> int:

@@ -53,6 +53,7 @@ from typing import Any, Protocol
 
 from ..redact import REDACTED, Fingerprints, Headers, redact_headers, redact_url
 from .events import FramingError
+from .recording_header import is_recording
 
 __all__ = [
     "RECORDING_VERSION",
@@ -72,7 +73,6 @@ RECORDING_VERSION = 2
 HTTP_VERSION = 1
 #: The header's ``transport`` of a WebSocket connection's recording.
 WEBSOCKET = "websocket"
-_FIRST_LINE = re.compile(rb"\s*([^\n]*)")
 
 def recorded_url(url: str) -> str:
     """``url`` redacted for a recording, even when it cannot be parsed: a URL
@@ -319,25 +319,6 @@ class Recording:
         return b"".join(data for _, data in self.chunks)
 
 
-def _first_line(data: bytes) -> bytes:
-    match = _FIRST_LINE.match(data)
-    return match.group(1) if match else b""
-
-
-def is_recording(data: bytes) -> bool:
-    """Does ``data`` start like a fraglens recording (even one cut off in its header)?"""
-    first = _first_line(data)
-    if first.startswith(b'{"fraglens"'):
-        return True
-    if not first.startswith(b"{") or b'"fraglens"' not in first:
-        return False
-    try:
-        header = json.loads(first)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(header, dict) and header.get("fraglens") == "recording"
-
-
 def _time(value: Any) -> float | None:
     """A line's ``t`` as seconds, or None: a hand-made file may hold a 400-digit
     integer or ``1e999``, which no clock reads and no float holds."""
@@ -350,90 +331,178 @@ def _time(value: Any) -> float | None:
     return None
 
 
-def parse_recording(data: bytes) -> Recording:
-    """Read the lines of a recording; tolerate a last line cut off by a crash."""
-    data = data.lstrip()
-    first = data.find(b"\n")
-    try:
-        header = json.loads(data if first < 0 else data[:first])
-    except (ValueError, RecursionError):
-        raise FramingError("the recording's header line is cut off: nothing was recorded") from None
-    if not isinstance(header, dict) or header.get("fraglens") != "recording":
-        raise FramingError('not a fraglens recording: the first line lacks "fraglens": "recording"')
-    version = header.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise FramingError(f"the recording has no valid version (got {version!r})")
-    if version > RECORDING_VERSION:
-        raise FramingError(
-            f"the recording is format version {version}; this fraglens reads up to "
-            f"version {RECORDING_VERSION}: upgrade fraglens"
+#: bytes of lines read at a time when a recording is parsed whole
+_WHOLE = 1 << 22
+#: bytes of lines handed to the bulk decoder at a time: where it declines (the
+#: response line, an end line, a damaged line), only so many are read by json
+_BULK = 1 << 16
+#: the least recording the bulk decoder reads: below it, importing msgspec costs
+#: more than json's reading (8 ms, about a megabyte of read lines)
+_BULK_FROM = 1 << 20
+
+
+class RecordingLines:
+    """A recording read a slice of lines at a time: its header when made (a
+    FramingError when it is no recording fraglens reads), then the reads of
+    the next lines at each :meth:`read`, what the other lines say (the
+    response, the end, frames, damage) going to :attr:`recording` as they
+    come. A reader that shows the body while the rest is parsed (the app's)
+    needs the first slice only, and nothing holds the reads twice.
+
+    ``bulk``: the read lines are decoded by msgspec where it vouches for the
+    standard library's result (``recording_reads.py``); without it, every line
+    by ``json``, which is the definition (the tests hold the one to the other)."""
+
+    def __init__(self, data: bytes, bulk: bool = True) -> None:
+        data = data.lstrip()
+        first = data.find(b"\n")
+        try:
+            header = json.loads(data if first < 0 else data[:first])
+        except (ValueError, RecursionError):
+            raise FramingError(
+                "the recording's header line is cut off: nothing was recorded") from None
+        if not isinstance(header, dict) or header.get("fraglens") != "recording":
+            raise FramingError(
+                'not a fraglens recording: the first line lacks "fraglens": "recording"')
+        version = header.get("version")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise FramingError(f"the recording has no valid version (got {version!r})")
+        if version > RECORDING_VERSION:
+            raise FramingError(
+                f"the recording is format version {version}; this fraglens reads up to "
+                f"version {RECORDING_VERSION}: upgrade fraglens"
+            )
+        request = header.get("request")
+        request = dict(request) if isinstance(request, Mapping) else {}
+        # a hand-written file may hold anything; only writers may pass header pairs
+        request["headers"] = _mapping(request.get("headers"))
+        #: the header's fields, then what each line read so far said (but its reads)
+        self.recording = Recording(
+            version=version,
+            created=header.get("created") if isinstance(header.get("created"), str) else None,
+            request=_redact_request(request),
+            format=header.get("format") if isinstance(header.get("format"), str) else None,
+            secrets=Fingerprints.from_json(header.get("secrets")),
+            transport=WEBSOCKET if header.get("transport") == WEBSOCKET else "http",
         )
-    request = header.get("request")
-    request = dict(request) if isinstance(request, Mapping) else {}
-    # a hand-written file may hold anything; only writers may pass header pairs
-    request["headers"] = _mapping(request.get("headers"))
-    rec = Recording(
-        version=version,
-        created=header.get("created") if isinstance(header.get("created"), str) else None,
-        request=_redact_request(request),
-        format=header.get("format") if isinstance(header.get("format"), str) else None,
-        secrets=Fingerprints.from_json(header.get("secrets")),
-        transport=WEBSOCKET if header.get("transport") == WEBSOCKET else "http",
-    )
-    chunks = rec.chunks
-    last: int | None = None  # the last line's number, counted once a line is unreadable
-    for number, obj in _lines(data):
-        # the writer's read line, {"t": seconds, "b": text}, nearly every line of a
-        # recording: read here without the general checks below, to the same chunk
-        if type(obj) is dict and len(obj) == 2:
-            b, t = obj.get("b"), obj.get("t")
-            if type(b) is str and type(t) is float and t - t == 0.0:  # finite
-                chunks.append((t, b.encode("utf-8", "surrogatepass")))
-                continue
-        if obj is _UNREADABLE:
-            if last is None:
-                last = data.count(b"\n")
-            if number == last:
-                rec.truncated = True
+        self._data = data
+        #: where the next line starts
+        self.pos = len(data) if first < 0 else first + 1
+        #: the reads read so far
+        self.reads = 0
+        self._bulk = bulk and len(data) >= _BULK_FROM
+        self._decode: Callable[[bytes, int, int], Any] | None = None
+
+    @property
+    def size(self) -> int:
+        """The recording's bytes (less any whitespace before its header)."""
+        return len(self._data)
+
+    @property
+    def done(self) -> bool:
+        return self.pos >= len(self._data)
+
+    def read(self, size: int) -> tuple[list[float | None], list[bytes]]:
+        """The time and bytes of each read in the next lines: about ``size``
+        bytes of them, whole lines (the file's last line, cut off or not, with
+        the rest)."""
+        data, start = self._data, self.pos
+        times: list[float | None] = []
+        chunks: list[bytes] = []
+        if start >= len(data):
+            return times, chunks
+        found = data.find(b"\n", start + max(0, size - 1))
+        end = len(data) if found < 0 else found + 1
+        # the last line without its line end: cut off by a crash, read by json alone
+        whole = end
+        if not data.endswith(b"\n", 0, end):
+            whole = max(start, data.rfind(b"\n", start, end) + 1)
+        if self._bulk and self._decode is None:
+            from .recording_reads import decode_reads  # msgspec: for recordings only
+
+            self._decode = decode_reads
+        at = start
+        while at < whole:
+            found = data.find(b"\n", at + _BULK - 1, whole)
+            stop = whole if found < 0 else found + 1
+            bulk = self._decode(data, at, stop) if self._decode is not None else None
+            if bulk is None:
+                self._read_lines(at, stop, times, chunks)
             else:
+                times += bulk[0]
+                chunks += bulk[1]
+            at = stop
+        if whole < end:
+            self._read_lines(whole, end, times, chunks)
+        self.pos = end
+        self.reads += len(chunks)
+        return times, chunks
+
+    def _read_lines(self, start: int, end: int, times: list[float | None],
+                    chunks: list[bytes]) -> None:
+        """The lines of ``data[start:end]`` read by json, one at a time."""
+        rec = self.recording
+        for cut, obj in _lines(self._data, start, end):
+            # the writer's read line, {"t": seconds, "b": text}, nearly every line of a
+            # recording: read here without the general checks below, to the same chunk
+            if type(obj) is dict and len(obj) == 2:
+                b, t = obj.get("b"), obj.get("t")
+                if type(b) is str and type(t) is float and t - t == 0.0:  # finite
+                    times.append(t)
+                    chunks.append(b.encode("utf-8", "surrogatepass"))
+                    continue
+            if obj is _UNREADABLE:
+                if cut:  # the last line, with no line end: the writer was killed mid-line
+                    rec.truncated = True
+                else:
+                    rec.skipped_lines += 1
+            elif not isinstance(obj, dict):
                 rec.skipped_lines += 1
-            continue
-        if not isinstance(obj, dict):
-            rec.skipped_lines += 1
-        elif "from" in obj:
-            frame = _frame(obj)
-            if frame is None:
-                rec.skipped_lines += 1
-            else:
-                rec.frames.append(frame)
-        elif "close" in obj and isinstance(obj["close"], Mapping):
-            close = obj["close"]
-            rec.close = {
-                "code": close.get("code") if isinstance(close.get("code"), int) else None,
-                "reason": close.get("reason") if isinstance(close.get("reason"), str) else "",
-            }
-            if close.get("from") in ("client", "server"):
-                rec.close["from"] = close["from"]
-            if _time(obj.get("t")) is not None:
-                rec.close["t"] = _time(obj.get("t"))
-        elif "b" in obj or "b64" in obj:
-            chunk = _chunk_bytes(obj)
-            if chunk is None:
-                rec.skipped_lines += 1
-            else:
-                rec.chunks.append((_time(obj.get("t")), chunk))
-        elif "response" in obj and isinstance(obj["response"], Mapping):
-            response = obj["response"]
-            rec.response = {
-                "status": response.get("status"),
-                "headers": redact_headers(_mapping(response.get("headers"))),
-            }
-            if _time(obj.get("t")) is not None:
-                rec.response["t"] = _time(obj.get("t"))
-        elif "end" in obj:
-            rec.end = {key: obj[key] for key in ("end", "error") if key in obj}
-            if _time(obj.get("t")) is not None:
-                rec.end["t"] = _time(obj.get("t"))
+            elif "from" in obj:
+                frame = _frame(obj)
+                if frame is None:
+                    rec.skipped_lines += 1
+                else:
+                    rec.frames.append(frame)
+            elif "close" in obj and isinstance(obj["close"], Mapping):
+                close = obj["close"]
+                rec.close = {
+                    "code": close.get("code") if isinstance(close.get("code"), int) else None,
+                    "reason": close.get("reason") if isinstance(close.get("reason"), str) else "",
+                }
+                if close.get("from") in ("client", "server"):
+                    rec.close["from"] = close["from"]
+                if _time(obj.get("t")) is not None:
+                    rec.close["t"] = _time(obj.get("t"))
+            elif "b" in obj or "b64" in obj:
+                chunk = _chunk_bytes(obj)
+                if chunk is None:
+                    rec.skipped_lines += 1
+                else:
+                    times.append(_time(obj.get("t")))
+                    chunks.append(chunk)
+            elif "response" in obj and isinstance(obj["response"], Mapping):
+                response = obj["response"]
+                rec.response = {
+                    "status": response.get("status"),
+                    "headers": redact_headers(_mapping(response.get("headers"))),
+                }
+                if _time(obj.get("t")) is not None:
+                    rec.response["t"] = _time(obj.get("t"))
+            elif "end" in obj:
+                rec.end = {key: obj[key] for key in ("end", "error") if key in obj}
+                if _time(obj.get("t")) is not None:
+                    rec.end["t"] = _time(obj.get("t"))
+
+
+def parse_recording(data: bytes, bulk: bool = True) -> Recording:
+    """Read the lines of a recording; tolerate a last line cut off by a crash.
+    ``bulk``: as ``RecordingLines``."""
+    lines = RecordingLines(data, bulk)
+    rec = lines.recording
+    while not lines.done:
+        times, chunks = lines.read(_WHOLE)
+        rec.chunks += zip(times, chunks, strict=True)
     return rec
 
 
@@ -444,39 +513,43 @@ _LINE_SPACE = re.compile(r"[ \t\r]*")
 _BLANK_LINE = re.compile(r"[ \t\r\x0b\x0c]*\Z")
 
 
-def _lines(data: bytes) -> Iterator[tuple[int, Any]]:
-    """Each line after the header that is not blank, by number, decoded as
-    ``json.loads`` would (``_UNREADABLE`` where it raises). The text is
+def _lines(data: bytes, start: int, end: int) -> Iterator[tuple[bool, Any]]:
+    """Each line of ``data[start:end]`` (whole lines) that is not blank,
+    decoded as ``json.loads`` would (``_UNREADABLE`` where it raises), and
+    whether it is cut (no line end after it: the file's last). The text is
     decoded once and json's C scanner reads each line where it lies in it:
     100k calls of ``json.loads`` on bytes spent twice as long in its layers
     (telling the encoding, decoding, checking the ends) as in reading, and
     the file split into lines, as bytes and as text, held it three times over."""
     try:
-        text = data.decode("utf-8", "surrogatepass")
+        text = data[start:end].decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
-        for number, raw in enumerate(data.split(b"\n")[1:], start=1):
+        raws = data[start:end].split(b"\n")
+        for k, raw in enumerate(raws):
             if raw.strip():
-                yield number, _loads(raw)
+                yield k == len(raws) - 1, _loads(raw)
         return
     blank, space = _BLANK_LINE.match, _LINE_SPACE.match
-    number, start = 1, text.find("\n") + 1
-    while start:
+    start = 0
+    while True:
         end = text.find("\n", start)
         stop = len(text) if end < 0 else end
-        opens = text.startswith("{", start)  # the writer's lines: neither blank nor indented
-        if opens or blank(text, start, stop) is None:
-            at = start if opens else space(text, start, stop).end()  # type: ignore[union-attr]
-            try:
-                value, after = _scan_once(text, at)
-            except (StopIteration, ValueError, RecursionError):
-                after = stop + 1
-            if after > stop:  # no value within the line: json.loads says (a BOM, say) or refuses
-                yield number, _loads(text[start:stop].encode("utf-8", "surrogatepass"))
-            elif after == stop or space(text, after, stop).end() == stop:  # type: ignore[union-attr]
-                yield number, value
-            else:
-                yield number, _UNREADABLE  # trailing data: json.loads refuses it too
-        number, start = number + 1, end + 1
+        if start < stop:
+            opens = text.startswith("{", start)  # the writer's lines: neither blank nor indented
+            if opens or blank(text, start, stop) is None:
+                at = start if opens else space(text, start, stop).end()  # type: ignore[union-attr]
+                try:
+                    value, after = _scan_once(text, at)
+                except (StopIteration, ValueError, RecursionError):
+                    after = stop + 1
+                if after > stop:  # no value in the line: json.loads says (a BOM, say) or refuses
+                    value = _loads(text[start:stop].encode("utf-8", "surrogatepass"))
+                elif after != stop and space(text, after, stop).end() != stop:  # type: ignore[union-attr]
+                    value = _UNREADABLE  # trailing data: json.loads refuses it too
+                yield end < 0, value
+        if end < 0:
+            return
+        start = end + 1
 
 
 def _loads(raw: bytes) -> Any:

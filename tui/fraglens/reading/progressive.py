@@ -10,8 +10,10 @@ the bytes and decides how long a slice may take.
 
 SSE, NDJSON, AWS event-stream captures and recordings of an SSE body, the
 framings of nearly every large capture, are read in runs as ``check`` reads
-them; any other framing (a HAR export, a JSON body) is framed whole when the
-``Loading`` is made, and its events are then fed a slice at a time.
+them (a recording's lines parsed as its body is read, so that the first
+slice needs only the first lines: ``recording_runs.py``); any other framing
+(a HAR export, a JSON body) is framed whole when the ``Loading`` is made,
+and its events are then fed a slice at a time.
 """
 
 from __future__ import annotations

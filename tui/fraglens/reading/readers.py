@@ -15,18 +15,20 @@ looking), and an ``open`` that returns a ``Reading``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
-from ..framing.detect import FramingError, ndjson_start, read_stream
+from ..framing.detect import FramingError, is_recording, ndjson_start, read_stream
 from ..framing.events import EventLog, Framed, FramingProblem, RawEvent
 from ..framing.eventstream import looks_like_eventstream
+from ..records import FrozenRecord
 from .findings import finish_stream, report_replaced_bytes
 from .sse_runs import SSEReader, incremental_sse
 from .stream import FORMATS, Stream
 
 if TYPE_CHECKING:  # each loads with the first capture that needs it (start-up)
+    from typing import Final
+
     from .eventstream_runs import EventStreamReader
     from .ndjson_runs import NDJSONReader
 
@@ -39,13 +41,25 @@ class LoadError(Exception):
     """The input could not be read as a stream: a one-line reason."""
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(FrozenRecord):
     """How the caller wants the capture read (``--format``, ``--max-arg-bytes``)."""
 
-    format: str | None = None
-    max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES
-    keep_naive: bool = False
+    __slots__ = ("format", "max_arg_bytes", "keep_naive")
+    format: Final[str | None]
+    max_arg_bytes: Final[int]
+    keep_naive: Final[bool]
+
+    def __init__(
+        self, format: str | None = None, max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
+        keep_naive: bool = False,
+    ) -> None:
+        self.format = format
+        self.max_arg_bytes = max_arg_bytes
+        self.keep_naive = keep_naive
+
+
+#: the capture read as it is: its own format, the default limits
+_AS_IS = Options()
 
 
 class Reading(Protocol):
@@ -85,14 +99,22 @@ class Reading(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Reader:
+class Reader(FrozenRecord):
+    __slots__ = ("name", "claim", "open")
     #: the framing it reads, for people and tests
-    name: str
+    name: Final[str]
     #: from the bytes alone: None when the capture is not this reader's, else
     #: what the look learned, handed to ``open``
-    claim: Callable[[bytes], Any]
-    open: Callable[[bytes, Any, str, Options], Reading]
+    claim: Final[Callable[[bytes], Any]]
+    open: Final[Callable[[bytes, Any, str, Options], Reading]]
+
+    def __init__(
+        self, name: str, claim: Callable[[bytes], Any],
+        open: Callable[[bytes, Any, str, Options], Reading],
+    ) -> None:
+        self.name = name
+        self.claim = claim
+        self.open = open
 
 
 def known_format(fmt: str | None) -> str | None:
@@ -191,36 +213,6 @@ class _EventStreamReading(_RunReading):
         return Framed("eventstream", self.stream.events, self.meta, self.problems)
 
 
-class _RecordingReading(_RunReading):
-    """A fraglens recording whose body is SSE: the body read as an SSE capture
-    is, each event then given the time of the read that completed it
-    (``recording_times``)."""
-
-    def __init__(self, stream: Stream, rec: Any, body: bytes) -> None:
-        super().__init__(stream, SSEReader(stream, body), body, rec.meta("sse"))
-        from .recording_times import EventTimes
-
-        self._times = EventTimes(body, rec.chunks, rec.end_time)
-        self._stamped = 0
-
-    def advance(self, budget_bytes: int, budget_events: int) -> None:
-        super().advance(budget_bytes, budget_events)
-        self._stamp()
-
-    def drain(self) -> None:
-        super().drain()
-        self._stamp()
-
-    def _stamp(self) -> None:
-        """Give the events read since the last stamp their times: each one's
-        depends on its own bytes and the reads alone, so stamping them as they
-        come gives what stamping them all at the end would."""
-        events = self.stream.events
-        if self._stamped < len(events):
-            events.stamp_from(self._stamped, self._times.of(events, self._stamped))
-            self._stamped = len(events)
-
-
 def _claim_eventstream(data: bytes) -> bool | None:
     return True if looks_like_eventstream(data) else None
 
@@ -234,45 +226,38 @@ def _open_eventstream(data: bytes, _: Any, name: str, opts: Options) -> Reading:
 
 
 def _claim_recording(data: bytes) -> Any:
-    """A recording whose body is SSE, parsed; None for anything else (another
-    body, a damaged header, no recording at all), which is framed whole."""
-    if data[:1] != b"{":
+    """A recording whose body is SSE, its header read and its first lines
+    parsed (recording_runs.py); None for anything else (another body, a
+    damaged header, no recording at all), which is framed whole."""
+    if data[:1] != b"{" or not is_recording(data):
         return None
-    from ..framing.recording import is_recording, parse_recording
+    from .recording_runs import claim
 
-    if not is_recording(data):
-        return None
-    try:
-        rec = parse_recording(data)
-    except FramingError:
-        return None  # framed whole, which says what is wrong in one line
-    body = rec.body
-    if not incremental_sse(body) or looks_like_eventstream(body):
-        return None
-    return rec, body  # the body is joined from the reads anew on each ask: once
+    return claim(data)
 
 
-def _open_recording(data: bytes, claim: Any, name: str, opts: Options) -> Reading:
-    rec, body = claim
+def _open_recording(data: bytes, head: Any, name: str, opts: Options) -> Reading:
+    from .recording_runs import RecordingReading
+
+    rec = head.lines.recording
     stream = Stream(format=known_format(opts.format or rec.format), framing="recording",
                     max_arg_bytes=opts.max_arg_bytes, keep_naive=opts.keep_naive,
-                    sse_body=True, source=body)
-    return _RecordingReading(stream, rec, body)
+                    sse_body=True, source=head.body)
+    return RecordingReading(stream, head)
 
 
 def _claim_websocket(data: bytes) -> Any:
     """A recording of a WebSocket connection, parsed; None for anything else."""
-    if data[:1] != b"{":
+    if data[:1] != b"{" or not is_recording(data) or b'"transport":"websocket"' not in data[:65536]:
         return None
-    from ..framing.recording import WEBSOCKET, is_recording, parse_recording
+    from ..framing.recording import WEBSOCKET, RecordingLines, parse_recording
 
-    if not is_recording(data) or b'"transport":"websocket"' not in data[:65536]:
-        return None
     try:
-        rec = parse_recording(data)
+        if RecordingLines(data).recording.transport != WEBSOCKET:
+            return None  # its header alone says so: the lines are parsed once, by the next
+        return parse_recording(data)
     except FramingError:
         return None  # framed whole, which says what is wrong in one line
-    return rec if rec.transport == WEBSOCKET else None
 
 
 def _open_websocket(data: bytes, rec: Any, name: str, opts: Options) -> Reading:
@@ -388,7 +373,7 @@ READERS: tuple[Reader, ...] = (
 )
 
 
-def open_reading(data: bytes, name: str = "input", opts: Options = Options()) -> Reading:
+def open_reading(data: bytes, name: str = "input", opts: Options = _AS_IS) -> Reading:
     """The capture ``data`` opened by the first reader that claims it: its
     stream is made, nothing is read yet. LoadError when it cannot be read."""
     for reader in READERS:

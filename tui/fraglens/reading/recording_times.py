@@ -3,9 +3,9 @@
 A recording keeps every network read with its time (framing/recording.py).
 Read one read at a time, each through the SSE decoder, a recording of a long
 call costs what an SSE capture did before runs: 100k events took 1.8 s where
-the same body as plain SSE takes 0.3 s. So ``check`` joins the reads into the
-body and reads it with the SSE run reader (load.py, runs.py), then gives each
-event here the time the read-by-read decoder would have given it: the time
+the same body as plain SSE takes 0.3 s. So the reads make up the body, which
+the SSE run reader reads (recording_runs.py, sse_runs.py), and each event is
+given here the time the read-by-read decoder would have given it: the time
 of the read in which it was completed.
 
 When that is. The decoder completes an event when it is fed the byte that
@@ -20,14 +20,22 @@ CR is completed by the next read that holds any bytes, or by the end of the
 stream. What is still open at the end (a last event with no line after it)
 is completed by the end. The end's time is the recording's end line's, else
 the last read's. ``tests/test_recording_runs.py`` holds every event, time
-and verdict to the read-by-read reading.
+and verdict to the read-by-read reading (``tests/test_recording_reads.py``
+too, read in slices while the lines are parsed).
+
+Where the body has no carriage return, every data event but one the end
+closed ends in a blank line of line feeds and takes the time of the read its
+last byte came in: the events that end in each read are counted in C (a
+binary search per read), and only comments and the last event take the rule
+above one by one.
 """
 
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, chain, compress, islice, repeat
 from operator import not_, sub
 
 from ..framing.events import EventLog
@@ -37,55 +45,125 @@ _EOL = frozenset(b"\r\n")
 _LINE_END = re.compile(rb"\r\n?|\n")
 #: the ends of an event's blank line that end in a line feed (never held)
 _BLANK = (b"\n\n", b"\r\n\r\n")
+#: no time (as ``EventLog`` keeps it)
+_NONE = float("nan")
 
 
 class EventTimes:
-    """The times of a recording's events, from its reads: ``chunks`` (each
-    read's time and bytes, ``body`` their join) and the end's time."""
+    """The times of a recording's events, from its reads, given as they are
+    parsed (:meth:`add`): each read's time and length, and the body they
+    make up as far as it is read (:meth:`grow`), until :meth:`finish` gives
+    the end's time. Until then, an event whose time depends on what comes
+    next (a comment's next line, a held carriage return that ends the reads
+    so far) is not stamped yet: ``of`` stops before it."""
 
-    def __init__(self, body: bytes, chunks: list[tuple[float | None, bytes]],
-                 end_time: float | None) -> None:
+    def __init__(self) -> None:
+        self._body = b""
+        #: where each read ends in the body, and its time (NaN: none)
+        self._ends: list[int] = []
+        self._times = array("d")
+        self._end_time = _NONE
+        self._complete = False
+
+    def add(self, times: list[float | None], chunks: list[bytes]) -> None:
+        """The next reads: each one's time (None: none) and bytes."""
+        ends = accumulate(map(len, chunks), initial=self._ends[-1] if self._ends else 0)
+        self._ends += islice(ends, 1, None)
+        try:
+            self._times.extend(array("d", times))  # type: ignore[arg-type]  # None: TypeError
+        except TypeError:  # a read with no time
+            self._times.extend(_NONE if t is None else t for t in times)
+
+    def grow(self, body: bytes) -> None:
+        """The body as far as it is read now (it starts with the one before)."""
         self._body = body
-        self._ends = list(accumulate(len(chunk) for _, chunk in chunks))
-        self._times = [t for t, _ in chunks]
-        self._end_time = end_time
 
-    def of(self, log: EventLog, start: int = 0) -> list[float | None]:
+    def finish(self, body: bytes, end_time: float | None) -> None:
+        """Every read is in: ``body`` whole, and the end's time (the end line's, else
+        the last read's)."""
+        self._body = body
+        self._end_time = _NONE if end_time is None else end_time
+        self._complete = True
+
+    def of(self, log: EventLog, start: int = 0) -> array[float]:
         """The time of each event of ``log`` (read from the body) from ``start``
-        on: that of the read its last byte came in (see the module's docstring
-        for the held carriage return and the end). Each event's time depends
-        on its own span alone, so a log read in slices is stamped a slice at
-        a time."""
-        body, ends, times, end_time = self._body, self._ends, self._times, self._end_time
-        size = len(body)
+        on (NaN: none): that of the read its last byte came in (see the
+        module's docstring for the held carriage return and the end). Each
+        event's time depends on its own span and what follows it alone, so a
+        log read in slices is stamped a slice at a time; before the end, the
+        times stop at the first event whose time the reads so far cannot tell."""
+        body, ends, times = self._body, self._ends, self._times
         spans = log.span_ends(start)
-        # the commonest event ends in a blank line whose last byte is a line
-        # feed: completed by the read that holds that byte, found in C for all
-        plain = list(map(body.endswith, repeat(_BLANK), repeat(0), spans))
-        if spans and min(spans) < 0:  # an event with no span (-1 would count from the end)
-            plain = [p and e >= 0 for p, e in zip(plain, spans, strict=True)]
-        later = [*times, end_time]
-        out: list[float | None] = list(map(
-            later.__getitem__, map(bisect_right, repeat(ends), map(sub, spans, repeat(1)))
-        ))
-        for k in compress(range(len(out)), map(not_, plain)):
-            end = spans[k] if spans[k] >= 0 else size
-            if log.kind(start + k) == "comment":
-                # the line after it ended it: its terminator's last byte
-                found = _LINE_END.search(body, end)
-                last = found.end() - 1 if found is not None else -1
-            else:
-                last = end - 1
-                if last >= 0 and (body[last] not in _EOL or not _blank_line_ends(body, end)):
-                    last = -1
-            if last < 0:
-                out[k] = end_time  # no line end, or no blank line, ended it: the end did
-                continue
-            r = bisect_right(ends, last)  # the read that holds the last byte
-            if body[last] == 0x0D and ends[r] == last + 1:
-                r = bisect_right(ends, last + 1)  # held: the next read with bytes completes it
-            out[k] = times[r] if r < len(times) else end_time
+        if not times or not spans:  # no read yet: no event either, but for the end's
+            return array("d", repeat(self._end_time, len(spans) if self._complete else 0))
+        if min(spans) >= 0 and body.find(b"\r", max(0, spans[0] - 4), spans[-1]) < 0:
+            # no carriage return: every data event but one the end closed ends in a
+            # blank line of line feeds, and takes the time of the read its last byte
+            # came in; the events of each read counted in C, read by read
+            out = self._by_reads(spans.tolist())
+            other = log.unlike(("data", "done"), start)
+            if self._complete and (not other or other[-1] != len(log) - 1):
+                other.append(len(log) - 1)
+            other = [k - start for k in other]
+        else:
+            # the commonest event ends in a blank line whose last byte is a line
+            # feed: completed by the read that holds that byte, found in C for all
+            plain = list(map(body.endswith, repeat(_BLANK), repeat(0), spans))
+            if min(spans) < 0:  # an event with no span (-1 would count from the end)
+                plain = [p and e >= 0 for p, e in zip(plain, spans, strict=True)]
+            out = array("d", map(
+                times.__getitem__, map(bisect_right, repeat(ends), map(sub, spans, repeat(1)))
+            ))
+            other = list(compress(range(len(out)), map(not_, plain)))
+        for k in other:
+            t = self._other(log.kind(start + k) == "comment", spans[k])
+            if t is None:
+                del out[k:]
+                break
+            out[k] = t
         return out
+
+    def _by_reads(self, spans: list[int]) -> array[float]:
+        """The time of the read each event's last byte came in, for events
+        that end at ``spans`` (in order): the events that end within each read
+        counted in C, each read's time repeated so many times."""
+        ends = self._ends
+        lo = bisect_right(ends, spans[0] - 1)
+        hi = bisect_right(ends, spans[-1] - 1) + 1
+        # the events whose last byte lies before each read's end
+        before = list(map(bisect_right, repeat(spans), ends[lo:hi]))
+        counts = map(sub, before, chain((0,), before))
+        return array("d", chain.from_iterable(map(repeat, self._times[lo:hi], counts)))
+
+    def _other(self, comment: bool, end: int) -> float | None:
+        """The time of an event that does not end in a line feed's blank line,
+        which ends at ``end`` (-1: it has no span); None when it is not known
+        yet."""
+        body, ends, times, complete = self._body, self._ends, self._times, self._complete
+        if end < 0:
+            if not complete:
+                return None
+            end = len(body)
+        if comment:
+            # the line after it ended it: its terminator's last byte (a carriage
+            # return that ends the body so far may be half of a CRLF)
+            found = _LINE_END.search(body, end)
+            if found is None or (not complete and found.end() == len(body)
+                                 and body[-1] == 0x0D):
+                return self._end_time if complete else None
+            last = found.end() - 1
+        else:
+            last = end - 1
+            if last < 0 or body[last] not in _EOL or not _blank_line_ends(body, end):
+                # no line end, or no blank line, ended it: the end did (only
+                # closing the decoder dispatches such an event)
+                return self._end_time if complete else None
+        r = bisect_right(ends, last)  # the read that holds the last byte
+        if body[last] == 0x0D and ends[r] == last + 1:
+            r = bisect_right(ends, last + 1)  # held: the next read with bytes completes it
+        if r < len(times):
+            return times[r]
+        return self._end_time if complete else None
 
 
 def _blank_line_ends(body: bytes, end: int) -> bool:

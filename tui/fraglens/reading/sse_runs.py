@@ -85,6 +85,20 @@ ENTRY = _ENTRY.encode()
 REST = b"|(?s:.)+"
 
 
+def _room_for_a_run(data: bytes, pos: int, blank: bytes) -> bool:
+    """At least ``FEWEST`` events could follow ``pos``: every event of a run
+    ends with the same blank line, so with fewer of them left there is no run
+    to find, and its expressions are not compiled (on a capture of a few
+    events that cost more than reading it). Looks no further than the
+    ``FEWEST``-th blank line, which a run's search reads anyway."""
+    for _ in range(FEWEST):
+        at = data.find(blank, pos)
+        if at < 0:
+            return False
+        pos = at + len(blank)
+    return True
+
+
 def incremental_sse(data: bytes) -> bool:
     """True when ``read_stream`` would read ``data`` as SSE for sure: it does
     not open as JSON (a recording, a HAR, a body, NDJSON) and has a ``data:``
@@ -520,7 +534,7 @@ class SSEReader(SliceReader):
             return self._take_turns(envs, turns, end)
         key = tuple(run.event for run in runs)  # type: ignore[union-attr]
         pattern = self._mixed.get(key)
-        if pattern is None:
+        if pattern is None:  # (_run_of said there is room for a run)
             if len(self._mixed) >= 64:
                 self._mixed.clear()
             pattern = self._mixed[key] = re.compile(b"|".join([*key, b"(" + REST[1:] + b")"]))
@@ -626,7 +640,7 @@ class SSEReader(SliceReader):
         run = self._runs.get(key)
         if run is None:
             lines = _lines(head, tail)
-            if lines is None:
+            if lines is None or not _room_for_a_run(data, self.pos, tail):
                 return None
             if len(self._runs) >= 64:  # a stream has a few envelopes at a time
                 self._runs.clear()

@@ -16,8 +16,9 @@ its first event.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
 from typing import Any
+
+from ..records import Record
 
 __all__ = ["ABORTED", "ResponseLog", "WSResponse"]
 
@@ -25,17 +26,27 @@ __all__ = ["ABORTED", "ResponseLog", "WSResponse"]
 ABORTED = "aborted"
 
 
-@dataclass
-class WSResponse:
+class WSResponse(Record):
+    __slots__ = ("first_event", "last_event", "id", "status", "begun")
     #: the event that began it: the client's request, else the server's first word
     first_event: int
     last_event: int
     #: the id the server gave it, once it did
-    id: str | None = None
+    id: str | None
     #: None while it is open; then ``completed``, ``failed``, ``aborted``...
-    status: str | None = None
+    status: str | None
     #: the server began it (a ``response.created`` came)
-    begun: bool = False
+    begun: bool
+
+    def __init__(
+        self, first_event: int, last_event: int, id: str | None = None, status: str | None = None,
+        begun: bool = False,
+    ) -> None:
+        self.first_event = first_event
+        self.last_event = last_event
+        self.id = id
+        self.status = status
+        self.begun = begun
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "status": self.status or "open",

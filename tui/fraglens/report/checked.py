@@ -8,7 +8,6 @@ plain data, so they travel to another process as they are.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..engine.plural import counted
@@ -16,10 +15,13 @@ from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..fit.timeout import DEFAULT_BUDGET
 from ..reading.capture import LoadError, load_stream, stream_from_bytes
 from ..reading.stream import Stream
+from ..records import FrozenRecord
 from .document import build_report
 from .timing import DEFAULT_STALL_MS
 
 if TYPE_CHECKING:  # the schema checks and the price table load only where needed (start-up)
+    from typing import Final
+
     from ..fit.tools import Tool
     from .cost import PriceOptions
 
@@ -43,21 +45,45 @@ def refuse_unread(stream: Stream, source: str, meta: dict[str, Any]) -> None:
                          f"{counted(len(stream.events), 'event')}, none of them a model API's)")
 
 
-@dataclass(frozen=True)
-class CheckOptions:
-    format: str | None = None
-    max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES
+class CheckOptions(FrozenRecord):
+    __slots__ = (
+        "format",
+        "max_arg_bytes",
+        "compare",
+        "chunking",
+        "stall_ms",
+        "tools",
+        "prices",
+        "schema_budget",
+    )
+    format: Final[str | None]
+    max_arg_bytes: Final[int]
     #: add what naive by-id / by-arrival grouping gives
-    compare: bool = False
+    compare: Final[bool]
     #: add how the calls were cut into fragments
-    chunking: bool = False
-    stall_ms: float = DEFAULT_STALL_MS
+    chunking: Final[bool]
+    stall_ms: Final[float]
     #: ``--tools``: the declared tools, else those of the request a capture holds
-    tools: tuple[Tool, ...] | None = None
+    tools: Final[tuple[Tool, ...] | None]
     #: how the usage is priced (the table's prices by default)
-    prices: PriceOptions | None = None
+    prices: Final[PriceOptions | None]
     #: ``--schema-timeout``: seconds each call's check against its tool may take (None: no limit)
-    schema_budget: float | None = DEFAULT_BUDGET
+    schema_budget: Final[float | None]
+
+    def __init__(
+        self, format: str | None = None, max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
+        compare: bool = False, chunking: bool = False, stall_ms: float = DEFAULT_STALL_MS,
+        tools: tuple[Tool, ...] | None = None, prices: PriceOptions | None = None,
+        schema_budget: float | None = DEFAULT_BUDGET,
+    ) -> None:
+        self.format = format
+        self.max_arg_bytes = max_arg_bytes
+        self.compare = compare
+        self.chunking = chunking
+        self.stall_ms = stall_ms
+        self.tools = tools
+        self.prices = prices
+        self.schema_budget = schema_budget
 
 
 def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[dict[str, Any],

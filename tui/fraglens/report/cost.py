@@ -27,15 +27,18 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..records import FrozenRecord
 from .usage import NO_USAGE, Usage
+
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "FORMAT_PROVIDERS", "PriceOptions", "UserPrices", "cost_of", "cost_text", "table_version",
@@ -66,37 +69,86 @@ _UNITS = ("input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok")
 _CACHE_ENTRIES = 512
 
 
-@dataclass(frozen=True)
-class UserPrices:
+class UserPrices(FrozenRecord):
     """Per million tokens, in the user's currency; the cache prices default
     to the input price (no discount the user did not state)."""
 
-    input: float
-    output: float
-    cached_input: float | None = None
-    cache_write: float | None = None
-    currency: str = "USD"
+    __slots__ = ("input", "output", "cached_input", "cache_write", "currency")
+    input: Final[float]
+    output: Final[float]
+    cached_input: Final[float | None]
+    cache_write: Final[float | None]
+    currency: Final[str]
+
+    def __init__(
+        self, input: float, output: float, cached_input: float | None = None,
+        cache_write: float | None = None, currency: str = "USD",
+    ) -> None:
+        self.input = input
+        self.output = output
+        self.cached_input = cached_input
+        self.cache_write = cache_write
+        self.currency = currency
 
 
-@dataclass(frozen=True)
-class PriceOptions:
+class PriceOptions(FrozenRecord):
+    __slots__ = ("provider", "user", "markup")
     #: the provider to price as (``--provider``), else the one the format implies
-    provider: str | None = None
+    provider: Final[str | None]
     #: prices per model (``--prices FILE``); the key ``*`` is any model
-    user: Mapping[str, UserPrices] = field(default_factory=dict)
-    markup: float = 1.0
+    user: Final[Mapping[str, UserPrices]]
+    markup: Final[float]
+
+    def __init__(
+        self, provider: str | None = None, user: Mapping[str, UserPrices] | None = None,
+        markup: float = 1.0,
+    ) -> None:
+        self.provider = provider
+        self.user = {} if user is None else user
+        self.markup = markup
 
 
 @lru_cache(maxsize=1)
 def table_version() -> str | None:
-    """``genai-prices X.Y.Z``, or None when it is not installed (asked once:
-    the package metadata is a directory scan)."""
-    from importlib.metadata import PackageNotFoundError, version
+    """``genai-prices X.Y.Z``, or None when it is not installed; asked once.
+
+    Read from the package's ``.dist-info`` folder, the first on ``sys.path``
+    as ``importlib.metadata`` finds it, without importing that: it brings
+    ``email``, ``zipfile``, ``csv`` and a socket module, about 15 ms, which
+    was more than the rest of checking a capture that reported usage."""
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:  # a zip file, a folder gone
+            continue
+        for name in names:
+            if name.lower().startswith("genai_prices-") and name.endswith(".dist-info"):
+                version = _metadata_version(os.path.join(entry, name, "METADATA"))
+                if version is not None:
+                    return f"genai-prices {version}"
+    # installed some other way (an egg), or not at all: the standard reading
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
 
     try:
-        return f"genai-prices {version('genai-prices')}"
+        return f"genai-prices {installed('genai-prices')}"
     except PackageNotFoundError:  # not installed (it needs Python 3.11)
         return None
+
+
+def _metadata_version(path: str) -> str | None:
+    """The ``Version:`` of a package's ``METADATA`` file (in its header, which
+    ends at the first blank line)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    return None
+                if line.startswith("Version:"):
+                    return line[len("Version:") :].strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
 
 
 def _money(value: Decimal) -> float:
@@ -162,14 +214,15 @@ def _unit(price: _Price | None, count: int, whole_input: int) -> Decimal:
     return rate * count / _MILLION
 
 
-def _cache_path() -> Path:
+def _cache_path() -> str:
     home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(home) / "fraglens" / "prices.json"
+    return os.path.join(home, "fraglens", "prices.json")
 
 
 def _cache_read() -> dict[str, Any]:
     try:
-        cache = json.loads(_cache_path().read_text(encoding="utf-8"))
+        with open(_cache_path(), encoding="utf-8") as f:
+            cache = json.load(f)
     except (OSError, ValueError):
         return {}
     return cache if isinstance(cache, dict) else {}
@@ -181,9 +234,10 @@ def _cache_write(cache: dict[str, Any]) -> None:
     if len(cache) > _CACHE_ENTRIES:
         cache = dict(list(cache.items())[-_CACHE_ENTRIES:])
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(cache), encoding="utf-8")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{os.path.splitext(path)[0]}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(json.dumps(cache))
         os.replace(tmp, path)
     except OSError:
         pass

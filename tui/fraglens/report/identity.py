@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..framing.events import RawEvent
+from ..records import FrozenRecord
+
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["Identity", "streamed_identity"]
 
@@ -23,10 +27,14 @@ _MODEL_KEYS = ("model", "modelVersion")
 _ID_KEYS = ("id", "responseId")
 
 
-@dataclass(frozen=True)
-class Identity:
-    model: str | None = None
-    response_id: str | None = None
+class Identity(FrozenRecord):
+    __slots__ = ("model", "response_id")
+    model: Final[str | None]
+    response_id: Final[str | None]
+
+    def __init__(self, model: str | None = None, response_id: str | None = None) -> None:
+        self.model = model
+        self.response_id = response_id
 
 
 def _first_str(holder: dict[str, object], keys: tuple[str, ...]) -> str | None:

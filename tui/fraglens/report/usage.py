@@ -31,8 +31,12 @@ right too.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..records import FrozenRecord
+
+if TYPE_CHECKING:
+    from typing import Final
 
 #: the cost note of a stream that reported no usage: nothing to price (here,
 #: so that a report of such a stream does not load the price table's module)
@@ -67,22 +71,45 @@ def _sum(*parts: int | None) -> int | None:
     return sum(known) if known else None
 
 
-@dataclass(frozen=True)
-class Usage:
+class Usage(FrozenRecord):
+    __slots__ = (
+        "input",
+        "cached",
+        "cache_write",
+        "output",
+        "reasoning",
+        "audio_input",
+        "audio_output",
+        "reported",
+    )
     #: every input token, cached ones included
-    input: int | None
+    input: Final[int | None]
     #: of ``input``, read from the provider's cache (billed at its discount)
-    cached: int | None
+    cached: Final[int | None]
     #: of ``input``, written to the provider's cache (billed at its own rate)
-    cache_write: int | None
+    cache_write: Final[int | None]
     #: every output token, reasoning included
-    output: int | None
+    output: Final[int | None]
     #: of ``output``, spent reasoning or thinking
-    reasoning: int | None
-    audio_input: int | None = None
-    audio_output: int | None = None
+    reasoning: Final[int | None]
+    audio_input: Final[int | None]
+    audio_output: Final[int | None]
     #: the usage as the stream reported it
-    reported: Mapping[str, Any] | None = None
+    reported: Final[Mapping[str, Any] | None]
+
+    def __init__(
+        self, input: int | None, cached: int | None, cache_write: int | None, output: int | None,
+        reasoning: int | None, audio_input: int | None = None, audio_output: int | None = None,
+        reported: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.input = input
+        self.cached = cached
+        self.cache_write = cache_write
+        self.output = output
+        self.reasoning = reasoning
+        self.audio_input = audio_input
+        self.audio_output = audio_output
+        self.reported = reported
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -170,12 +197,16 @@ def read_usage(reported: Mapping[str, Any] | None) -> Usage | None:
     return found
 
 
-@dataclass(frozen=True)
-class Tokens:
+class Tokens(FrozenRecord):
     """Input and output, for a line of text: ``1,204 in / 88 out``."""
 
-    input: int | None
-    output: int | None
+    __slots__ = ("input", "output")
+    input: Final[int | None]
+    output: Final[int | None]
+
+    def __init__(self, input: int | None, output: int | None) -> None:
+        self.input = input
+        self.output = output
 
     def __str__(self) -> str:
         def n(v: int | None) -> str:
