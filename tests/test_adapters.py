@@ -1687,6 +1687,7 @@ def _slow(builder: PartialArgs) -> PartialArgs:
     """``builder`` with no shortcut: every entry walks from the root and goes
     through the general writer, as before the shortcuts were written."""
     builder._in_order = lambda *a: None  # type: ignore[method-assign]
+    builder._parse = parse_path  # type: ignore[method-assign]  # every spelling read anew
     build = builder._build
 
     def walk(*a):

@@ -36,6 +36,8 @@ _STEP = re.compile(r"""\.([^.\[\]]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^
 #: a path of plain keys and indexes only: its steps are the first two of _STEP's
 _PLAIN = re.compile(r"\$(?:\.[^.\[\]]+|\[\d+\])*")
 _PLAIN_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
+#: a plain key, as ``.key`` spells it
+_KEY = re.compile(r"[^.\[\]]+")
 
 
 def parse_path(path: Any) -> tuple[Segment, ...] | None:
@@ -173,11 +175,7 @@ class PartialArgs:
         spelled = entry.get("jsonPath")
         path = self._paths.get(spelled) if type(spelled) is str else None
         if path is None:
-            path = parse_path(spelled)
-            if type(spelled) is str:
-                if len(self._paths) >= 1024:
-                    self._paths.clear()
-                self._paths[spelled] = path
+            path = self._parse(spelled)
         value = entry_value(entry)
         if path is None or value is _MISSING:
             self.problem = "no readable jsonPath" if path is None else "no readable value"
@@ -203,6 +201,28 @@ class PartialArgs:
         if not self.in_order:
             return ""
         return self._write(path, value, more, appending)
+
+    def _parse(self, spelled: Any) -> tuple[Segment, ...] | None:
+        """``parse_path``, each spelling read once: a path whose last step is
+        a plain key after a parent read before (``$.rows[5].text`` after
+        ``$.rows[5].line``) is that parent's steps and the key, as the
+        parser reads it (its steps end where each ``.`` begins)."""
+        if type(spelled) is not str:
+            return parse_path(spelled)
+        paths = self._paths
+        if len(paths) >= 1024:
+            paths.clear()
+        head, dot, key = spelled.rpartition(".")
+        plain = bool(dot) and _KEY.fullmatch(key) is not None
+        parent = paths.get(head) if plain else None
+        if parent is not None:
+            path: tuple[Segment, ...] | None = (*parent, key)
+        else:
+            path = parse_path(spelled)
+            if plain and path is not None:
+                paths[head] = path[:-1]
+        paths[spelled] = path
+        return path
 
     def continues(self, path: Any) -> bool:
         """An entry at ``path`` (the jsonPath as spelled) with a non-empty
