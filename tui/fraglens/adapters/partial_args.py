@@ -23,7 +23,7 @@ import re
 from itertools import repeat
 from json.encoder import encode_basestring
 from operator import getitem
-from typing import Any, cast
+from typing import Any
 
 from ..records import Record
 from .base import dump
@@ -176,7 +176,9 @@ class PartialArgs:
         path = self._paths.get(spelled) if type(spelled) is str else None
         if path is None:
             path = self._parse(spelled)
-        value = entry_value(entry)
+        value = entry.get("stringValue", _MISSING)
+        if type(value) is not str:  # (a string wins: entry_value's first rule)
+            value = entry_value(entry)
         if path is None or value is _MISSING:
             self.problem = "no readable jsonPath" if path is None else "no readable value"
             return ""
@@ -411,11 +413,9 @@ class PartialArgs:
         parent = path[:-1]
         if parent == now:
             return self._sibling(path, parent, value, more)
-        common = len(parent)
-        if parent != now:
-            common, most = 0, min(len(now), len(parent))
-            while common < most and now[common] == parent[common]:
-                common += 1
+        common, most = 0, min(len(now), len(parent))
+        while common < most and now[common] == parent[common]:
+            common += 1
         frame, seg = stack[common], path[common]
         if frame.kind is dict:
             if type(seg) is not str or seg in frame.keys:
@@ -438,9 +438,9 @@ class PartialArgs:
         for i in range(common, len(path)):
             seg = path[i]
             if frame.kind is dict:
-                key = cast(str, seg)  # an object frame is made for a key, or checked above
+                key: str = seg  # type: ignore[assignment]  # an object frame's step is a key
                 frame.keys.add(key)
-                out += ("," if frame.count else "") + _esc_key(key)
+                out += ("," if frame.count else "") + encode_basestring(key) + ":"
             elif frame.count:
                 out += ","
             frame.count += 1
@@ -462,14 +462,11 @@ class PartialArgs:
         self._path = parent
         self._cursor = (parent, node)
         if isinstance(value, str):
-            out += '"' + escape(value)
             if more:
                 self._string = path
-            else:
-                out += '"'
-        else:
-            out += repr(value) if type(value) is int else json.dumps(value)
-        return out
+                return out + '"' + encode_basestring(value)[1:-1]
+            return out + encode_basestring(value)
+        return out + (repr(value) if type(value) is int else json.dumps(value))
 
     def _write(self, path: tuple[Segment, ...], value: Any, more: bool, appending: bool) -> str:
         out = ""

@@ -269,8 +269,10 @@ def _turns(envs: list[Envelope], lines: _Lines, tail: bytes) -> _Turns | None:
 
 def _columns(numbers: list[list[bytes]]) -> list[array[int]]:
     """Each usage hole's numbers, as far as all of them fit in 64 bits: a
-    run stops before a number too large to keep so (read one by one)."""
-    values = [list(map(int, column)) for column in numbers]
+    run stops before a number too large to keep so (read one by one). A
+    number the same in every event (a prompt's token count) is read once."""
+    values = [[int(column[0])] * len(column) if column and column.count(column[0]) == len(column)
+              else list(map(int, column)) for column in numbers]
     fit = min((len(column) if max(map(len, digits), default=0) < 19 else  # surely in 64 bits
                next(compress(count(), map(or_, map(gt, column, repeat(_MOST)),
                                           map(lt, column, repeat(-_MOST)))), len(column))
