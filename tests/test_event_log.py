@@ -57,6 +57,51 @@ def test_a_log_gives_back_the_events_appended():
         log[5]
 
 
+def test_a_payload_range_its_span_cannot_say_is_kept_as_given():
+    # payload ranges are kept as distances from the span's ends: one with no
+    # span, or outside its span, is kept as it is
+    source = b'data: {"a": 1}\n\n{"b": 2}'
+    events = [
+        RawEvent(0, "data", '{"b": 2}', at=(16, 24)),
+        RawEvent(1, "data", '{"a": 1}', span=(16, 24), at=(6, 14)),
+        RawEvent(2, "data", '{"a": 1}', span=(0, 16), at=(6, 14)),
+    ]
+    log = EventLog(source)
+    for ev in events:
+        log.append(ev)
+    assert log == events and [log.at(i) for i in range(3)] == [(16, 24), (6, 14), (6, 14)]
+    assert not log._texts
+
+
+def test_a_run_added_at_once_is_its_events_one_by_one():
+    source = b"".join(b"data: {\"p\": \"%d\"}\n\n" % k for k in range(12))
+    starts = [0]
+    for k in range(12):
+        starts.append(starts[-1] + len(b"data: {\"p\": \"%d\"}\n\n" % k))
+    one, bulk = EventLog(source), EventLog(source)
+    one.append(RawEvent(0, "comment", "first", time=0.5))
+    bulk.append(RawEvent(0, "comment", "first", time=0.5))
+    for k in range(10):  # the last two starts are past the run
+        one.add("data", "delta", starts[k], starts[k + 1], starts[k] + 6, starts[k + 1] - 2, None)
+    bulk.add_run("delta", starts, 10, 6, 2)
+    assert bulk == one and len(bulk) == 11 and bulk[10].at == (starts[9] + 6, starts[10] - 2)
+    assert [bulk.data(i) for i in range(1, 11)] == [f'{{"p": "{k}"}}' for k in range(10)]
+    assert bulk.times() == [0.5] + [None] * 10 and bulk.span_ends(9) == one.span_ends(9)
+    bulk.add_run(None, starts[10:], 0, 6, 2)  # nothing
+    assert len(bulk) == 11
+
+
+def test_a_log_says_whether_any_event_has_a_time():
+    log = EventLog()
+    log.append(RawEvent(0, "data", "{}"))
+    assert not log.timed
+    log.append(RawEvent(1, "data", "{}", time=0.0))
+    log.append(RawEvent(2, "data", "{}"))
+    assert log.timed and log.times() == [None, 0.0, None]
+    log.stamp([None, None, None])
+    assert not log.timed
+
+
 def test_a_log_without_its_source_keeps_every_payload_as_text():
     log = EventLog()
     log.append(RawEvent(0, "data", "{}", at=(0, 2)))

@@ -473,3 +473,29 @@ def test_a_run_of_lines_that_each_hold_a_bad_byte_is_read_as_its_lines():
     _agree(data)
     stream, _ = stream_from_bytes(data, "capture")
     assert build_report(stream)["text"]["0"] == "".join(f"ab{k}" for k in range(40))
+
+
+_LINES = st.lists(st.sampled_from([
+    '{"a": 1}', '{"a": [1,\n 2]}', "{", "}", '"x"', "[1]", "", " ", "\x0b", "\x0c", "\t",
+    '{"b": "d\\u00e9j\\u00e0"}', "not json", "{}  ", "\r", '{"c": {}}\r',
+    '{"fraglens": "recording", "version": 1}', '{"x": 1, "fraglens": "recording"}',
+    '{"fraglens": "other"}',
+]), min_size=1, max_size=5)
+
+
+@settings(max_examples=examples(300))
+@given(lines=_LINES, bom=st.booleans(), end=st.sampled_from(["", "\n", " \n"]))
+def test_the_bulk_reader_takes_what_read_stream_reads_as_ndjson(lines, bom, end):
+    # ndjson_start makes read_stream's choice without decoding the input
+    # whole: it never takes one JSON value spread over lines, or one line
+    # followed by whitespace only, and takes every NDJSON capture of objects
+    data = ("\ufeff" if bom else "").encode() + ("\n".join(lines) + end).encode()
+    try:
+        framing = read_stream(data).framing
+    except FramingError:
+        framing = None
+    start = ndjson_start(data)
+    if start is not None:
+        assert framing == "ndjson"
+    elif framing == "ndjson":
+        assert data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] != b"{"  # lines of arrays

@@ -51,6 +51,20 @@ def test_ai_sdk_restatement_is_compared_by_value_not_by_spelling():
     assert "args-multiple-values" in {d["code"] for d in doc["diagnostics"]}
 
 
+@pytest.mark.parametrize(("streamed", "value", "restated"), [
+    ('{"a":[1,2.5,"é"]}', {"a": [1, 2.5, "é"]}, False),  # the restatement itself: the same
+    ('{"a":NaN}', {"a": float("nan")}, True),  # NaN equals nothing, spelled alike or not
+    ('{"a":1.0}', {"a": 1}, False),  # spelled otherwise, the same value
+])
+def test_ai_sdk_streamed_text_that_is_the_restatement(streamed, value, restated):
+    a = AISDKAdapter()
+    a.feed({"type": "tool-input-start", "toolCallId": "c", "toolName": "f"})
+    for piece in (streamed[:4], streamed[4:]):
+        a.feed({"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": piece})
+    ops = a.feed({"type": "tool-input-available", "toolCallId": "c", "input": value})
+    assert [type(op) for op in ops] == ([ArgsFinal] if restated else [])
+
+
 def test_ai_sdk_calls_are_keyed_by_tool_call_id_and_outputs_land_on_their_call():
     a = AISDKAdapter()
     a.feed({"type": "tool-input-start", "toolCallId": "x", "toolName": "f"})

@@ -11,8 +11,8 @@ change, the size limit, a capture cut anywhere.
 
 from __future__ import annotations
 
+import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,7 +27,7 @@ from fraglens.reading.readers import frame
 from fraglens.reading.sse_runs import incremental_sse
 from fraglens.report.document import build_report
 
-from .conftest import SAMPLES, examples, shared_or_skip
+from .conftest import ROOT, SAMPLES, examples, shared_or_skip
 
 # -- captures -------------------------------------------------------------------
 
@@ -440,6 +440,98 @@ def test_any_real_envelope_agrees(pieces, noise, shape, eol, limit, cut, monkeyp
     _agree_with_the_full_path(data, monkeypatch, max_arg_bytes=limit)
 
 
+# -- the shapes the benchmarks time (bench/shapes.py) ----------------------------
+#
+# bench/real.py times check on streams shaped as providers send them; the same
+# generators, at a small size, are held here to the one-by-one read: every
+# format whose events are read in runs (SSE, an AWS event stream, NDJSON), one
+# call and several (interleaved or in turns, as the wire carries them).
+
+
+def _bench_shapes():
+    spec = importlib.util.spec_from_file_location("bench_shapes", ROOT / "bench" / "shapes.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_SHAPES = _bench_shapes()
+#: the formats whose continuations are read in runs
+_RUN_FORMATS = ("openai-chat", "openai-responses", "anthropic", "cohere", "ai-sdk",
+                "bedrock-converse", "bedrock-invoke", "ollama")
+
+
+@pytest.mark.parametrize("calls", [1, 3])
+@pytest.mark.parametrize("fmt", _RUN_FORMATS)
+def test_the_benchmarks_real_shapes_are_read_in_runs_and_agree(fmt, calls, monkeypatch):
+    data = _SHAPES.real_shape(fmt, calls, 3000)
+    taken: list[int] = []
+    for method in ("take_run", "take_mixed_run", "take_text_run"):
+        real = getattr(runs.Stream, method)
+
+        def spy(self, *args, real=real, method=method):
+            n = real(self, *args)
+            taken.append(len(args[2]) if method == "take_text_run" else n)
+            return n
+        monkeypatch.setattr(runs.Stream, method, spy)
+    _agree(data)
+    bulk, _ = stream_from_bytes(data, "capture")
+    doc = build_report(bulk)
+    assert [c["status"] for c in doc["calls"]] == ["ok"] * calls
+    assert [json.loads(c["arguments_raw"]) for c in doc["calls"]] == [
+        json.loads(_SHAPES.args_text(c, 3000)) for c in range(calls)]
+    # nearly every piece came in a run: Ollama's are its text lines
+    pieces = len(bulk.events) - (20 if fmt != "ollama" else 2)
+    assert sum(taken) > 0.9 * pieces
+
+
+@settings(max_examples=examples(500), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(
+    fmt=st.sampled_from(_RUN_FORMATS),
+    calls=st.integers(1, 3),
+    size=st.integers(1, 400),
+    frag=st.integers(1, 12),
+    seed=st.integers(0, 1 << 16),
+    edit=st.one_of(st.none(), st.tuples(st.sampled_from(["cut", "flip", "drop"]),
+                                        st.integers(min_value=0))),
+    limit=st.sampled_from([300, 10_000_000]),
+)
+def test_any_benchmark_shape_agrees(fmt, calls, size, frag, seed, edit, limit):
+    # the real shapes at any size, cut into pieces of any length, with the
+    # capture cut, a byte flipped or a byte dropped anywhere: the bulk read is
+    # the one-by-one read (or both refuse the capture)
+    data = _SHAPES.real_shape(fmt, calls, size, frag, seed)
+    if edit is not None:
+        how, at = edit
+        at %= len(data)
+        if how == "cut":
+            data = data[:at]
+        elif how == "flip":
+            data = data[:at] + bytes([data[at] ^ (1 << (seed % 8))]) + data[at + 1 :]
+        else:
+            data = data[:at] + data[at + 1 :]
+    try:
+        _one_by_one(data, max_arg_bytes=limit)
+    except Exception:  # noqa: BLE001 - a capture refused whole: the bulk read must refuse it too
+        with pytest.raises(Exception):  # noqa: B017
+            stream_from_bytes(data, "capture", max_arg_bytes=limit)
+        return
+    _agree(data, max_arg_bytes=limit)
+
+
+def test_two_indexes_of_one_call_in_turns_keep_its_pieces_in_order():
+    # the first call's start lost (its data line unreadable): both indexes'
+    # pieces go to one call, one by one in their order, and so in a run
+    data = _SHAPES.real_shape("openai-chat", 2, 300, 1, 0)
+    data = b"Data" + data[4:]
+    _agree(data)
+    bulk, _ = stream_from_bytes(data, "capture")
+    (call,) = bulk.reassembler.calls
+    assert list(call.frag_event) == sorted(call.frag_event)
+
+
 # -- Vertex's streamed arguments and DashScope: usage on every event, ids, comments --
 #
 # Vertex sends one ``partialArgs`` entry a chunk (a string leaf in pieces, a
@@ -448,9 +540,6 @@ def test_any_real_envelope_agrees(pieces, noise, shape, eol, limit, cut, monkeyp
 # a growing ``usage`` on every event. The usage is read (the report, the app's
 # filter, a WebSocket response's own), so it comes from holes that are read,
 # and the ids and comments are events' own: all held to the full path.
-
-_SHAPES = Path(__file__).resolve().parent.parent / "bench"
-
 
 #: what a noise value puts in a Vertex or DashScope stream besides usage
 _ODD = (0, 1, -1, 2, -2, 3)
@@ -622,13 +711,7 @@ def test_any_vertex_or_dashscope_stream_agrees(pieces, noise, shape, limit, cut,
 
 
 def _bench_shape(fmt: str, calls: int, arg_bytes: int, frag: int, seed: int) -> bytes:
-    import sys
-
-    if str(_SHAPES) not in sys.path:
-        sys.path.insert(0, str(_SHAPES))
-    from shapes import real_shape
-
-    return real_shape(fmt, calls, arg_bytes, frag, seed)
+    return _SHAPES.real_shape(fmt, calls, arg_bytes, frag, seed)  # bench/shapes.py
 
 
 @settings(max_examples=examples(40), deadline=None,

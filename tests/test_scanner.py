@@ -182,3 +182,41 @@ def test_a_calls_state_at_each_step_is_a_fresh_scan_of_that_prefix(text, cuts):
     for event in range(len(pieces)):
         prefix = "".join(pieces[: event + 1])
         assert call.scan_at(event) == scan(prefix).state(), (pieces, event)
+
+
+@given(
+    st.one_of(near_json, json_values.map(json.dumps)),
+    st.lists(st.integers(0), max_size=10),
+    st.lists(st.sampled_from(["append", "extend", "text", "scan"]), min_size=1, max_size=10),
+    st.randoms(use_true_random=False),
+)
+@settings(max_examples=examples(300))
+def test_a_call_grown_in_runs_scans_as_one_grown_piece_by_piece(text, cuts, moves, rnd):
+    # runs read in bulk keep their fragments joined in one chunk; the scanner
+    # reads each fragment from its chunk, whenever it is asked, with the text
+    # joined in between or not: every step's state, and where a surrogate pair
+    # was split, are what a call fed piece by piece records
+    pieces = _split(text, cuts) + [""] * rnd.randint(0, 2)
+    rnd.shuffle(pieces) if rnd.random() < 0.2 else None
+    one, bulk = Call(seq=0, choice=0, first_event=0), Call(seq=0, choice=0, first_event=0)
+    for event, piece in enumerate(pieces):
+        one.append(event, piece)
+    at, moves = 0, iter(moves * 3)
+    while at < len(pieces):
+        move = next(moves, "extend")
+        if move == "append":
+            bulk.append(at, pieces[at])
+            at += 1
+        elif move == "extend":
+            n = rnd.randint(1, 4)
+            bulk.extend(at, pieces[at : at + n])
+            at += len(pieces[at : at + n])
+        elif move == "text":
+            assert bulk.text == "".join(pieces[:at])
+        elif at:
+            step = rnd.randrange(at)
+            assert bulk.scan_at(step) == one.scan_at(step)
+    assert bulk.text == one.text and list(bulk.frag_end) == list(one.frag_end)
+    for event in range(len(pieces)):
+        assert bulk.scan_at(event) == one.scan_at(event), (pieces, event)
+    assert bulk.surrogate_split_at == one.surrogate_split_at

@@ -61,8 +61,8 @@ class AISDKAdapter:
 
     def __init__(self) -> None:
         self._index: dict[str, int] = {}  # toolCallId -> index, in order of appearance
-        #: the argument pieces streamed per call (the engine's own strings, not copies),
-        #: to compare tool-input-available with by value
+        #: the argument pieces streamed per call (the engine's own strings, not
+        #: copies; a run's joined), to compare tool-input-available with by value
         self._pieces: dict[str, list[str]] = {}
         #: the payload whose piece the continuation shortcut kept last
         self._kept: Any = None
@@ -98,8 +98,9 @@ class AISDKAdapter:
         self._pieces[self._ids[index]].append(text)
 
     def continued_run(self, index: int, texts: list[str]) -> None:
-        """``continued`` for each of ``texts`` in turn (a run read in bulk)."""
-        self._pieces[self._ids[index]].extend(texts)
+        """``continued`` for each of ``texts`` in turn (a run read in bulk),
+        kept joined: only their whole is compared."""
+        self._pieces[self._ids[index]].append("".join(texts))
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
         if not isinstance(payload, dict):
@@ -193,10 +194,15 @@ class AISDKAdapter:
         if not pieces:
             ops.append(ArgsFinal(0, index, restated, id=cid))
             return ops
-        try:
-            same = json.loads("".join(pieces)) == value
-        except (ValueError, RecursionError):
-            same = False  # the engine reports the streamed text; the restatement differs
+        streamed = "".join(pieces)
+        # text that is the restatement itself decodes to its value (JSON's
+        # NaN aside, which equals nothing): no second tree of a long input
+        same = streamed == restated and "NaN" not in restated
+        if not same:
+            try:
+                same = json.loads(streamed) == value
+            except (ValueError, RecursionError):
+                same = False  # the engine reports the streamed text; the restatement differs
         if not same and kind == "tool-input-available":
             ops.append(ArgsFinal(0, index, restated, id=cid))
         return ops

@@ -12,13 +12,13 @@ stream grows.
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from ..engine.calls import Call
 from ..engine.diagnostics import SEVERITY_RANK, Diagnostic
 from ..engine.plural import counted
+from ..engine.text_pieces import TextPieces
 from ..fit.verdicts import Fit
 from ..reading.stream import Stream
 from ..redact import TextScrub
@@ -76,8 +76,6 @@ class StepIndex:
         self.raised: dict[tuple[int, int], list[Diagnostic]] = {}
         #: call seq -> the event whose id-missing gave it fraglens's own id
         self.id_made_up: dict[int, int] = {}
-        #: (choice, channel) -> running length of its text pieces (append-only, like them)
-        self._lengths: dict[tuple[int, str], array] = {}
         self._scrub = TextScrub(None)
         self.refresh()
 
@@ -188,7 +186,7 @@ class StepIndex:
         return best
 
     # -- the assistant's text ------------------------------------------------
-    def _pieces(self, choice: int, channel: str) -> list[tuple[int, str]]:
+    def _pieces(self, choice: int, channel: str) -> TextPieces:
         state = self.stream.reassembler.choices[choice]
         return state.text if channel == "content" else state.reasoning
 
@@ -199,10 +197,10 @@ class StepIndex:
         for choice in sorted(self.stream.reassembler.choices):
             for channel in ("reasoning", "content"):
                 pieces = self._pieces(choice, channel)
-                k = bisect_right(pieces, step, key=_event)
+                k = bisect_right(pieces.events, step)
                 if not k:
                     continue
-                first_now = bisect_left(pieces, step, lo=0, hi=k, key=_event)
+                first_now = bisect_left(pieces.events, step, 0, k)
                 tail: list[str] = []
                 size = 0
                 i = k
@@ -221,29 +219,20 @@ class StepIndex:
         for choice in sorted(self.stream.reassembler.choices):
             for channel in ("reasoning", "content"):
                 pieces = self._pieces(choice, channel)
-                lo = bisect_left(pieces, step, key=_event)
-                hi = bisect_right(pieces, step, lo=lo, key=_event)
+                lo = bisect_left(pieces.events, step)
+                hi = bisect_right(pieces.events, step, lo)
                 found.extend(p for _, p in pieces[lo:hi])
         return found
 
     def _length(self, choice: int, channel: str, k: int) -> int:
-        """Characters in the first ``k`` pieces; the running sums grow with the pieces."""
-        sums = self._lengths.setdefault((choice, channel), array("q"))
-        pieces = self._pieces(choice, channel)
-        running = sums[-1] if sums else 0
-        for _, piece in pieces[len(sums) :]:
-            running += len(piece)
-            sums.append(running)
-        return sums[k - 1] if k else 0
+        """Characters in the first ``k`` pieces."""
+        return self._pieces(choice, channel).ends[k - 1] if k else 0
 
     def call(self, seq: int | None) -> Call | None:
         if seq is None or seq not in self.position:
             return None
         return self.calls[self.position[seq]]
 
-
-def _event(piece: tuple[int, str]) -> int:
-    return piece[0]
 
 
 def verdict_summary(index: StepIndex) -> str:

@@ -19,7 +19,7 @@ from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..fit.timeout import DEFAULT_BUDGET
 from ..reading.capture import LoadError, read_bytes
 from ..reading.stream import FORMATS
-from ..report.document import dumps
+from ..report.document import dumps_utf8
 from .exits import EXIT_CODES, CliError
 
 __all__ = [
@@ -149,7 +149,7 @@ def add_read_caps(group: argparse._ArgumentGroup, *, line: str, decoded: str) ->
 def write_json(doc: object) -> None:
     """JSON on stdout as UTF-8, whatever the terminal's locale says: indented
     for a person at a terminal, one line for a pipe or a file (as ``gh`` does)."""
-    sys.stdout.buffer.write(dumps(doc, pretty=sys.stdout.isatty()).encode("utf-8"))
+    sys.stdout.buffer.write(dumps_utf8(doc, pretty=sys.stdout.isatty()))
     sys.stdout.flush()
 
 

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Sequence
 from itertools import accumulate
-from typing import Any
+from typing import Any, TypeVar
 
 from .finalize import Result
 from .scanner import COMPLETE, EMPTY_STATE, IN_ESCAPE, IN_STRING, Scanner, ScanState
+
+T = TypeVar("T")
 
 
 class Call:
@@ -64,14 +67,18 @@ class Call:
         self.inner_calls: list[dict[str, Any]] | None = None
         #: (event, output, error) each time the stream carried the tool's result
         self.outputs: list[tuple[int, Any, str | None]] = []
-        self.pieces: list[str] = []
+        #: the text in chunks of whole fragments: one appended alone, or the
+        #: fragments of a run read in bulk joined at once (no string kept per
+        #: fragment: a 100k-fragment call keeps its characters and two arrays)
+        self.chunks: list[str] = []
         self._joined: str | None = ""
         #: made when something first asks what the scanner saw (most calls
         #: ``check`` reads are never scanned: see the module's doc)
         self._scanner: Scanner | None = None
-        #: fragments not yet read by the scanner, from position ``_next``
+        #: the chunks the scanner has not read to their end, the first from
+        #: character ``_unscanned_at`` of the text
         self._unscanned: list[str] = []
-        self._next = 0
+        self._unscanned_at = 0
         #: the fragment in which the scanner saw a surrogate pair split (args-surrogate-split)
         self.surrogate_split_at: int | None = None
         self.frag_event = array("q")
@@ -99,7 +106,7 @@ class Call:
         return len(self.frag_event)
 
     def append(self, event: int, text: str) -> None:
-        self.pieces.append(text)
+        self.chunks.append(text)
         self._joined = None
         self._unscanned.append(text)
         self.length += len(text)
@@ -113,9 +120,7 @@ class Call:
         events before each after the first), with the records built in C loops."""
         if not texts:
             return
-        self.pieces.extend(texts)
-        self._joined = None
-        self._unscanned.extend(texts)
+        self._add_chunk("".join(texts))
         last = first_event + step * (len(texts) - 1)
         self.frag_event.extend(range(first_event, last + 1, step))
         ends = accumulate(map(len, texts), initial=self.length)
@@ -129,15 +134,18 @@ class Call:
         (a call's pieces among other calls' in a run read in bulk)."""
         if not texts:
             return
-        self.pieces.extend(texts)
-        self._joined = None
-        self._unscanned.extend(texts)
+        self._add_chunk("".join(texts))
         self.frag_event.extend(events)
         ends = accumulate(map(len, texts), initial=self.length)
         next(ends)  # the length before the first text
         self.frag_end.extend(ends)
         self.length = self.frag_end[-1]
         self.last_event = events[-1]
+
+    def _add_chunk(self, chunk: str) -> None:
+        self.chunks.append(chunk)
+        self._joined = None
+        self._unscanned.append(chunk)
 
     @property
     def scanner(self) -> Scanner:
@@ -159,19 +167,25 @@ class Call:
         shapes = self.frag_shape
         if len(shapes) >= k:
             return
-        pending, at = self._unscanned, self._next
+        # each fragment is a slice of the first chunk not read to its end
+        # (chunks hold whole fragments; an empty one lies in any of them)
+        pending, base, ends = self._unscanned, self._unscanned_at, self.frag_end
         scanner = self._the_scanner()
         feed = scanner.feed
+        start = ends[len(shapes) - 1] if shapes else 0
+        c = 0  # the chunk fragment k lies in
         while len(shapes) < k:
-            _, depth, flags = feed(pending[at])
-            at += 1
+            end = ends[len(shapes)]
+            while end - base > len(pending[c]):
+                base += len(pending[c])
+                c += 1
+            _, depth, flags = feed(pending[c][start - base : end - base])
+            start = end
             shapes.append(depth << 3 | flags)
             if self.surrogate_split_at is None and scanner.surrogate_split:
                 self.surrogate_split_at = len(shapes) - 1
-        if at == len(pending):
-            pending.clear()
-            at = 0
-        self._next = at
+        del pending[:c]  # chunk c may still end with empty fragments
+        self._unscanned_at = base
 
     @property
     def final_text(self) -> str:
@@ -204,8 +218,12 @@ class Call:
     @property
     def text(self) -> str:
         if self._joined is None:
-            self._joined = "".join(self.pieces)
-            self.pieces = [self._joined] if self._joined else []
+            self._joined = "".join(self.chunks)
+            self.chunks = [self._joined] if self._joined else []
+            if self._unscanned:
+                # the text from the first chunk not read to its end: held once
+                unread = self._unscanned_at
+                self._unscanned = [self._joined[unread:]]
         return self._joined
 
     @property
@@ -269,6 +287,15 @@ class Call:
             if k and self.frag_event[k - 1] > last_final:
                 return None
         return found
+
+
+def by_owner(owner: list[int], items: Iterable[T], owners: int) -> list[list[T]]:
+    """``items`` shared out among ``owners`` lists, the k-th item to list
+    ``owner[k]``, in order: one pass in C (events of several calls in turns,
+    read in bulk, put with their calls)."""
+    lists: list[list[T]] = [[] for _ in range(owners)]
+    deque(map(list.append, map(lists.__getitem__, owner), items), maxlen=0)
+    return lists
 
 
 def _latest(history: list[tuple[int, str]], step: int) -> str | None:

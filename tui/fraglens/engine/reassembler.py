@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
-from itertools import accumulate, compress, count, repeat
-from operator import eq, itemgetter, methodcaller
+from bisect import bisect_right
+from itertools import accumulate
+from operator import methodcaller
 from typing import TYPE_CHECKING, Any
 
 from ..records import Record
-from .calls import Call
+from .calls import Call, by_owner
 from .cumulative import last_restatement
 from .diagnostics import Diagnostic, make
 from .finalize import Result, finalize
@@ -38,6 +37,7 @@ from .fragments import (
 )
 from .plural import counted
 from .slots import SlotResolver, clean
+from .text_pieces import TextPieces
 from .usage_log import UsageLog
 
 if TYPE_CHECKING:  # the markup families load with the first text or refusal (start-up)
@@ -106,58 +106,28 @@ _PER_MESSAGE = frozenset(
 
 class ChoiceState(Record):
     """What one choice said besides its calls. ``text``, ``reasoning`` and
-    ``finishes`` are append-only lists in event order and part of the read
+    ``finishes`` are append-only sequences in event order and part of the read
     API: views binary-search them by event to show any step."""
 
     __slots__ = ("text", "reasoning", "finishes")
-    text: list[tuple[int, str]]  # (event, piece)
-    reasoning: list[tuple[int, str]]
+    text: TextPieces  # (event, piece)
+    reasoning: TextPieces
     finishes: list[tuple[int, str, str]]  # (event, reason, raw)
 
     def __init__(
-        self, text: list[tuple[int, str]] | None = None,
-        reasoning: list[tuple[int, str]] | None = None,
+        self, text: TextPieces | None = None, reasoning: TextPieces | None = None,
         finishes: list[tuple[int, str, str]] | None = None,
     ) -> None:
-        self.text = [] if text is None else text
-        self.reasoning = [] if reasoning is None else reasoning
+        self.text = TextPieces() if text is None else text
+        self.reasoning = TextPieces() if reasoning is None else reasoning
         self.finishes = [] if finishes is None else finishes
 
     def text_at(self, step: int, channel: str = "content") -> str:
-        pieces = self.text if channel == "content" else self.reasoning
-        return "".join(p for e, p in pieces if e <= step)
+        return (self.text if channel == "content" else self.reasoning).text_upto(step)
 
     @property
     def finish(self) -> str | None:
         return self.finishes[-1][1] if self.finishes else None
-
-
-def _places(owner: list[int], calls: int) -> list[range | list[int]]:
-    """Where each of ``calls`` calls' events are among ``owner``'s (whose
-    each one is): a range when the calls take turns in one order, as
-    parallel calls are streamed; else the positions, one pass per call."""
-    n, head = len(owner), owner[:calls]
-    if n >= calls and sorted(head) == list(range(calls)) and owner == (
-            head * (n // calls + 1))[:n]:
-        places: list[range | list[int]] = [range(0)] * calls
-        for j, k in enumerate(head):
-            places[k] = range(j, n, calls)
-        return places
-    return [list(compress(range(n), map(eq, owner, repeat(k)))) for k in range(calls)]
-
-
-def _upto(place: range | list[int], end: int) -> range | list[int]:
-    """The positions of ``place`` before ``end``."""
-    if type(place) is range:
-        return range(place.start, min(place.stop, max(end, place.start)), place.step)
-    return place[: bisect_left(place, end)]
-
-
-def _pick(items: Sequence[Any], at: range | list[int]) -> list[Any]:
-    """``items`` at the positions ``at`` (a slice where they are a range)."""
-    if type(at) is range:
-        return list(items[at.start : at.stop : at.step]) if len(at) else []
-    return list(map(items.__getitem__, at))
 
 
 class Reassembler:
@@ -305,14 +275,15 @@ class Reassembler:
             taken = texts.index("")
         # a character is at most 4 bytes: texts that end within a quarter of the
         # limit surely fit (as in _append); past it, their bytes are counted
-        chars = list(accumulate(map(len, texts[:taken]), initial=call.length))
-        if chars[-1] * 4 > self.max_arg_bytes:
+        run = texts[:taken] if taken < len(texts) else texts
+        if (call.length + sum(map(len, run))) * 4 > self.max_arg_bytes:
             if call.nbytes is None:
                 call.nbytes = _utf8_len(call.text)
-            sizes = list(accumulate(map(len, map(_ENCODE, texts[:taken])), initial=call.nbytes))
+            sizes = list(accumulate(map(len, map(_ENCODE, run)), initial=call.nbytes))
             taken = bisect_right(sizes, self.max_arg_bytes) - 1
             call.nbytes = sizes[taken]
-        call.extend(first_event, texts[:taken] if taken < len(texts) else texts, step)
+            run = run[:taken]
+        call.extend(first_event, run, step)
         return taken
 
     def continue_at(self, events: list[int], choice: int, index: int, texts: list[str]) -> int:
@@ -322,15 +293,16 @@ class Reassembler:
         if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
             return 0
         taken = texts.index("") if "" in texts else len(texts)
-        chars = call.length + sum(map(len, texts[:taken]))
-        if chars * 4 > self.max_arg_bytes:
+        run = texts[:taken] if taken < len(texts) else texts
+        if (call.length + sum(map(len, run))) * 4 > self.max_arg_bytes:
             if call.nbytes is None:
                 call.nbytes = _utf8_len(call.text)
-            sizes = list(accumulate(map(len, map(_ENCODE, texts[:taken])), initial=call.nbytes))
+            sizes = list(accumulate(map(len, map(_ENCODE, run)), initial=call.nbytes))
             taken = bisect_right(sizes, self.max_arg_bytes) - 1
             call.nbytes = sizes[taken]
+            run = run[:taken]
         if taken:
-            call.extend_at(events[:taken], texts[:taken])
+            call.extend_at(events[:taken], run)
         return taken
 
     def continue_mixed(
@@ -342,37 +314,50 @@ class Reassembler:
         (calls streamed in turns, read in bulk): how many were taken, from the
         first. It stops before the first text that is empty or that would pass
         its call's size limit (those take ``continue_call``, one by one)."""
-        calls = [self._slots.by_index.get(key) for key in keys]
-        if any(c is None or c.finalized or c.over_limit for c in calls):
+        found = [self._slots.by_index.get(key) for key in keys]
+        if any(c is None or c.finalized or c.over_limit for c in found):
             return 0
-        taken = texts.index("") if "" in texts else len(texts)
-        places = _places(owner, len(keys))
-        for call, place in zip(calls, places, strict=True):
+        # two keys may name one call (a call whose start was lost takes the
+        # pieces of both indexes): its pieces are taken in their order
+        calls: list[Call] = []
+        slot: list[int] = []
+        for call in found:
             assert call is not None
-            at = _upto(place, taken)
-            mine = _pick(texts, at)
-            if (call.length + sum(map(len, mine))) * 4 <= self.max_arg_bytes:
+            k = next((j for j, c in enumerate(calls) if c is call), len(calls))
+            if k == len(calls):
+                calls.append(call)
+            slot.append(k)
+        if len(calls) < len(found):
+            owner = list(map(slot.__getitem__, owner))
+        taken = texts.index("") if "" in texts else len(texts)
+        if taken < len(texts):
+            owner, texts = owner[:taken], texts[:taken]
+        # each call's texts and events, in one pass over the run
+        mine, numbers = by_owner(owner, texts, len(calls)), by_owner(
+            owner, range(first_event, first_event + step * taken, step), len(calls))
+        for k, call in enumerate(calls):
+            if (call.length + sum(map(len, mine[k]))) * 4 <= self.max_arg_bytes:
                 continue
             # near the limit: UTF-8 bytes counted, the run cut before the text that passes it
             start = _utf8_len(call.text) if call.nbytes is None else call.nbytes
-            sizes = list(accumulate(map(len, map(_ENCODE, mine)), initial=start))
+            sizes = list(accumulate(map(len, map(_ENCODE, mine[k])), initial=start))
             fits = bisect_right(sizes, self.max_arg_bytes) - 1
-            if fits < len(mine):
-                taken = at[fits]
+            if fits < len(mine[k]):
+                taken = min(taken, (numbers[k][fits] - first_event) // step)
         if not taken:
             return 0
-        numbers = range(first_event, first_event + step * taken, step)
-        for call, place in zip(calls, places, strict=True):
-            assert call is not None
-            at = _upto(place, taken)
-            mine = _pick(texts, at)
-            if not mine:
+        if taken < len(owner):
+            owner, texts = owner[:taken], texts[:taken]
+            mine, numbers = by_owner(owner, texts, len(calls)), by_owner(
+                owner, range(first_event, first_event + step * taken, step), len(calls))
+        for call, texts_k, numbers_k in zip(calls, mine, numbers, strict=True):
+            if not texts_k:
                 continue
-            if (call.length + sum(map(len, mine))) * 4 > self.max_arg_bytes:
+            if (call.length + sum(map(len, texts_k))) * 4 > self.max_arg_bytes:
                 if call.nbytes is None:
                     call.nbytes = _utf8_len(call.text)
-                call.nbytes += sum(map(len, map(_ENCODE, mine)))
-            call.extend_at(_pick(numbers, at), mine)
+                call.nbytes += sum(map(len, map(_ENCODE, texts_k)))
+            call.extend_at(numbers_k, texts_k)
         return taken
 
     def text_run(self, first_event: int, choice: int, channel: str, texts: list[str]) -> None:
@@ -380,12 +365,13 @@ class Reassembler:
         consecutive events from ``first_event``: what ``apply`` does with each
         one's ``TextDelta``. An empty piece is an event with no op: it adds
         nothing, and a run of only such events leaves the choices as they are."""
-        pieces = list(filter(itemgetter(1), zip(count(first_event), texts)))
-        if pieces and choice not in self.choices:
-            choice = self._rechosen(first_event, TextDelta(choice, pieces[0][1])).choice
-        if pieces:
-            ch = self._choice(choice)
-            (ch.text if channel == "content" else ch.reasoning).extend(pieces)
+        if not any(texts):
+            return
+        if choice not in self.choices:
+            first = next(filter(None, texts))
+            choice = self._rechosen(first_event, TextDelta(choice, first)).choice
+        ch = self._choice(choice)
+        (ch.text if channel == "content" else ch.reasoning).extend_run(first_event, texts)
 
     def close(self, event: int) -> None:
         """The stream ended after ``event``: finalize everything still open."""
@@ -769,10 +755,10 @@ class Reassembler:
                     f"choice {number}: finish_reason tool_calls but no tool call came",
                     ch.finishes[-1][0],
                 )
-            content = "".join(p for _, p in ch.text)
+            content = ch.text.text
             if calls and content.strip():
                 # said where it became true: when the second of the two arrived
-                first_text = next(e for e, p in ch.text if p.strip())
+                first_text = ch.text.event_at(len(content) - len(content.lstrip()))
                 self.diag(
                     "text-with-tool-calls", f"choice {number} has text besides its calls",
                     max(first_text, min(c.first_event for c in calls)),
@@ -792,10 +778,7 @@ class Reassembler:
         marks, pieces = scan(content)
         if not marks:
             return
-        ends = list(accumulate(len(p) for _, p in ch.text))
-
-        def event_at(offset: int) -> int:
-            return ch.text[min(bisect_right(ends, offset), len(ends) - 1)][0]
+        event_at = ch.text.event_at
 
         found = [judge(p, "text", number, event_at(p.start)) for p in pieces]
         self.leaked.extend(found)

@@ -223,8 +223,8 @@ def ndjson_start(data: bytes) -> int | None:
     objects (its first content), or None when it would read it any other way
     (or as lines of arrays). The same checks in the same order: not a binary
     event stream, an object first, not a recording, two lines that are not
-    blank, the first one JSON, and not one JSON value (bytes that are not UTF-8
-    are replaced in the line that holds them, as in SSE)."""
+    blank, the first one JSON (so the whole is not one JSON value; bytes that
+    are not UTF-8 are replaced in the line that holds them, as in SSE)."""
     if looks_like_eventstream(data):
         return None
     skip = len(_BOM) if data.startswith(_BOM) else 0
@@ -233,14 +233,11 @@ def ndjson_start(data: bytes) -> int | None:
         return None
     if is_recording(data):
         return None
-    text = _utf8(data[start:] if start else data)
-    if text is None:
-        return start  # not one JSON value, which is UTF-8: the lines, bad bytes replaced
-    try:
-        json.loads(text)
-    except (ValueError, RecursionError):
-        return start
-    return None
+    # read_stream tries the whole input as one JSON value before its lines,
+    # and it never is one here (so it is not decoded whole to find out): the
+    # first line is one whole value, and JSON allows only whitespace after a
+    # value, where a line follows that holds a byte that is none
+    return start
 
 
 def _read_json_array(text: str, start: int) -> tuple[Framed, bool]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from itertools import islice, repeat
-from operator import add, sub
+from itertools import islice
+from operator import sub
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..records import FrozenRecord, Record
@@ -71,6 +71,10 @@ class RawEvent(Record):
 
 _NO_TIME = float("nan")
 _COMMENT_DATA = bytes((2, 0))  # a comment's kind and a data event's, in EventLog._kinds
+#: an event's payload kept as text, or lying where its span cannot say
+_TEXT, _FAR = -1, -2
+#: the farthest a payload's ends may lie from its span's in the arrays
+_WIDEST = (1 << 31) - 1
 
 
 class RunLines(Record):
@@ -102,9 +106,10 @@ class EventLog(Sequence[RawEvent]):
     bytes plus the payload, more than the input itself for small events. Here
     an event is a few array entries: its kind, its name (an index into the
     names seen), its span, and - when it came from ``source``, the bytes the
-    reader was given - the byte range of its payload, decoded again when
-    something asks for it (a step shown, a search). A payload that is no slice
-    of the source (several data lines joined, a comment, a live event, a
+    reader was given - the byte range of its payload (as its distances from
+    the span's ends: a run of events read in bulk shares them), decoded again
+    when something asks for it (a step shown, a search). A payload that is no
+    slice of the source (several data lines joined, a comment, a live event, a
     re-encoded array item) is kept as text. Items are ``RawEvent`` records
     made on demand, equal to the ones appended; ``number`` is the position.
     """
@@ -114,11 +119,16 @@ class EventLog(Sequence[RawEvent]):
         self.source = source
         self._kind = bytearray()  # index into _kinds
         self._kinds: list[EventKind] = ["data", "done", "comment", "damaged"]
-        self._name = array("l")  # index into _names; -1: no name
+        self._name = array("i")  # index into _names; -1: no name
         self._names: list[str] = []
         self._name_code: dict[str, int] = {}
         self._span = array("q")  # start, end per event; -1, -1: no span
-        self._at = array("q")  # payload range per event; -1, -1: text in _texts
+        #: per event, where its payload starts after the span's start and how
+        #: far before its end it stops; _TEXT: the text in _texts; _FAR: a
+        #: range these cannot say (no span, or far from it), in _far
+        self._lead = array("i")
+        self._trail = array("i")
+        self._far: dict[int, tuple[int, int]] = {}
         self._texts: dict[int, str] = {}
         self._ids: dict[int, str] = {}
         #: ids of runs, counting up: (first event, events apart, how many, first id)
@@ -148,6 +158,13 @@ class EventLog(Sequence[RawEvent]):
         sees an event half added."""
         if kind not in self._kinds:  # a kind no reader makes today: kept all the same
             self._kinds.append(kind)
+        if at < 0:
+            lead = trail = _TEXT
+        else:
+            lead, trail = at - start, end - at_end
+            if start < 0 or not (0 <= lead <= _WIDEST and 0 <= trail <= _WIDEST):
+                lead = trail = _FAR
+                self._far[len(self._kind)] = (at, at_end)
         if name is None:
             self._name.append(-1)
         else:
@@ -157,7 +174,8 @@ class EventLog(Sequence[RawEvent]):
                 self._names.append(name)
             self._name.append(code)
         self._span.extend((start, end))
-        self._at.extend((at, at_end))
+        self._lead.append(lead)
+        self._trail.append(trail)
         if time is not None and self._times is None:
             self._times = array("d", [_NO_TIME]) * len(self._kind)
         if self._times is not None:
@@ -173,9 +191,12 @@ class EventLog(Sequence[RawEvent]):
         k spans ``starts[k]`` to ``starts[k + 1]``, and its payload lies
         ``lead`` bytes after its start (or where ``lines.payloads`` says) to
         ``trail`` bytes before its end; ``lines`` says what else they carry
-        (each one a comment event before it, ids). The arrays are filled in
-        C, a field at a time (a slice of each array), with no Python code per
-        event."""
+        (each one a comment event before it, ids). The arrays are extended in
+        C: each field put in place by one slice assignment, the rest repeated."""
+        if not count:
+            return
+        if not (0 <= lead <= _WIDEST and 0 <= trail <= _WIDEST):
+            raise ValueError("a run's payloads lie within its events")
         code = -1
         if name is not None:
             code = self._name_code.get(name, -1)
@@ -184,31 +205,38 @@ class EventLog(Sequence[RawEvent]):
                 self._names.append(name)
         comments = lines.comments if lines is not None else None
         payloads = lines.payloads if lines is not None else None
-        begin, end = list(islice(starts, count)), list(islice(starts, 1, count + 1))
-        firsts = list(map(add, begin, repeat(lead)) if payloads is None
-                      else islice(payloads, count))
-        lasts = list(map(sub, end, repeat(trail)))
-        # each field in its place among the others, by slices of one array
-        per = 1 if comments is None else 2
-        fields = [begin, end, firsts, lasts]
-        if comments is not None:
-            # the comment event before each data event: its span and text range first
-            c_start, c_end, t_start, t_end = (list(islice(c, count)) for c in comments)
-            fields = [c_start, c_end, begin, end, t_start, t_end, firsts, lasts]
-            self._name.extend(array("l", (-1, code)) * count)
-        else:
-            self._name.extend(repeat(code, count))
+        per = 1 if comments is None else 2  # events a run's event makes
         width = 2 * per
-        spans, ats = array("q", bytes(8 * width * count)), array("q", bytes(8 * width * count))
-        for k in range(width):
-            spans[k::width] = array("q", fields[k])
-            ats[k::width] = array("q", fields[width + k])
+        bounds = array("q", islice(starts, count + 1))
+        spans = self._span
+        at = len(spans)
+        spans.frombytes(bytes(width * count * spans.itemsize))
+        # the data event's span, after its comment's when it has one
+        spans[at + width - 2 :: width] = bounds[:count]
+        spans[at + width - 1 :: width] = bounds[1:]
+        leads = array("i", (lead,)) * count if payloads is None else array(
+            "i", map(sub, islice(payloads, count), bounds[:count]))
+        trails = array("i", (trail,)) * count
+        if comments is not None:
+            c_start, c_end, t_start, t_end = (array("q", islice(c, count)) for c in comments)
+            spans[at::width] = c_start
+            spans[at + 1 :: width] = c_end
+            # the comment's text range, then the payload's, each from its own span
+            both = array("i", bytes(2 * count * leads.itemsize))
+            both[0::2], both[1::2] = array("i", map(sub, t_start, c_start)), leads
+            leads = both
+            both = array("i", bytes(2 * count * trails.itemsize))
+            both[0::2], both[1::2] = array("i", map(sub, c_end, t_end)), trails
+            trails = both
+            self._name.extend(array("i", (-1, code)) * count)
+        else:
+            self._name.extend(array("i", (code,)) * count)
         if lines is not None and lines.first_id is not None:
             self._id_runs.append((len(self) + per - 1, per, count, lines.first_id))
-        self._span.extend(spans)
-        self._at.extend(ats)
+        self._lead.extend(leads)
+        self._trail.extend(trails)
         if self._times is not None:
-            self._times.extend(repeat(_NO_TIME, per * count))
+            self._times.extend(array("d", (_NO_TIME,)) * (per * count))
         # last, as in add: 0 is "data"
         self._kind.extend(_COMMENT_DATA * count if comments is not None else bytes(count))
 
@@ -255,8 +283,12 @@ class EventLog(Sequence[RawEvent]):
 
     def at(self, i: int) -> tuple[int, int] | None:
         """Where event ``i``'s payload lies in the source, when it is a slice of it."""
-        start = self._at[2 * i]
-        return None if start < 0 or self.source is None else (start, self._at[2 * i + 1])
+        lead = self._lead[i]
+        if lead < 0:
+            return None if lead == _TEXT or self.source is None else self._far[i]
+        if self.source is None:
+            return None
+        return self._span[2 * i] + lead, self._span[2 * i + 1] - self._trail[i]
 
     def id(self, i: int) -> str | None:
         """Event ``i``'s own ``id:`` field, if it had one."""
@@ -277,10 +309,21 @@ class EventLog(Sequence[RawEvent]):
 
     def data(self, i: int) -> str:
         """The payload of event ``i`` (decoded from the source, or as kept)."""
-        start = self._at[2 * i]
-        if start < 0 or self.source is None:
+        lead, source = self._lead[i], self.source
+        if source is None or lead == _TEXT:
             return self._texts[i]
-        return self.source[start : self._at[2 * i + 1]].decode("utf-8", "replace")
+        if lead == _FAR:
+            start, end = self._far[i]
+            return source[start:end].decode("utf-8", "replace")
+        return source[self._span[2 * i] + lead : self._span[2 * i + 1] - self._trail[i]].decode(
+            "utf-8", "replace")
+
+    @property
+    def timed(self) -> bool:
+        """Whether any event has a time (a capture with none has no timing to
+        report: said without a list as long as the log)."""
+        times = self._times
+        return times is not None and any(t == t for t in times)  # NaN: no time
 
     def times(self) -> list[float | None]:
         """Every event's time (None where it has none), without making the events."""
@@ -292,10 +335,10 @@ class EventLog(Sequence[RawEvent]):
     def replaced(self, i: int) -> bool:
         """Whether event ``i``'s payload holds U+FFFD (bytes that were not
         UTF-8 read as it, or the character itself): an ASCII range cannot."""
-        start = self._at[2 * i]
+        at = self.at(i)
         source = self.source
-        if start >= 0 and source is not None:
-            raw = source[start : self._at[2 * i + 1]]
+        if at is not None and source is not None:
+            raw = source[at[0] : at[1]]
             if raw.isascii():
                 return False
             return "\ufffd" in raw.decode("utf-8", "replace")
@@ -333,7 +376,6 @@ class EventLog(Sequence[RawEvent]):
 
     def _event(self, i: int) -> RawEvent:
         start, end = self._span[2 * i], self._span[2 * i + 1]
-        at_start = self._at[2 * i]
         times = self._times
         time = None if times is None or times[i] != times[i] else times[i]
         return RawEvent(
@@ -344,7 +386,7 @@ class EventLog(Sequence[RawEvent]):
             self.id(i),
             time,
             None if start < 0 else (start, end),
-            None if at_start < 0 or self.source is None else (at_start, self._at[2 * i + 1]),
+            self.at(i),
         )
 
 

@@ -10,15 +10,18 @@ with the same header bytes, a payload that is the same envelope
 (``adapters/envelope.py``) around another piece, and the total length and
 both CRCs those bytes make. Read one at a time (``framing/eventstream.py``),
 each frame costs two CRCs and a few Python calls in the framing, the envelope
-and the engine. Here, as runs.py does for SSE, once the stream has read a
-message as a continuation in an envelope, the frames after it are searched
-in C for what lies where that frame's piece lay; from each piece found, and
-the learned frame's bytes around it, the frame it makes is built (the
-prelude its length makes, ``zlib.crc32`` mapped over the pieces for the
-message CRC), and one comparison of all those frames with the input says
-whether it holds them. The pieces are decoded by one ``json.loads``, and the
-event records and the call's records extended at once (``Stream.take_run``).
-No Python code runs per frame of a run.
+and the engine. Here, as sse_runs.py does for SSE, once the stream has read
+a message as a continuation in an envelope, the frames after it are found in
+C, end to end, by one expression of that frame's bytes with the piece as a
+hole (and its prelude and message CRC as four bytes each, whatever they
+hold), up to the first frame it does not match; what each frame found holds
+where its prelude, its head (the headers and the envelope before the piece)
+and its message CRC lie is then compared with what its body's length makes
+(the prelude) and what its bytes make (``zlib.crc32`` mapped over the
+bodies), all at once, and the run ends at the first that differs. The pieces
+are decoded by one ``json.loads``, and the event records and the call's
+records extended at once (``Stream.take_run``). No Python code runs per
+frame of a run.
 
 Why this is exact. A run is taken only at a message boundary with no damage
 pending, and only as many frames as the input holds byte for byte as built:
@@ -29,8 +32,8 @@ scanner accepts (in valid UTF-8, or the run is not taken). The one-by-one
 reader reads each such frame as a message with those headers and that
 payload. The first frame that differs ends the run, and the one-by-one reader
 reads on from it: a damaged frame, a cut one, other headers, another event,
-keep what they are read as today. Frames no longer than the search window
-(8 MiB) cannot exceed the decoder's message limit. A run's events are what
+keep what they are read as today. Frames found in a search window (at most
+8 MiB) cannot exceed the decoder's message limit. A run's events are what
 the decoder makes of them, with the payload the envelope's with another
 piece, which the envelope proves is the same continuation; the engine takes
 the pieces as continuations, stopping short of the size limit, where the
@@ -41,6 +44,9 @@ frames left go one by one again. Property tests
 base64 in ``{"bytes":"..."}``: there the frame's piece is the base64, the
 run's chunks are decoded in bulk, and each wrapped event must be the learned
 wrapped event's bytes around another piece (``_wrapped``, ``_unwrapped``).
+Its base64 must open with that of the bytes before its piece (their whole
+3-byte groups), so the expression itself stops at the first chunk that
+wraps another event (the next call's): nothing past a call is decoded.
 
 Padding. Real Bedrock ends every payload with a ``"p"`` field whose string
 is a prefix of ``a-zA-Z0-9...`` of a random length, so that a message's size
@@ -57,9 +63,9 @@ own piece, and the engine takes each piece or not as it would one by one
 (``continue_run`` decides as ``continue_call``). Such a frame has a second hole:
 its bytes are the learned frame's but for the piece and the padding's string,
 found by the same expression (the piece, the bytes between, then the padding,
-the tail). The frame's length, prelude CRC and message CRC are built from its
-body (piece, bytes between, padding) as above, and the same one comparison
-proves the run. The padding is a hole only where that is proved unread
+the tail). The frame's length, prelude CRC and message CRC are made from its
+body (piece, bytes between, padding) as above, and the same comparisons
+prove the run. The padding is a hole only where that is proved unread
 (``_padding``): the adapter names the field among its ``unread_fields``, a
 probe in the string's place is read back at that top-level field (so another
 string there changes that value and nothing else), and the shortcut reads the
@@ -79,8 +85,8 @@ import sys
 import zlib
 from collections.abc import Callable
 from functools import partial
-from itertools import accumulate, chain, islice, repeat
-from operator import add, itemgetter
+from itertools import accumulate, repeat
+from operator import add, eq
 from typing import Any
 
 from ..adapters.base import Continuation
@@ -94,26 +100,27 @@ from ..framing.eventstream import (
     log_items,
     read_sound,
 )
-from .sse_runs import PIECE
+from .sse_runs import PIECE, REST, next_window
 from .stream import Stream, label_of
 
-#: frames taken in one run at most: a bound on the lists a run builds
-MAX_RUN = 1 << 15
+#: frames taken in one run at most: a bound on the lists a run builds, and so on
+#: what a run holds while it is read (a few hundred bytes an event, let go
+#: after it); a window holds about so many (sse_runs.next_window)
+MAX_RUN = 1 << 12
 #: bytes read one frame at a time after a run before the next is looked for;
 #: doubled after every slice not followed by runs at least as long, up to the
 #: caller's budget
 _FIRST_SLICE = 4096
-#: bytes searched for a run's frames at once: doubled while runs fill it, and
-#: after a run that ends, twice what it took (a capture damaged every few
-#: frames costs a few searches of the bytes it has, not of a large window).
-#: The largest stays below the decoder's MAX_MESSAGE, so no frame found is too long
+#: bytes searched for a run's frames at once: at first, and the least and
+#: the most (sse_runs.next_window: a capture damaged every few frames costs a
+#: few searches of the bytes it has, not of a large window). The most stays
+#: below the decoder's MAX_MESSAGE, so no frame found is too long
 _FIRST_WINDOW = 16 * 1024
 _MAX_WINDOW = 8 * 1024 * 1024
 
-_first, _second = itemgetter(0), itemgetter(1)
 _U32 = struct.Struct(">I")
 _LENGTHS = struct.Struct(">II")
-#: bytes of the learned envelope a frame's piece must follow (see _Run)
+#: bytes of the learned head a frame's piece must follow (see _Run)
 _BEHIND = 8
 #: what the string of a field the adapter never reads (padding) may hold in a
 #: run: printable ASCII but the quote and the backslash, maybe empty. Bedrock
@@ -142,51 +149,46 @@ class _Run:
     when it has one), as an expression, and the preludes and CRCs of frames
     that repeat them."""
 
-    __slots__ = ("bases", "fixed", "frame", "head", "headers_length", "mid", "payload_at",
-                 "starts", "tail", "tail_crc")
+    __slots__ = ("bases", "fixed", "frame", "head", "headers_length", "payload_at", "starts")
 
     def __init__(self, headers_length: int, head: bytes, tail: bytes, piece: bytes,
                  mid: bytes | None = None) -> None:
-        #: the header bytes and the envelope up to the piece; what follows it
-        #: (or, with padding, what follows the padding's string)
-        self.head, self.tail = head, tail
-        #: with padding, the bytes from the piece's closing quote to the
-        #: padding's opening quote: a frame's body is then piece, mid, padding
-        self.mid = mid
+        #: the header bytes and the envelope up to the piece
+        self.head = head
         self.headers_length = headers_length
         #: where the payload starts in a frame
         self.payload_at = PRELUDE + headers_length
-        #: a frame's length but its body's
-        self.fixed = PRELUDE + len(head) + len(tail) + TRAILER
-        # A piece after what is where the head would be, then the tail (or
-        # the mid, the padding's string and the tail): the bytes skipped are
-        # checked after, against the frame the body makes. The piece
-        # (``piece``: a JSON string's contents, or base64) must follow the
-        # head's last bytes, which end with its opening quote after the colon
-        # of its key (or whitespace: see Envelopes._find), so a piece is only
-        # scanned for from the end of one of their occurrences, and stops at
-        # the latest at the quote that ends the next (no escape takes in a
-        # colon); the padding's string stops at the quote after it: the
-        # search stays linear.
-        # one group, the piece; with padding two, the body and the piece in it
+        #: a frame's length but its body's and its tail's
+        self.fixed = PRELUDE + len(head) + TRAILER
+        # A frame as four groups: what lies where the prelude and the head
+        # would be (checked after, against the prelude the frame's length
+        # makes and the head: one comparison in C, where the expression would
+        # test the head byte by byte); the body and the tail (the piece, or
+        # the piece, ``mid`` and the padding's string; then ``tail``, what
+        # follows them, as it is); the piece in it; and what lies where the
+        # message CRC would be (checked after, against the CRC of the bytes
+        # before it). Or else the rest of the window, in one step: found from
+        # a frame's start, such frames lie end to end, then at most one rest
+        # (empty groups) from the first other frame on. The piece (``piece``:
+        # a JSON string's contents, or base64) must follow the head's last
+        # bytes, which end with its opening quote after the colon of its key
+        # (or whitespace: see Envelopes._find), and stops at the latest at
+        # the next quote, as the padding's string does: the search stays linear.
         body = b"(%s)" % piece
         if mid is not None:
-            body = b"(" + body + re.escape(mid) + _PADDING + b")"
+            body += re.escape(mid) + _PADDING
         self.frame = re.compile(
-            b".{%d}(?<=%s)%s%s.{4}"
-            % (PRELUDE + len(head), re.escape(head[-_BEHIND:]), body, re.escape(tail)),
-            re.DOTALL,
+            b"(?s:(.{%d})(?<=%s)(%s%s)(.{4}))|%s"
+            % (PRELUDE + len(head), re.escape(head[-_BEHIND:]), body, re.escape(tail), REST),
         )
-        #: body length -> the bytes before the body in a frame that carries
-        #: such a body (the prelude its length makes, the head), and their
-        #: CRC, which the message CRC goes on from
+        #: body-and-tail length -> the bytes before them in a frame that
+        #: carries such a body (the prelude its length makes, the head), and
+        #: their CRC, which the message CRC goes on from
         self.starts: dict[int, bytes] = {}
         self.bases: dict[int, int] = {}
-        #: the tail and a message CRC, as a frame ends
-        self.tail_crc = struct.Struct(f">{len(tail)}sI").pack
 
     def learn(self, lengths: set[int]) -> None:
-        """The starts of frames with bodies of these lengths."""
+        """The starts of frames with bodies and tails of these lengths."""
         if len(self.starts) > 4096:  # a run's bodies come in a few lengths
             self.starts.clear()
             self.bases.clear()
@@ -280,38 +282,34 @@ class EventStreamReader:
         env, run, inner = learned
         end = min(len(data), pos + min(self._window, self._budget))
         found = run.frame.findall(data, pos, end)
+        if found and not found[-1][0]:
+            found.pop()  # the rest, from the first other frame on
+        full = len(found) > MAX_RUN
+        del found[MAX_RUN:]
         if not found:
             return False
-        del found[MAX_RUN:]
-        # a frame's bytes between its head and its tail: the piece, or with
-        # padding the piece, the mid and the padding's string
-        bodies: list[bytes] = found if run.mid is None else list(map(_first, found))
+        heads, bodies, wrapped, crcs = zip(*found, strict=True)
         lengths = list(map(len, bodies))
         run.learn(set(lengths))
-        crc32, tail = zlib.crc32, run.tail
-        ends = map(run.tail_crc, repeat(tail), map(
-            crc32, repeat(tail), map(crc32, bodies, map(run.bases.__getitem__, lengths))
-        ))
-        # the frames these bodies make, each with the prelude its length makes
-        # and the CRC its bytes make: where the input holds them from here,
-        # byte for byte, they are the run (else it ends at the first that differs)
-        made = b"".join(chain.from_iterable(zip(map(run.starts.__getitem__, lengths), bodies,
-                                                ends, strict=True)))
-        starts = list(accumulate(map(add, lengths, repeat(run.fixed)), initial=pos))
-        if data.startswith(made, pos):
-            self._window = min(2 * self._window, _MAX_WINDOW)
-        else:
-            good = _agreeing(data, made, starts)
-            self._window = max(_FIRST_WINDOW, 2 * (starts[good] - pos))
-            if not good:
-                return False
-            del found[good:], starts[good + 1 :]
-        pieces: list[bytes] = found if run.mid is None else list(map(_second, found))
-        if inner is not None:
+        # the prelude each frame's length makes and the head, and the CRC of
+        # the frame's bytes: where the input holds them, the frames are the
+        # run's (else it ends at the first that differs)
+        made = tuple(map(run.starts.__getitem__, lengths))
+        sums = tuple(map(_U32.pack, map(zlib.crc32, bodies, map(run.bases.__getitem__, lengths))))
+        good = len(found)
+        if made != heads or sums != crcs:
+            good = min(_agreeing(made, heads), _agreeing(sums, crcs))
+        starts = list(accumulate(map(add, lengths[:good], repeat(run.fixed)), initial=pos))
+        pieces = list(wrapped[:good])
+        if inner is not None and pieces:
             pieces = _unwrapped(pieces, *inner)
-            if not pieces:
-                return False
+        if len(pieces) < len(found):  # the run ends at the first frame that does not hold
+            full = False
             del starts[len(pieces) + 1 :]
+        self._window = next_window(self._window, starts[-1] - pos, len(pieces),
+                                   end - starts[-1], full, _FIRST_WINDOW, _MAX_WINDOW)
+        if not pieces:
+            return False
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
             texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
@@ -433,22 +431,27 @@ class EventStreamReader:
         if not outer.items or not envelopes.items:
             return None
         env = envelopes.items[0]
-        padding = _padding(text, chunk, adapter, found)
-        if padding is None:
-            run = self._run_of(*outer.items[0].encoded(), _BASE64)
-        else:
-            cut = _around(text, outer.items[0], padding)
-            run = None if cut is None else self._run_of(cut[0], cut[2], _BASE64, cut[1])
-        if run is None:
-            return None
         lead = env.prefix.encode("utf-8")
         trail = b'"' + env.suffix.encode("utf-8")
+        # such an event opens with ``lead``, so its base64 with that of the
+        # lead's whole 3-byte groups (full quads decode one way): a chunk
+        # whose base64 does not ends a run before anything is decoded (the
+        # next call's, say)
+        expr = re.escape(binascii.b2a_base64(lead[: len(lead) // 3 * 3], newline=False)) + _BASE64
+        padding = _padding(text, chunk, adapter, found)
+        if padding is None:
+            run = self._run_of(*outer.items[0].encoded(), expr)
+        else:
+            cut = _around(text, outer.items[0], padding)
+            run = None if cut is None else self._run_of(cut[0], cut[2], expr, cut[1])
+        if run is None:
+            return None
         inner = self._inner.get((lead, trail))
         if inner is None:
             if len(self._inner) >= 64:
                 self._inner.clear()
             inner = self._inner[lead, trail] = re.compile(
-                re.escape(lead) + b"(" + PIECE + b")" + re.escape(trail))
+                re.escape(lead) + b"(" + PIECE + b")" + re.escape(trail) + b"|" + REST)
         return env, run, (lead, trail, inner)
 
     def _run_of(self, lead: bytes, trail: bytes, piece: bytes,
@@ -522,32 +525,27 @@ def _unwrapped(
     """The pieces of the events that chunks' base64 ``wrapped`` hold, from the
     first, while each one is exactly ``lead``, a piece and ``trail``. All
     decoded at once (``a2b_base64`` mapped; none when one is no base64), and
-    found by one search of them joined; only when an event is not what was
-    found in it is each matched on its own."""
+    found by one search of them joined (``inner``: such an event, or else the
+    rest in one step). The matches lie end to end from the first event's
+    start until the rest; the first whose length is not its event's ends the
+    run: the ones before it are their events exactly, and an event that is
+    exactly ``lead``, a piece and ``trail`` is matched as long as it is (the
+    piece stops at its closing quote)."""
     try:
         events = list(map(_a2b, wrapped))
     except binascii.Error:
         return []
     pieces = inner.findall(b"".join(events))
-    # matches do not overlap: when each event is as long as its match, they
-    # cover what was decoded end to end, and each event is its match
-    if list(map(len, events)) == list(map(add, map(len, pieces), repeat(len(lead) + len(trail)))):
-        return pieces
-    matches = list(map(inner.fullmatch, events))
-    good = matches.index(None) if None in matches else len(matches)
-    return list(map(re.Match.group, islice(matches, good), repeat(1)))  # type: ignore[arg-type]
+    if pieces and not pieces[-1]:
+        pieces.pop()  # the rest: no piece is empty
+    fixed = len(lead) + len(trail)
+    same = list(map(eq, map(len, events), map(add, map(len, pieces), repeat(fixed))))
+    if False in same:
+        del pieces[same.index(False):]
+    return pieces
 
 
-def _agreeing(data: bytes, made: bytes, starts: list[int]) -> int:
-    """How many of the frames ``made`` holds (the ``k``-th ends at
-    ``starts[k + 1]`` in ``data``), from the first, ``data`` holds as they are:
-    a binary search for the first that differs (only when one does)."""
-    pos = starts[0]
-    agree, differ = 0, len(starts) - 1
-    while differ - agree > 1:
-        mid = (agree + differ) // 2
-        if data[pos : starts[mid]] == made[: starts[mid] - pos]:
-            agree = mid
-        else:
-            differ = mid
-    return agree
+def _agreeing(made: tuple[bytes, ...], found: tuple[bytes, ...]) -> int:
+    """How many of ``made`` are the same as ``found``, from the first."""
+    same = list(map(eq, made, found))
+    return same.index(False) if False in same else len(same)

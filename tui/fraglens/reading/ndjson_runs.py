@@ -37,18 +37,18 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import islice, repeat, takewhile
-from operator import attrgetter
+from itertools import accumulate
 from typing import Any
 
 from ..adapters.envelope import Envelope, Envelopes
 from ..framing.detect import add_ndjson_lines
-from .sse_runs import SliceReader
+from .sse_runs import REST, SliceReader, next_window
 from .stream import Stream, label_of
 
-#: lines taken in one run at most: a bound on the lists a run builds (a longer
-#: run is read as several)
-MAX_RUN = 1 << 15
+#: lines taken in one run at most: a bound on the lists a run builds, and so on
+#: what a run holds while it is read (a few hundred bytes an event, let go
+#: after it); a window holds about so many (sse_runs.next_window)
+MAX_RUN = 1 << 12
 #: the fewest lines taken as a run (unless the budget or MAX_RUN cut it): the
 #: few text lines between two others cost less read one by one
 _FEWEST = 8
@@ -57,15 +57,14 @@ _FEWEST = 8
 #: every slice that ends in no run, up to the caller's budget
 _FIRST_SLICE = 1
 _MAX_SLICE = 8 * 1024 * 1024
+#: bytes searched for a run's lines at once at first (sse_runs.next_window)
+_FIRST_WINDOW = 64 * 1024
 #: a JSON string's contents that json's scanner accepts, maybe empty (an
 #: unrolled loop, which backtracks in linear time where a line differs)
 _STRING = rb'[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*'
 #: lines that ``bytes.strip`` leaves empty, newline included
 _BLANK_LINES = re.compile(rb"(?:[ \t\r\x0b\x0c]*\n)*")
 
-_group = re.Match.group
-_end = re.Match.end
-_lastindex = attrgetter("lastindex")
 
 
 class _Run:
@@ -90,12 +89,11 @@ class _Run:
         line = re.escape(parts[0]) + b"".join(
             hole + re.escape(part) for hole, part in zip(holes, parts[1:], strict=True))
         self.line = re.compile(line)
-        #: every line from a line's start, in turn: the learned kind, with the
-        #: piece as group 1 (the learned line's own newline ends it), or any
-        #: other, to its newline or the search's end (no group: no
-        #: ``lastindex``). Something matches at every line's start, so that
-        #: a search never moves on byte by byte (on a long line, quadratic)
-        self.lines = re.compile(line + rb"|[^\n]*(?:\n|\Z)")
+        #: lines of the learned kind from a line's start, end to end: each
+        #: whole (group 1, ended by the learned line's own newline) and its
+        #: piece (group 2); or else the rest of the search, in one step (empty
+        #: groups), from the first other line on
+        self.lines = re.compile(b"(" + line + b")|" + REST)
 
 
 class NDJSONReader(SliceReader):
@@ -111,6 +109,7 @@ class NDJSONReader(SliceReader):
             raise ValueError("the stream must be empty and made over the capture's bytes")
         super().__init__()
         self._budget = _MAX_SLICE
+        self._window = _FIRST_WINDOW
         self.stream = stream
         self.data = data
         #: bytes read so far: always where a line starts
@@ -146,18 +145,24 @@ class NDJSONReader(SliceReader):
         self.done = pos == len(data)
         if run.line.match(data, pos) is None:
             return False
-        end = min(len(data), pos + self._budget)
+        end = min(len(data), pos + min(self._window, self._budget))
         # the lines from here that are the learned one but in its holes, found
-        # in C up to the first that is not (a line the budget cuts is left to
+        # in C up to the first that is not (a line the window cuts is left to
         # the next run)
-        lines = list(islice(takewhile(_lastindex, run.lines.finditer(data, pos, end)), MAX_RUN))
+        lines = run.lines.findall(data, pos, end)
+        if lines and not lines[-1][0]:
+            lines.pop()  # the rest, from the first other line on
+        full = len(lines) > MAX_RUN
+        del lines[MAX_RUN:]
         if not lines:
             return False
-        starts = [pos, *map(_end, lines)]
+        whole, pieces = zip(*lines, strict=True)
+        starts = list(accumulate(map(len, whole), initial=pos))
         stop = starts[-1]
+        self._window = next_window(self._window, stop - pos, len(lines), end - stop, full,
+                                   _FIRST_WINDOW, _MAX_SLICE)
         if len(lines) < _FEWEST and run.line.match(data, stop) is None:
-            return False  # a few lines, not cut by the budget or MAX_RUN
-        pieces = list(map(_group, lines, repeat(1)))
+            return False  # a few lines, not cut by the window or MAX_RUN
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
             texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))

@@ -50,9 +50,10 @@ from ..framing.events import FrameTooLarge, FramingProblem, RunLines
 from ..framing.sse import SSEDecoder
 from .stream import Stream
 
-#: events taken in one run at most: a bound on the lists a run builds (a longer
-#: run is read as several)
-MAX_RUN = 1 << 15
+#: events taken in one run at most: a bound on the lists a run builds, and so on
+#: what a run holds while it is read (a few hundred bytes an event, let go
+#: after it); a window holds about so many (next_window)
+MAX_RUN = 1 << 12
 #: bytes framed one event at a time after a run before the next is looked for
 #: (one event: what ends a run is often one event between two runs); doubled
 #: after every slice that ends in no run, up to _MAX_SLICE or the caller's budget
@@ -61,8 +62,8 @@ _MAX_SLICE = 256 * 1024
 #: the fewest events taken as a run: fewer cost less read one by one, and a
 #: look for so many at the start of a run is cheap where there is none
 FEWEST = 32
-#: bytes searched for a run's events at once: doubled while runs fill it, and
-#: after a run that ended inside it, twice that run's bytes (at least the least)
+#: bytes searched for a run's events at once: at first, and the least and the
+#: most (next_window)
 _FIRST_WINDOW = 64 * 1024
 _SHORT_WINDOW = 4096
 _MAX_WINDOW = 8 * 1024 * 1024
@@ -79,10 +80,12 @@ _TAILS = (b"\n\n", b"\r\n\r\n", b"\r\r")
 PIECE = rb'(?!")[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*'
 #: a Vertex ``partialArgs`` entry: an object with none inside it, on one line
 ENTRY = _ENTRY.encode()
-#: the other alternative of a run's expression: the rest of the window, from
-#: the first other event on (any byte, repeated: one step, where ``[\s\S]+``
-#: tests every byte, 2 ns each, on the megabytes left after a run's end)
-REST = b"|(?s:.)+"
+#: the rest of a search's window, as the last alternative of an expression that
+#: finds events end to end: one step, whatever its length (a dot that takes
+#: newlines, repeated, skips to the end in C, where a class such as [\s\S]
+#: tests every byte: a window that reaches past a run's end cost as much as
+#: the events it found)
+REST = rb"(?s:.+)"
 
 
 def _room_for_a_run(data: bytes, pos: int, blank: bytes) -> bool:
@@ -189,7 +192,7 @@ class _Run:
         #: rest, where the first other event begins (findall tries the event
         #: first at every place it reaches)
         self.event = b"(" + head + b"(" + piece + b")" + trail + b")"
-        self.events = re.compile(self.event + REST)
+        self.events = re.compile(self.event + b"|" + REST)
         self.fewest = re.compile(b"(?:" + head + piece + trail + b"){%d}" % FEWEST)
         # the groups of a found event, from 0 in what findall gives: the whole,
         # the id, the usage before the piece, the piece, the usage after it
@@ -214,7 +217,7 @@ class _Turns:
         self.lines = lines
         self.payload_end = len(tail)
         head, trail = lines.head + lead, trail + re.escape(tail)
-        self.events = re.compile(b"(" + head + b"(" + PIECE + b")" + trail + b")" + REST)
+        self.events = re.compile(b"(" + head + b"(" + PIECE + b")" + trail + b")|" + REST)
         self.fewest = re.compile(b"(?:" + head + PIECE + trail + b"){%d}" % FEWEST)
         self.id = 1 if lines.id_len is not None else 0
         first = 1 + self.id  # findall's index of the first group of the payload
@@ -307,6 +310,24 @@ def _run_lines(lines: _Lines, starts: list[int], ids: list[bytes] | None) -> Run
         comments = tuple(list(map(add, moved, repeat(c))) for c in lines.comment)
     return RunLines(payloads, comments,  # type: ignore[arg-type]
                     None if ids is None else int(ids[0]))
+
+
+def next_window(window: int, took: int, events: int, room: int, full: bool, least: int,
+                most: int) -> int:
+    """The bytes to search for the next run, after one of ``events`` events
+    that took ``took`` bytes of a search of ``window`` bytes, ``room`` of them
+    left after it. A run cut at MAX_RUN (``full``): about as many (events
+    found past it are found again, so a window holds about MAX_RUN events, not
+    many more). One that ran to the window's end (less than about four of its
+    events' room left: its next event cut there): twice the window, up to
+    ``most``. One that ended inside the window: twice its bytes, at least
+    ``least`` (a capture whose runs are short is not searched far past each
+    of them)."""
+    if full:
+        return max(least, took + took // 8)
+    if room * events < 4 * took:
+        return min(2 * window, most)
+    return max(least, 2 * took)
 
 
 class SliceReader:
@@ -462,6 +483,7 @@ class SSEReader(SliceReader):
         blocks = run.events.findall(data, pos, end)
         if blocks and not blocks[-1][0]:
             blocks.pop()  # the rest, from the first other event on
+        full = len(blocks) > MAX_RUN
         del blocks[MAX_RUN:]
         ids = None
         if run.id and blocks:
@@ -481,13 +503,8 @@ class SSEReader(SliceReader):
             return None
         starts = list(accumulate(map(len, map(itemgetter(0), blocks)), initial=pos))
         stop = starts[-1]
-        # the next run is looked for in about twice this one's bytes when it
-        # ended inside the window: a capture whose runs are short is not
-        # searched far past each of them
-        if stop < end:
-            self._window = max(_SHORT_WINDOW, 2 * (stop - pos))
-        else:
-            self._window = min(2 * self._window, _MAX_WINDOW)
+        self._window = next_window(self._window, stop - pos, len(blocks), end - stop,
+                                   full and len(blocks) == MAX_RUN, _SHORT_WINDOW, _MAX_WINDOW)
         max_line = min(self._decoder.max_line, self._decoder.max_event)
         if stop - pos > max_line and max(map(len, map(itemgetter(0), blocks))) > max_line:
             return None  # the decoder says where a line is too long
@@ -539,10 +556,16 @@ class SSEReader(SliceReader):
         if pattern is None:  # (_run_of said there is room for a run)
             if len(self._mixed) >= 64:
                 self._mixed.clear()
-            pattern = self._mixed[key] = re.compile(b"|".join([*key, b"(" + REST[1:] + b")"]))
+            # the envelopes in a group of their own, so that the expression
+            # reads the bytes they share once (the parser takes a prefix
+            # common to all the alternatives out of them), then tells them
+            # apart, where each one was tried from the event's start in turn
+            pattern = self._mixed[key] = re.compile(
+                b"(?:" + b"|".join(key) + b")|(" + REST + b")")
         found = list(pattern.finditer(data, pos, end))
         if found and found[-1].lastindex == pattern.groups:
             found.pop()  # the rest, from the first other event on
+        full = len(found) > MAX_RUN
         del found[MAX_RUN:]
         # each alternative's groups follow the one before's: its last says whose event it is
         width = pattern.groups // len(envs) if pattern.groups % len(envs) == 1 else 0
@@ -564,10 +587,8 @@ class SSEReader(SliceReader):
         pieces = list(map(re.Match.group, found, map(add, base, map(
             [run.piece for run in runs].__getitem__, which))))  # type: ignore[union-attr]
         starts = [pos, *map(re.Match.end, found)]
-        if starts[-1] < end:
-            self._window = max(_SHORT_WINDOW, 2 * (starts[-1] - pos))
-        else:
-            self._window = min(2 * self._window, _MAX_WINDOW)
+        self._window = next_window(self._window, starts[-1] - pos, len(found), end - starts[-1],
+                                   full and len(found) == MAX_RUN, _SHORT_WINDOW, _MAX_WINDOW)
         max_line = min(self._decoder.max_line, self._decoder.max_event)
         if starts[-1] - pos > max_line and max(map(sub, starts[1:], starts)) > max_line:
             return False  # the decoder says where a line is too long

@@ -11,12 +11,12 @@ import json
 from array import array
 from collections.abc import Callable
 from itertools import chain, compress, repeat
-from operator import eq
 from typing import TYPE_CHECKING, Any
 
 from ..adapters import ADAPTERS, detect, make_adapter, sniff
 from ..adapters.base import Continuation
 from ..adapters.envelope import MAX_ENVELOPES, Envelope, Envelopes, value_envelope
+from ..engine.calls import by_owner
 from ..engine.fragments import Op, StreamError, ToolDelta
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from ..framing.events import EventLog, RawEvent, RunLines
@@ -217,10 +217,10 @@ class Stream:
                   for label in (env.label if name is None else name for env in envs)]
         self._run_labels(number, labels, which, taken, step)
         if self._continued is not None:
-            for k, (_, index) in enumerate(keys):
-                mine = list(compress(texts[:taken], map(eq, owner[:taken], repeat(k))))
-                if mine:
-                    self.adapter.continued_run(index, mine)  # type: ignore[union-attr]
+            mine = by_owner(owner[:taken], texts[:taken], len(keys))
+            for (_, index), texts_k in zip(keys, mine, strict=True):
+                if texts_k:
+                    self.adapter.continued_run(index, texts_k)  # type: ignore[union-attr]
         if envs[0].usage is not None:
             assert usage is not None
             self.reassembler.usage.add_run(

@@ -157,7 +157,7 @@ def build_report(
         "usage": usage.as_json() if usage is not None else None,
         "cost": cost,
         "text": {
-            str(n): "".join(p for _, p in ch.text) for n, ch in sorted(r.choices.items()) if ch.text
+            str(n): ch.text.text for n, ch in sorted(r.choices.items()) if ch.text
         },
         "calls": [call_json(c, i) for i, c in enumerate(calls)],
         # always present, so scripts can read it without a guard: calls that
@@ -166,7 +166,7 @@ def build_report(
         "diagnostics": diagnostics,
     }
     reasoning = {
-        str(n): "".join(p for _, p in ch.reasoning)
+        str(n): ch.reasoning.text
         for n, ch in sorted(r.choices.items())
         if ch.reasoning
     }
@@ -259,6 +259,16 @@ def dumps(doc: Any, pretty: bool = True) -> str:
     except UnicodeEncodeError:
         text = json.dumps(doc, ensure_ascii=True, indent=indent) + "\n"
     return text
+
+
+def dumps_utf8(doc: Any, pretty: bool = True) -> bytes:
+    """``dumps`` encoded as UTF-8, as it is written: encoded once (the test
+    of whether it can be is the encoding itself)."""
+    indent = 2 if pretty else None
+    try:
+        return (json.dumps(doc, ensure_ascii=False, indent=indent) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(doc, ensure_ascii=True, indent=indent) + "\n").encode("utf-8")
 
 
 _LONE = re.compile("[\ud800-\udfff]")

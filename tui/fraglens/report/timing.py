@@ -38,6 +38,8 @@ def stream_timing(stream: Stream, stall_ms: float = DEFAULT_STALL_MS) -> dict[st
     lists every gap longer than ``stall_ms`` between two events' receive times,
     with the number of the event that ended it. One pass over the events.
     """
+    if not stream.events.timed:
+        return None
     times = stream.events.times()
     timed = [t for t in times if t is not None]
     if not timed:
