@@ -62,6 +62,9 @@ _MAX_SLICE = 256 * 1024
 #: the fewest events taken as a run: fewer cost less read one by one, and a
 #: look for so many at the start of a run is cheap where there is none
 FEWEST = 32
+#: events taken in one run of the SSE reader at most: what a window sized for
+#: MAX_RUN of them holds (next_window), taken rather than found again
+_MOST_FOUND = MAX_RUN + MAX_RUN // 4
 #: bytes searched for a run's events at once: at first, and the least and the
 #: most (next_window)
 _FIRST_WINDOW = 64 * 1024
@@ -475,7 +478,7 @@ class SSEReader(SliceReader):
         self, run: _Run | _Turns, end: int
     ) -> tuple[list[Any], list[int], list[array[int]], RunLines | None, list[int]] | None:
         """The events from here to ``end`` that are ``run``'s, end to end (at
-        most ``MAX_RUN``, their ids counting up): the groups of each, where
+        most ``_MOST_FOUND``, their ids counting up): the groups of each, where
         each starts (and the end of the last), each usage hole's numbers,
         what the event log keeps of their lines, and (for calls in turns)
         whose each one is. None when there is no run."""
@@ -483,8 +486,10 @@ class SSEReader(SliceReader):
         blocks = run.events.findall(data, pos, end)
         if blocks and not blocks[-1][0]:
             blocks.pop()  # the rest, from the first other event on
-        full = len(blocks) > MAX_RUN
-        del blocks[MAX_RUN:]
+        full = len(blocks) >= MAX_RUN
+        # a window sized for MAX_RUN events holds a few more (next_window):
+        # they are taken too, rather than found again by the next search
+        del blocks[_MOST_FOUND:]
         ids = None
         if run.id and blocks:
             ids = list(map(itemgetter(run.id), blocks))
@@ -503,8 +508,11 @@ class SSEReader(SliceReader):
             return None
         starts = list(accumulate(map(len, map(itemgetter(0), blocks)), initial=pos))
         stop = starts[-1]
-        self._window = next_window(self._window, stop - pos, len(blocks), end - stop,
-                                   full and len(blocks) == MAX_RUN, _SHORT_WINDOW, _MAX_WINDOW)
+        full = full and len(blocks) >= MAX_RUN
+        # a full run: the window for about MAX_RUN events as long as these
+        took = (stop - pos) * MAX_RUN // len(blocks) if full else stop - pos
+        self._window = next_window(self._window, took, len(blocks), end - stop, full,
+                                   _SHORT_WINDOW, _MAX_WINDOW)
         max_line = min(self._decoder.max_line, self._decoder.max_event)
         if stop - pos > max_line and max(map(len, map(itemgetter(0), blocks))) > max_line:
             return None  # the decoder says where a line is too long
