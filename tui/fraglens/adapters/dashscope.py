@@ -12,7 +12,10 @@ begin with the previous delta before any proof came, and that can only make
 the start of a stream look shorter, never glue snapshots together.
 
 ``finish_reason`` is the string ``"null"`` until the end; usage comes on
-every event. The old ``output.text`` form is read too.
+every event. The old ``output.text`` form is read too. Once the stream is
+proved incremental, the commonest event (more argument text for a call)
+takes a shortcut (``continuation``), its usage read by the stream
+(``usage_field``), and runs of them are read in bulk (reading/sse_runs.py).
 
 A ``tool_calls`` part of the wrong shape (an object instead of an array, an
 entry or a ``function`` that is no object, an index that is no whole number)

@@ -19,6 +19,13 @@ those entries into argument text as they come. A closing part that carries
 the whole ``args`` as well restates them (``ArgsFinal``), for the engine to
 check against what streamed.
 
+A streamed call's chunks are most of a long one, each one entry: the
+commonest (a piece of the string still growing, or its last) take a
+shortcut (``continuation``), and runs of them are read in bulk, a growing
+string's pieces at once (``piece_chunk``, ``read_pieces``) or any entries
+(``entry_chunk``, ``read_entries``: the same ``PartialArgs.add`` the full
+path uses for every entry that is no piece): reading/sse_runs.py.
+
 What cannot be read is named with its wire value (``chunk-unreadable``): a
 ``functionCall`` or ``partialArgs`` of the wrong type, an entry with no
 readable path or value or one that contradicts an earlier path, and a part
