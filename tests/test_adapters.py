@@ -1681,3 +1681,57 @@ def test_an_unknown_anthropic_delta_carrying_tool_input_is_named():
     [found] = [d for d in doc["diagnostics"] if d["code"] == "chunk-unreadable"]
     assert "'input_delta_v2'" in found["message"]
     assert doc["calls"][0]["arguments"] == {}
+
+
+def _slow(builder: PartialArgs) -> PartialArgs:
+    """``builder`` with no shortcut: every entry walks from the root and goes
+    through the general writer, as before the shortcuts were written."""
+    builder._in_order = lambda *a: None  # type: ignore[method-assign]
+    builder._parse = parse_path  # type: ignore[method-assign]  # every spelling read anew
+    build = builder._build
+
+    def walk(*a):
+        builder._cursor = None
+        return build(*a)
+
+    builder._build = walk  # type: ignore[method-assign]
+    return builder
+
+
+def _shortcut(builder: PartialArgs, entry: Any) -> str:
+    """What the Gemini adapter's shortcuts do with ``entry`` (the growing
+    string's pieces and its last one), else ``add``."""
+    if isinstance(entry, dict) and builder.continues(entry.get("jsonPath")):
+        piece = entry.get("stringValue")
+        if len(entry) == 3 and entry.get("willContinue") is True and type(piece) is str and piece:
+            builder.extend([piece])
+            return json.dumps(piece, ensure_ascii=False)[1:-1]
+        if len(entry) == 2 and type(piece) is str:
+            return builder.finish(piece)
+    return builder.add(entry)
+
+
+@given(objects, st.randoms(use_true_random=False), st.lists(st.integers(0, 9), max_size=8))
+def test_partial_args_shortcuts_read_every_entry_as_the_general_path(value, rnd, mess):
+    """Entries in document order, then now and then one that breaks it (a
+    path again, an array index ahead, a path through a value, the root, an
+    unreadable one): the shortcuts (the container kept, a new value written
+    in one pass, a growing string's pieces) give what the general path gives,
+    entry by entry, and build the same value."""
+    entries = [e for path, v in leaves(value) for e in entries_for(path, v, rnd)]
+    for k, how in enumerate(mess):
+        at = rnd.randint(0, len(entries))
+        path = to_path(leaves(value)[k % len(leaves(value))][0])
+        extra = [pa(path, numberValue=7), pa(path + "[3]", numberValue=1),
+                 pa(path + ".x", True, stringValue="y"), pa("$", stringValue="r"),
+                 pa("nope", stringValue="n"), {"jsonPath": path}, pa(path, stringValue=""),
+                 pa(path, True, stringValue="more"), pa("$.zz[0]", numberValue=1),
+                 pa("$.zz[1].q", True, stringValue="w")][how]
+        entries.insert(at, extra)
+    fast, slow, plain = PartialArgs(), _slow(PartialArgs()), PartialArgs()
+    for entry in entries:
+        said = [(b.add(entry) if b is not fast else _shortcut(b, entry), b.problem, b.replaced,
+                 b.in_order) for b in (fast, slow, plain)]
+        assert said[0] == said[1] == said[2]
+    assert fast.close() == slow.close() == plain.close()
+    assert fast.text() == slow.text() == plain.text()

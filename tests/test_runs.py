@@ -98,7 +98,9 @@ def _state(stream) -> tuple:
         (c.seq, list(c.frag_event), list(c.frag_end), c.text) for c in stream.reassembler.calls
     ]
     report = json.dumps(build_report(stream), sort_keys=True)
-    return events, list(stream.labels), frags, report
+    # every event's usage, as the app's filter and a WebSocket's responses read it
+    usage = list(stream.reassembler.usage)
+    return events, list(stream.labels), frags, report, usage
 
 
 def _agree(data: bytes, **kwargs) -> None:
@@ -381,6 +383,9 @@ def _agree_with_the_full_path(data: bytes, monkeypatch, **kwargs) -> None:
     with monkeypatch.context() as m:
         m.setattr(runs.Stream, "_envelopes_for", lambda self: None)
         assert _state(_one_by_one(data, **kwargs)) == _state(bulk)
+        # and with no shortcut at all: every event through the adapter's feed
+        m.setattr(runs.Stream, "_shortcut", lambda self: None)
+        assert _state(_one_by_one(data, **kwargs)) == _state(bulk)
 
 
 REAL_SHAPES = {
@@ -525,3 +530,238 @@ def test_two_indexes_of_one_call_in_turns_keep_its_pieces_in_order():
     bulk, _ = stream_from_bytes(data, "capture")
     (call,) = bulk.reassembler.calls
     assert list(call.frag_event) == sorted(call.frag_event)
+
+
+# -- Vertex's streamed arguments and DashScope: usage on every event, ids, comments --
+#
+# Vertex sends one ``partialArgs`` entry a chunk (a string leaf in pieces, a
+# number, the empty piece that ends a string) with ``usageMetadata`` whose
+# token count grows; DashScope an ``id:`` line counting up, a comment line and
+# a growing ``usage`` on every event. The usage is read (the report, the app's
+# filter, a WebSocket response's own), so it comes from holes that are read,
+# and the ids and comments are events' own: all held to the full path.
+
+#: what a noise value puts in a Vertex or DashScope stream besides usage
+_ODD = (0, 1, -1, 2, -2, 3)
+
+
+def _vertex(pieces: list[str], noise: list, calls: int = 1, eol: str = "\r\n") -> bytes:
+    """``calls`` Vertex calls streaming rows of a number and a string cut in
+    ``pieces``; ``noise`` puts in what real streams do now and then: another
+    usage field, a value given twice, a path out of order or unreadable,
+    a boolean, a null, an entry with more keys, two entries in a chunk."""
+    tokens = iter(range(1, 1 << 40))
+
+    def chunk(call: dict, k: int, finish: bool = False) -> str:
+        cand: dict = {"content": {"role": "model", "parts": [{"functionCall": call}]}}
+        if finish:
+            cand["finishReason"] = "STOP"
+        usage: dict = {"promptTokenCount": 29, "candidatesTokenCount": next(tokens),
+                       "trafficType": "ON_DEMAND"}
+        odd = noise[k % len(noise)] if noise else "plain"
+        if odd is None or type(odd) is float:  # a field no hole takes, now and then
+            usage["totalTokenCount"] = odd
+        elif type(odd) is int and odd not in _ODD:  # a count past what a hole keeps
+            usage["totalTokenCount"] = odd << 62
+        return json.dumps({"candidates": [cand], "usageMetadata": usage,
+                           "modelVersion": "gemini-3.1-pro-preview", "responseId": "r1"},
+                          separators=(",", ":"), ensure_ascii=False)
+
+    def entries(c: int) -> list[list[dict]]:
+        out: list[list[dict]] = []
+        row, k = 0, 0
+        while k < len(pieces):
+            odd = noise[(row + c) % len(noise)] if noise else "plain"
+            base = f"$.rows[{row}]"
+            out.append([{"jsonPath": f"{base}.line", "numberValue": row}])
+            if odd == 0:  # the same value again: args-multiple-values when it differs
+                out.append([{"jsonPath": f"{base}.line", "numberValue": row + 1}])
+            elif odd == 1:  # a path out of document order: the value restated whole
+                out.append([{"jsonPath": "$.rows[0].line", "numberValue": 7}])
+            elif odd == -1:
+                out.append([{"jsonPath": "rows", "stringValue": "x"}])  # no readable path
+            elif odd == 2:
+                out.append([{"jsonPath": f"{base}.ok", "boolValue": True},
+                            {"jsonPath": f"{base}.none", "nullValue": None}])
+            elif odd == -2:
+                out.append([{"jsonPath": f"{base}.tag", "stringValue": "t", "extra": 1}])
+            for piece in pieces[k : k + 4]:
+                out.append([{"jsonPath": f"{base}.text", "stringValue": piece,
+                             "willContinue": True}])
+            out.append([{"jsonPath": f"{base}.text", "stringValue": ""}])
+            row, k = row + 1, k + 4
+        return out
+
+    events: list[str] = []
+    for c in range(calls):
+        events.append(chunk({"name": f"tool_{c}", "willContinue": True}, len(events)))
+        for group in entries(c):
+            events.append(chunk({"partialArgs": group, "willContinue": True}, len(events)))
+        events.append(chunk({}, len(events), finish=c == calls - 1))
+    return "".join(f"data: {e}{eol}{eol}" for e in events).encode("utf-8", "surrogatepass")
+
+
+def _dashscope(pieces: list[str], noise: list, calls: int = 1) -> bytes:
+    """DashScope's native stream, ``incremental_output``: ``calls`` calls in
+    turns, each event with an ``id:`` line counting up, ``event:result``, the
+    ``:HTTP_STATUS/200`` comment and a growing usage; ``noise`` now and then
+    skips an id, spaces it, gives no comment or two lines of it, or usage
+    numbers no hole keeps (past 64 bits, a fraction)."""
+    out: list[str] = []
+    counter = iter(range(1, 1 << 40))
+
+    def event(message: dict, k: int, finish: str = "null") -> None:
+        n = next(counter)
+        odd = noise[k % len(noise)] if noise else None
+        usage: dict = {"total_tokens": 268 + n, "output_tokens": n, "input_tokens": 268}
+        if odd == 0:
+            n = next(counter)  # an id skipped
+        if type(odd) is float:
+            usage["output_tokens"] = odd
+        elif odd == 3:
+            usage["output_tokens"] = 1 << 70
+        head = f"id: {n}" if odd == 1 else f"id:{n}"
+        comment = {-1: "", -2: ":HTTP_STATUS/200\n: again\n"}.get(odd, ":HTTP_STATUS/200\n")  # type: ignore[arg-type]
+        payload = {"output": {"choices": [{"message": message, "finish_reason": finish}]},
+                   "usage": usage, "request_id": "3aba7d41"}
+        out.append(f"{head}\nevent:result\n{comment}data:"
+                   f"{json.dumps(payload, separators=(',', ':'), ensure_ascii=False)}\n\n")
+
+    for k, piece in enumerate(pieces):
+        for c in range(calls):
+            fn = {"name": f"tool_{c}", "arguments": piece} if k == 0 else {"arguments": piece}
+            tc: dict = {"function": fn, "index": c}
+            if k == 0:
+                tc.update(id=f"call_{c}", type="function")
+            event({"content": "", "tool_calls": [tc], "role": "assistant"}, k * calls + c)
+    event({"content": "", "role": "assistant"}, 0, finish="tool_calls")
+    return "".join(out).encode("utf-8", "surrogatepass")
+
+
+BULK_SHAPES = {
+    "vertex": lambda p, n: _vertex(p, n),
+    "vertex, 2 calls": lambda p, n: _vertex(p, n, calls=2),
+    "vertex, LF": lambda p, n: _vertex(p, n, eol="\n"),
+    "dashscope": lambda p, n: _dashscope(p, n),
+    "dashscope, 3 calls": lambda p, n: _dashscope(p, n, calls=3),
+}
+
+
+def _counting_runs(monkeypatch) -> list[tuple[str, int]]:
+    taken: list[tuple[str, int]] = []
+    for method in ("take_run", "take_mixed_run", "take_entries"):
+        real = getattr(runs.Stream, method)
+        monkeypatch.setattr(runs.Stream, method, lambda self, *a, real=real: taken.append(
+            (real.__name__, real(self, *a))) or taken[-1][1])
+    return taken
+
+
+@pytest.mark.parametrize("shape", list(BULK_SHAPES))
+def test_vertex_and_dashscope_are_read_in_runs(shape, monkeypatch):
+    """Every event carries usage that grows (and an id that counts, a
+    comment), and still nearly all are taken in bulk: the read holes, the
+    lines and the entry runs are not vacuous."""
+    pieces = _args_pieces(300)
+    data = BULK_SHAPES[shape](pieces, [])
+    taken = _counting_runs(monkeypatch)
+    _agree_with_the_full_path(data, monkeypatch)
+    calls = 3 if "3 calls" in shape else 2 if "2 calls" in shape else 1
+    events = calls * len(pieces) * (6 / 4 if "vertex" in shape else 1)
+    assert sum(n for _, n in taken) > 0.9 * events
+    want = ("take_entries" if "vertex" in shape
+            else "take_mixed_run" if calls > 1 else "take_run")
+    assert {how for how, n in taken if n} == {want}
+    bulk, _ = stream_from_bytes(data, "capture")
+    assert len(bulk.reassembler.usage) > 0.9 * events  # every event's usage, kept
+
+
+@pytest.mark.parametrize("odd", _ODD)
+@pytest.mark.parametrize("shape", list(BULK_SHAPES))
+def test_what_a_run_meets_now_and_then_is_read_as_one_by_one(shape, odd, monkeypatch):
+    """A value given twice, a path out of order or unreadable, more entries
+    or keys than the commonest chunk has (Vertex); an id skipped or spaced,
+    no comment or two lines of it, a count past 64 bits (DashScope): every
+    few events, inside long runs, which must still be taken."""
+    taken = _counting_runs(monkeypatch)
+    _agree_with_the_full_path(BULK_SHAPES[shape](_args_pieces(300), [odd, *"abcdefghij" * 5]),
+                              monkeypatch)
+    assert sum(n for _, n in taken) > 200
+
+
+@settings(max_examples=examples(150), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(
+    pieces=st.lists(_PIECE_CHARS, min_size=1, max_size=60),
+    noise=st.lists(st.one_of(st.sampled_from(_ODD), _NOISE), max_size=5),
+    shape=st.sampled_from(list(BULK_SHAPES)),
+    limit=st.sampled_from([64, 200, 10_000_000]),
+    cut=st.one_of(st.none(), st.integers(min_value=0)),
+)
+def test_any_vertex_or_dashscope_stream_agrees(pieces, noise, shape, limit, cut, monkeypatch):
+    data = BULK_SHAPES[shape](pieces * 3, noise)
+    if cut is not None:
+        data = data[: cut % (len(data) + 1)]
+    try:
+        _one_by_one(data)
+    except Exception:  # noqa: BLE001 - a capture refused whole: the bulk read must refuse it too
+        with pytest.raises(Exception):  # noqa: B017
+            stream_from_bytes(data, "capture", max_arg_bytes=limit)
+        return
+    _agree_with_the_full_path(data, monkeypatch, max_arg_bytes=limit)
+
+
+def _bench_shape(fmt: str, calls: int, arg_bytes: int, frag: int, seed: int) -> bytes:
+    return _SHAPES.real_shape(fmt, calls, arg_bytes, frag, seed)  # bench/shapes.py
+
+
+@settings(max_examples=examples(40), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(
+    fmt=st.sampled_from(["gemini", "gemini-long", "dashscope"]),
+    calls=st.integers(1, 3),
+    arg_bytes=st.integers(50, 3000),
+    frag=st.integers(1, 30),
+    seed=st.integers(0, 1 << 16),
+)
+def test_the_benchmarks_real_shapes_agree(fmt, calls, arg_bytes, frag, seed, monkeypatch):
+    """bench/shapes.py's streams, as the benchmarks time them, at small sizes:
+    the bulk read is the full path's, event by event."""
+    _agree_with_the_full_path(_bench_shape(fmt, calls, arg_bytes, frag, seed), monkeypatch)
+
+
+@pytest.mark.parametrize("fmt", ["gemini", "gemini-long"])
+def test_a_long_string_is_read_a_piece_at_a_time_and_rows_an_entry_at_a_time(fmt, monkeypatch):
+    """One long string value (``gemini-long``) comes in runs of its pieces
+    alone, rows of values (``gemini``) in runs of whole entries: each path
+    is taken where it should be, and agrees."""
+    from fraglens.adapters.gemini import GeminiAdapter
+
+    read: dict[str, int] = {"read_pieces": 0, "read_entries": 0}
+    for name in read:
+        real = getattr(GeminiAdapter, name)
+        monkeypatch.setattr(GeminiAdapter, name, lambda self, n, values, real=real, name=name: (
+            read.__setitem__(name, read[name] + len(values)) or real(self, n, values)))
+    data = _bench_shape(fmt, 1, 20_000, 10, 24)
+    _agree_with_the_full_path(data, monkeypatch)
+    events = data.count(b"\r\n\r\n")
+    mine, other = ("read_pieces", "read_entries") if fmt == "gemini-long" else (
+        "read_entries", "read_pieces")
+    assert read[mine] > 0.9 * events and read[other] == 0
+
+
+@pytest.mark.parametrize("shape", ["chat, 2 calls", "ai-sdk, 3 calls", "dashscope, 3 calls"])
+@pytest.mark.parametrize("one_expression", [True, False])
+def test_calls_in_turns_are_read_with_one_expression_or_an_alternative_each(
+        shape, one_expression, monkeypatch):
+    """Envelopes of several calls that differ only in plain text (an index,
+    an id) make one expression with a group where they differ; others (here:
+    forced) one alternative per envelope. Both read what one by one reads."""
+    turns = []
+    real = runs._turns
+    monkeypatch.setattr(runs, "_turns", lambda *a: turns.append(real(*a)) or (
+        turns[-1] if one_expression else None))
+    data = (_real_sse(REAL_SHAPES[shape](_args_pieces(300), [])) if shape in REAL_SHAPES
+            else BULK_SHAPES[shape](_args_pieces(300), []))
+    taken = _counting_runs(monkeypatch)
+    _agree_with_the_full_path(data, monkeypatch)
+    assert any(turns) and sum(n for how, n in taken if how == "take_mixed_run") > 500

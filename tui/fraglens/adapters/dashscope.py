@@ -12,7 +12,10 @@ begin with the previous delta before any proof came, and that can only make
 the start of a stream look shorter, never glue snapshots together.
 
 ``finish_reason`` is the string ``"null"`` until the end; usage comes on
-every event. The old ``output.text`` form is read too.
+every event. The old ``output.text`` form is read too. Once the stream is
+proved incremental, the commonest event (more argument text for a call)
+takes a shortcut (``continuation``), its usage read by the stream
+(``usage_field``), and runs of them are read in bulk (reading/sse_runs.py).
 
 A ``tool_calls`` part of the wrong shape (an object instead of an array, an
 entry or a ``function`` that is no object, an index that is no whole number)
@@ -36,6 +39,7 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from .base import (
+    Continuation,
     as_dict,
     as_int,
     as_str,
@@ -45,6 +49,9 @@ from .base import (
     unread,
 )
 
+_CHOICE_KEYS = frozenset({"index", "message", "finish_reason"})
+_MESSAGE_KEYS = frozenset({"content", "tool_calls", "role"})
+
 
 class DashScopeAdapter:
     """DashScope ``output`` events."""
@@ -52,7 +59,59 @@ class DashScopeAdapter:
     name = "dashscope"
     ends_with = "finish"
     indexes_calls = True
-    continuation = None  # no shortcut: every chunk goes through feed
+    #: where ``continuation`` reads the piece (adapters/envelope.py)
+    continuation_path = ("output", "choices", 0, "message", "tool_calls", 0, "function",
+                         "arguments")
+    #: every event's usage, which feed reads and the continuation carries
+    usage_field = "usage"
+
+    def continuation(self, payload: Any) -> Continuation | None:
+        """``(choice, index, text)`` for the commonest event of an incremental
+        stream - one choice whose message is one ``tool_calls`` entry of only
+        ``index`` and argument text, no finish - where ``feed`` gives exactly
+        that delta (and the event's usage, which the stream reads:
+        ``usage_field``); None for anything else. Only once the stream is
+        proved incremental: before that, feed takes the difference from the
+        last snapshot. From then on the texts and ids feed keeps are never
+        read again, so taking the piece without keeping it changes nothing."""
+        if not self._incremental or type(payload) is not dict:
+            return None
+        output = payload.get("output")
+        if type(output) is not dict:
+            return None
+        choices = output.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return None
+        choice = choices[0]
+        if type(choice) is not dict or not choice.keys() <= _CHOICE_KEYS:
+            return None
+        number = choice.get("index", 0)
+        finish = choice.get("finish_reason")
+        if type(number) is not int or not (
+            finish is None or (type(finish) is str and finish.lower() in ("", "null", "none"))
+        ):
+            return None
+        message = choice.get("message")
+        if type(message) is not dict or not message.keys() <= _MESSAGE_KEYS:
+            return None
+        if message.get("content") not in (None, ""):
+            return None
+        calls = message.get("tool_calls")
+        if type(calls) is not list or len(calls) != 1:
+            return None
+        entry = calls[0]
+        if type(entry) is not dict or len(entry) != 2:
+            return None
+        fn = entry.get("function")
+        index = entry.get("index")
+        if type(fn) is not dict or len(fn) != 1 or type(index) is not int:
+            return None
+        text = fn.get("arguments")
+        if type(text) is not str or not text:
+            return None
+        if payload.get("error") not in (None, "", {}):
+            return None
+        return number, index, text
 
     def __init__(self) -> None:
         self._incremental = False  # proven by a text that did not extend the previous one

@@ -19,6 +19,13 @@ those entries into argument text as they come. A closing part that carries
 the whole ``args`` as well restates them (``ArgsFinal``), for the engine to
 check against what streamed.
 
+A streamed call's chunks are most of a long one, each one entry: the
+commonest (a piece of the string still growing, or its last) take a
+shortcut (``continuation``), and runs of them are read in bulk, a growing
+string's pieces at once (``piece_chunk``, ``read_pieces``) or any entries
+(``entry_chunk``, ``read_entries``: the same ``PartialArgs.add`` the full
+path uses for every entry that is no piece): reading/sse_runs.py.
+
 What cannot be read is named with its wire value (``chunk-unreadable``): a
 ``functionCall`` or ``partialArgs`` of the wrong type, an entry with no
 readable path or value or one that contradicts an earlier path, and a part
@@ -27,6 +34,7 @@ under a key this adapter does not know that holds call arguments.
 
 from __future__ import annotations
 
+from json.encoder import encode_basestring
 from typing import Any
 
 from ..engine.fragments import (
@@ -41,8 +49,8 @@ from ..engine.fragments import (
     normalize_finish,
 )
 from ..records import Record
-from .base import as_dict, as_int, as_list, as_str, dump, error_message, unread
-from .partial_args import PartialArgs
+from .base import Continuation, as_dict, as_int, as_list, as_str, dump, error_message, unread
+from .partial_args import PartialArgs, escaped
 
 #: part keys read here, or known to carry no call (``functionResponse`` is a
 #: tool's answer, sent back by the client)
@@ -92,12 +100,175 @@ class GeminiAdapter:
     name = "gemini"
     ends_with = "finish"
     indexes_calls = True
-    continuation = None  # no shortcut: every chunk goes through feed
+    #: every chunk's usage, which feed reads and the shortcuts carry
+    usage_field = "usageMetadata"
+    #: where a streamed call's chunk holds its one ``partialArgs`` entry
+    #: (``entry_chunk``, ``read_entries``: reading/sse_runs.py), and its piece
+    entry_path = ("candidates", 0, "content", "parts", 0, "functionCall", "partialArgs", 0)
+    piece_path = (*entry_path, "stringValue")
 
     def __init__(self) -> None:
         self._candidates: dict[int, _Candidate] = {}
+        #: the payload the shortcut read last, and its delta: should the engine
+        #: decline the shortcut, feed reads this very payload next, whose piece
+        #: the streamed value already holds
+        self._kept: tuple[Any, int, int, str] | None = None
+
+    def entry_chunk(self, payload: Any) -> int | None:
+        """The candidate whose streamed call ``payload`` continues with one
+        ``partialArgs`` entry and nothing else that feed reads but its usage:
+        then feed reads it as ``read_entries`` reads its entry (and the usage
+        as ``usage_field`` says). None for any other chunk, or when that
+        candidate has no call streaming."""
+        if type(payload) is not dict:
+            return None
+        candidates = payload.get("candidates")
+        if type(candidates) is not list or len(candidates) != 1:
+            return None
+        cand = candidates[0]
+        if type(cand) is not dict:
+            return None
+        number = cand.get("index", 0)
+        content = cand.get("content")
+        if type(number) is not int or type(content) is not dict:
+            return None
+        finish = cand.get("finishReason")
+        if type(finish) is str and finish:
+            return None
+        parts = content.get("parts")
+        if type(parts) is not list or len(parts) != 1:
+            return None
+        part = parts[0]
+        if type(part) is not dict or len(part) != 1:
+            return None
+        call = part.get("functionCall")
+        if type(call) is not dict or len(call) != 2 or call.get("willContinue") is not True:
+            return None
+        entries = call.get("partialArgs")
+        if type(entries) is not list or len(entries) != 1:
+            return None
+        if payload.get("error") not in (None, "", {}, []):
+            return None
+        block = as_dict(payload.get("promptFeedback")).get("blockReason")
+        if isinstance(block, str) and block:
+            return None
+        return number if self.streams(number) else None
+
+    def streams(self, number: int) -> bool:
+        """Candidate ``number`` has a call whose arguments are streaming."""
+        state = self._candidates.get(number)
+        return state is not None and state.streaming is not None
+
+    def streaming_index(self, number: int) -> int:
+        """The index of candidate ``number``'s streaming call (``streams``)."""
+        return self._candidates[number].index
+
+    def piece_chunk(self, payload: Any) -> int | None:
+        """The candidate whose growing string ``payload``'s entry continues
+        with a non-empty piece (``entry_chunk``, and the entry is exactly
+        ``jsonPath``, ``stringValue`` and ``willContinue: true``, at the path
+        of that string): feed would add the piece and nothing else
+        (``read_pieces``). None for any other chunk. Reads, changes nothing."""
+        number = self.entry_chunk(payload)
+        if number is None:
+            return None
+        entry = payload["candidates"][0]["content"]["parts"][0]["functionCall"]["partialArgs"][0]
+        if type(entry) is not dict or len(entry) != 3 or entry.get("willContinue") is not True:
+            return None
+        piece = entry.get("stringValue")
+        builder = self._candidates[number].streaming
+        assert builder is not None
+        if type(piece) is not str or not piece or not builder.continues(entry.get("jsonPath")):
+            return None
+        return number
+
+    def read_pieces(self, number: int, pieces: list[str]) -> tuple[list[str], dict[int, list[Op]]]:
+        """``read_entries`` for chunks each of which is the last ``piece_chunk``
+        with another non-empty piece: the string grows by them, each adds
+        itself escaped."""
+        builder = self._candidates[number].streaming
+        assert builder is not None
+        builder.extend(pieces)
+        return escaped(pieces), {}
+
+    def continuation(self, payload: Any) -> Continuation | None:
+        """``(choice, index, text)`` for the commonest chunks of a streamed
+        call: its entry adds a piece to the string value still growing (same
+        ``jsonPath``, ``willContinue``), which feed writes as the piece
+        escaped, or ends it (no ``willContinue``: the closing quote too). The
+        value grows by the piece here; None for anything else."""
+        number = self.entry_chunk(payload)
+        if number is None:
+            return None
+        entry = payload["candidates"][0]["content"]["parts"][0]["functionCall"]["partialArgs"][0]
+        if type(entry) is not dict:
+            return None
+        piece = entry.get("stringValue")
+        state = self._candidates[number]
+        builder = state.streaming
+        assert builder is not None
+        if type(piece) is not str or not builder.continues(entry.get("jsonPath")):
+            return None
+        if len(entry) == 3 and entry.get("willContinue") is True and piece:
+            builder.extend([piece])
+            text = escaped([piece])[0]
+        elif len(entry) == 2:  # the string's last piece (often empty): it closes
+            text = builder.finish(piece)
+        else:
+            return None
+        self._kept = (payload, number, state.index, text)
+        return number, state.index, text
+
+    def read_entries(
+        self, number: int, entries: list[Any]
+    ) -> tuple[list[str], dict[int, list[Op]]]:
+        """What feed makes of chunks that ``entry_chunk`` says continue
+        candidate ``number``'s streamed call, one entry each: the argument
+        text each adds (empty: none), and the notices of those whose entry
+        could not be read as it came (by position). Pieces that continue the
+        growing string (``PartialArgs.continues``) are given to it a streak at
+        a time (it stays the growing one while they come)."""
+        builder = self._candidates[number].streaming
+        assert builder is not None
+        texts: list[str] = []
+        notices: dict[int, list[Op]] = {}
+        said = texts.append
+        growing: list[str] = []  # pieces of the growing string not given to it yet
+        leaf = builder.growing_path()  # what continues it (the same until add or finish)
+        for entry in entries:
+            if leaf is not None and entry.get("jsonPath") == leaf:
+                piece = entry.get("stringValue")
+                if type(piece) is str:
+                    size = len(entry)
+                    if size == 3 and piece and entry.get("willContinue") is True:
+                        growing.append(piece)
+                        said(encode_basestring(piece)[1:-1])  # partial_args.escape
+                        continue
+                    if size == 2:  # the string's last piece
+                        builder.extend(growing)
+                        growing = []
+                        said(builder.finish(piece))
+                        leaf = builder.growing_path()
+                        continue
+            if growing:
+                builder.extend(growing)
+                growing = []
+            said(builder.add(entry))
+            leaf = builder.growing_path()
+            if builder.problem is not None or builder.replaced is not None:
+                notices[len(texts) - 1] = self._problems(builder, 0, entry)
+        if growing:
+            builder.extend(growing)
+        return texts, notices
 
     def feed(self, payload: Any, event: str | None = None) -> list[Op]:
+        kept = self._kept
+        if kept is not None and kept[0] is payload:
+            # the shortcut read this chunk and the engine declined it: the
+            # streamed value holds its piece already
+            self._kept = None
+            return [ToolDelta(choice=kept[1], index=kept[2], args=kept[3]),
+                    *_usage(payload.get("usageMetadata"))]
         if isinstance(payload, list):  # a whole JSON-array response handed over at once
             return [op for item in payload for op in self.feed(item, event)]
         if not isinstance(payload, dict):
@@ -110,9 +281,7 @@ class GeminiAdapter:
             if isinstance(cand, dict):
                 number = as_int(cand.get("index"))
                 ops.extend(self._candidate(pos if number is None else number, cand))
-        usage = payload.get("usageMetadata")
-        if isinstance(usage, dict):
-            ops.append(Usage(dict(usage)))
+        ops.extend(_usage(payload.get("usageMetadata")))
         feedback = as_dict(payload.get("promptFeedback"))
         block = feedback.get("blockReason")
         if isinstance(block, str) and block:
@@ -204,14 +373,22 @@ class GeminiAdapter:
         pieces: list[str] = []
         for pos, entry in enumerate(entries):
             pieces.append(builder.add(entry))
-            if builder.problem is not None:
-                problems.append(unread(f"partialArgs[{pos}]: {builder.problem}: ignored", entry))
-            if builder.replaced is not None:
-                said = f"partialArgs[{pos}]: {builder.replaced}"
-                problems.append(Notice("args-multiple-values", said))
+            if builder.problem is not None or builder.replaced is not None:
+                problems.extend(self._problems(builder, pos, entry))
         text = "".join(pieces)
         delta: list[Op] = [ToolDelta(choice=number, index=index, args=text)] if text else []
         return delta + problems
+
+    @staticmethod
+    def _problems(builder: PartialArgs, pos: int, entry: Any) -> list[Op]:
+        """What the entry at ``pos`` that ``builder`` just took could not place."""
+        problems: list[Op] = []
+        if builder.problem is not None:
+            problems.append(unread(f"partialArgs[{pos}]: {builder.problem}: ignored", entry))
+        if builder.replaced is not None:
+            said = f"partialArgs[{pos}]: {builder.replaced}"
+            problems.append(Notice("args-multiple-values", said))
+        return problems
 
     def _end_streaming(self, number: int, state: _Candidate) -> list[Op]:
         builder, state.streaming = state.streaming, None
@@ -227,6 +404,11 @@ class GeminiAdapter:
                 number, state.index, builder.text(), id=state.ids.get(state.index), replaces=True
             )
         ]
+
+
+def _usage(value: Any) -> list[Op]:
+    """A chunk's ``usageMetadata`` as the op it makes, when it is an object."""
+    return [Usage(dict(value))] if isinstance(value, dict) else []
 
 
 def _unknown_keys(part: dict[str, Any]) -> list[Op]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from typing import Any, TypeVar
 
@@ -114,20 +114,22 @@ class Call:
         self.frag_end.append(self.length)
         self.last_event = event
 
-    def extend(self, first_event: int, texts: list[str]) -> None:
-        """``append`` of each text in turn, the k-th in event ``first_event + k``
-        (a run of events read in bulk), with the records built in C loops."""
+    def extend(self, first_event: int, texts: list[str], step: int = 1) -> None:
+        """``append`` of each text in turn, the k-th in event ``first_event +
+        step * k`` (a run of events read in bulk, with ``step - 1`` other
+        events before each after the first), with the records built in C loops."""
         if not texts:
             return
         self._add_chunk("".join(texts))
-        self.frag_event.extend(range(first_event, first_event + len(texts)))
+        last = first_event + step * (len(texts) - 1)
+        self.frag_event.extend(range(first_event, last + 1, step))
         ends = accumulate(map(len, texts), initial=self.length)
         next(ends)  # the length before the first text
         self.frag_end.extend(ends)
         self.length = self.frag_end[-1]
-        self.last_event = first_event + len(texts) - 1
+        self.last_event = last
 
-    def extend_at(self, events: list[int], texts: list[str]) -> None:
+    def extend_at(self, events: Sequence[int], texts: list[str]) -> None:
         """``append`` of each text in turn, the k-th in event ``events[k]``
         (a call's pieces among other calls' in a run read in bulk)."""
         if not texts:

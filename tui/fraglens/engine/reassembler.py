@@ -38,6 +38,7 @@ from .fragments import (
 from .plural import counted
 from .slots import SlotResolver, clean
 from .text_pieces import TextPieces
+from .usage_log import UsageLog
 
 if TYPE_CHECKING:  # the markup families load with the first text or refusal (start-up)
     from .leaks import Leaked
@@ -137,7 +138,8 @@ class Reassembler:
         self.calls: list[Call] = []
         self.choices: dict[int, ChoiceState] = {}
         self._diagnostics: list[Diagnostic] = []
-        self.usage: list[tuple[int, dict[str, Any]]] = []
+        #: (event, usage) per event that reported usage, in event order
+        self.usage = UsageLog()
         self.errors: list[tuple[int, str]] = []
         self.terminal: tuple[int, str] | None = None
         #: fragments nothing could be attributed to: kept, never dropped
@@ -257,11 +259,14 @@ class Reassembler:
         self._append(event, call, text)  # the size limit, as on the full path
         return True
 
-    def continue_run(self, first_event: int, choice: int, index: int, texts: list[str]) -> int:
-        """``continue_call`` for consecutive events from ``first_event``, one
-        text each: how many of them were taken (from the first). A run stops
-        before an empty text and before the text that would pass the size
-        limit; the rest take ``continue_call``, which cuts that text there."""
+    def continue_run(
+        self, first_event: int, choice: int, index: int, texts: list[str], step: int = 1
+    ) -> int:
+        """``continue_call`` for the events ``first_event``, ``first_event +
+        step``, ..., one text each: how many of them were taken (from the
+        first). A run stops before an empty text and before the text that
+        would pass the size limit; the rest take ``continue_call``, which cuts
+        that text there."""
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
             return 0
@@ -278,11 +283,31 @@ class Reassembler:
             taken = bisect_right(sizes, self.max_arg_bytes) - 1
             call.nbytes = sizes[taken]
             run = run[:taken]
-        call.extend(first_event, run)
+        call.extend(first_event, run, step)
+        return taken
+
+    def continue_at(self, events: list[int], choice: int, index: int, texts: list[str]) -> int:
+        """``continue_run`` for the events ``events`` (in order, each with its
+        text): how many were taken, from the first."""
+        call = self._slots.by_index.get((choice, index))
+        if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
+            return 0
+        taken = texts.index("") if "" in texts else len(texts)
+        run = texts[:taken] if taken < len(texts) else texts
+        if (call.length + sum(map(len, run))) * 4 > self.max_arg_bytes:
+            if call.nbytes is None:
+                call.nbytes = _utf8_len(call.text)
+            sizes = list(accumulate(map(len, map(_ENCODE, run)), initial=call.nbytes))
+            taken = bisect_right(sizes, self.max_arg_bytes) - 1
+            call.nbytes = sizes[taken]
+            run = run[:taken]
+        if taken:
+            call.extend_at(events[:taken], run)
         return taken
 
     def continue_mixed(
-        self, first_event: int, keys: list[tuple[int, int]], owner: list[int], texts: list[str]
+        self, first_event: int, keys: list[tuple[int, int]], owner: list[int], texts: list[str],
+        step: int = 1,
     ) -> int:
         """``continue_call`` for consecutive events from ``first_event`` that
         belong to several calls, the k-th to the call on ``keys[owner[k]]``
@@ -309,7 +334,7 @@ class Reassembler:
             owner, texts = owner[:taken], texts[:taken]
         # each call's texts and events, in one pass over the run
         mine, numbers = by_owner(owner, texts, len(calls)), by_owner(
-            owner, range(first_event, first_event + taken), len(calls))
+            owner, range(first_event, first_event + step * taken, step), len(calls))
         for k, call in enumerate(calls):
             if (call.length + sum(map(len, mine[k]))) * 4 <= self.max_arg_bytes:
                 continue
@@ -318,13 +343,13 @@ class Reassembler:
             sizes = list(accumulate(map(len, map(_ENCODE, mine[k])), initial=start))
             fits = bisect_right(sizes, self.max_arg_bytes) - 1
             if fits < len(mine[k]):
-                taken = min(taken, numbers[k][fits] - first_event)
+                taken = min(taken, (numbers[k][fits] - first_event) // step)
         if not taken:
             return 0
         if taken < len(owner):
             owner, texts = owner[:taken], texts[:taken]
             mine, numbers = by_owner(owner, texts, len(calls)), by_owner(
-                owner, range(first_event, first_event + taken), len(calls))
+                owner, range(first_event, first_event + step * taken, step), len(calls))
         for call, texts_k, numbers_k in zip(calls, mine, numbers, strict=True):
             if not texts_k:
                 continue

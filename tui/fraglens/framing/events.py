@@ -7,8 +7,10 @@ a HAR export, a fraglens recording) and nothing of JSON chunk meaning.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from itertools import islice
+from operator import sub
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..records import FrozenRecord, Record
@@ -68,10 +70,33 @@ class RawEvent(Record):
 
 
 _NO_TIME = float("nan")
+_COMMENT_DATA = bytes((2, 0))  # a comment's kind and a data event's, in EventLog._kinds
 #: an event's payload kept as text, or lying where its span cannot say
 _TEXT, _FAR = -1, -2
 #: the farthest a payload's ends may lie from its span's in the arrays
 _WIDEST = (1 << 31) - 1
+
+
+class RunLines(Record):
+    """What the events of a run read in bulk carry besides their one data
+    line, where it varies from event to event (reading/sse_runs.py), in
+    absolute offsets of the source, one entry per event."""
+
+    __slots__ = ("payloads", "comments", "first_id")
+    #: where each payload starts (its lines before it vary in length)
+    payloads: Sequence[int] | None
+    #: a one-line comment before each event's data line, which the decoder
+    #: makes an event of its own before it: its span and its text's range
+    comments: tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]] | None
+    #: the first event's ``id:``, each next one's counting up by one
+    first_id: int | None
+
+    def __init__(
+        self, payloads: Sequence[int] | None = None,
+        comments: tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]] | None = None,
+        first_id: int | None = None,
+    ) -> None:
+        self.payloads, self.comments, self.first_id = payloads, comments, first_id
 
 
 class EventLog(Sequence[RawEvent]):
@@ -106,6 +131,8 @@ class EventLog(Sequence[RawEvent]):
         self._far: dict[int, tuple[int, int]] = {}
         self._texts: dict[int, str] = {}
         self._ids: dict[int, str] = {}
+        #: ids of runs, counting up: (first event, events apart, how many, first id)
+        self._id_runs: list[tuple[int, int, int, int]] = []
         self._times: array[float] | None = None
 
     def append(self, ev: RawEvent) -> None:
@@ -156,14 +183,16 @@ class EventLog(Sequence[RawEvent]):
         self._kind.append(0 if kind == "data" else self._kinds.index(kind))
 
     def add_run(
-        self, name: str | None, starts: Sequence[int], count: int, lead: int, trail: int
+        self, name: str | None, starts: Sequence[int], count: int, lead: int, trail: int,
+        lines: RunLines | None = None,
     ) -> None:
-        """``count`` data events named ``name`` at once, with no time and no id
-        (a run of a long call's identical events, read in bulk: see reading/sse_runs.py):
-        event k spans ``starts[k]`` to ``starts[k + 1]``, and its payload lies
-        ``lead`` bytes after its start to ``trail`` bytes before its end. The
-        arrays are extended in C: the spans' starts and ends each put in place
-        by one slice assignment, the rest repeated."""
+        """``count`` data events named ``name`` at once, with no time (a run
+        of a long call's events, read in bulk: see reading/sse_runs.py): event
+        k spans ``starts[k]`` to ``starts[k + 1]``, and its payload lies
+        ``lead`` bytes after its start (or where ``lines.payloads`` says) to
+        ``trail`` bytes before its end; ``lines`` says what else they carry
+        (each one a comment event before it, ids). The arrays are extended in
+        C: each field put in place by one slice assignment, the rest repeated."""
         if not count:
             return
         if not (0 <= lead <= _WIDEST and 0 <= trail <= _WIDEST):
@@ -174,18 +203,42 @@ class EventLog(Sequence[RawEvent]):
             if code < 0:
                 code = self._name_code[name] = len(self._names)
                 self._names.append(name)
-        self._name.extend(array("i", (code,)) * count)
+        comments = lines.comments if lines is not None else None
+        payloads = lines.payloads if lines is not None else None
+        per = 1 if comments is None else 2  # events a run's event makes
+        width = 2 * per
         bounds = array("q", islice(starts, count + 1))
         spans = self._span
         at = len(spans)
-        spans.frombytes(bytes(2 * count * spans.itemsize))
-        spans[at::2] = bounds[:count]
-        spans[at + 1 :: 2] = bounds[1:]
-        self._lead.extend(array("i", (lead,)) * count)
-        self._trail.extend(array("i", (trail,)) * count)
+        spans.frombytes(bytes(width * count * spans.itemsize))
+        # the data event's span, after its comment's when it has one
+        spans[at + width - 2 :: width] = bounds[:count]
+        spans[at + width - 1 :: width] = bounds[1:]
+        leads = array("i", (lead,)) * count if payloads is None else array(
+            "i", map(sub, islice(payloads, count), bounds[:count]))
+        trails = array("i", (trail,)) * count
+        if comments is not None:
+            c_start, c_end, t_start, t_end = (array("q", islice(c, count)) for c in comments)
+            spans[at::width] = c_start
+            spans[at + 1 :: width] = c_end
+            # the comment's text range, then the payload's, each from its own span
+            both = array("i", bytes(2 * count * leads.itemsize))
+            both[0::2], both[1::2] = array("i", map(sub, t_start, c_start)), leads
+            leads = both
+            both = array("i", bytes(2 * count * trails.itemsize))
+            both[0::2], both[1::2] = array("i", map(sub, c_end, t_end)), trails
+            trails = both
+            self._name.extend(array("i", (-1, code)) * count)
+        else:
+            self._name.extend(array("i", (code,)) * count)
+        if lines is not None and lines.first_id is not None:
+            self._id_runs.append((len(self) + per - 1, per, count, lines.first_id))
+        self._lead.extend(leads)
+        self._trail.extend(trails)
         if self._times is not None:
-            self._times.extend(array("d", (_NO_TIME,)) * count)
-        self._kind.extend(bytes(count))  # last, as in add: 0 is "data"
+            self._times.extend(array("d", (_NO_TIME,)) * (per * count))
+        # last, as in add: 0 is "data"
+        self._kind.extend(_COMMENT_DATA * count if comments is not None else bytes(count))
 
     def stamp(self, times: Sequence[float | None]) -> None:
         """Every event's time at once (None: no time), replacing what it had:
@@ -236,6 +289,19 @@ class EventLog(Sequence[RawEvent]):
         if self.source is None:
             return None
         return self._span[2 * i] + lead, self._span[2 * i + 1] - self._trail[i]
+
+    def id(self, i: int) -> str | None:
+        """Event ``i``'s own ``id:`` field, if it had one."""
+        found = self._ids.get(i)
+        if found is not None or not self._id_runs:
+            return found
+        runs = self._id_runs
+        k = bisect_right(runs, (i, 1 << 62)) - 1
+        if k < 0:
+            return None
+        first, per, count, value = runs[k]
+        step, off = divmod(i - first, per)
+        return str(value + step) if off == 0 and step < count else None
 
     def name(self, i: int) -> str | None:
         code = self._name[i]
@@ -317,7 +383,7 @@ class EventLog(Sequence[RawEvent]):
             self._kinds[self._kind[i]],
             self.data(i),
             self.name(i),
-            self._ids.get(i),
+            self.id(i),
             time,
             None if start < 0 else (start, end),
             self.at(i),

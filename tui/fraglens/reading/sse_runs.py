@@ -39,11 +39,14 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate, repeat
-from operator import attrgetter, sub
+from array import array
+from itertools import accumulate, compress, count, repeat
+from operator import add, attrgetter, gt, itemgetter, lt, mul, ne, or_, sub
+from typing import Any
 
+from ..adapters.envelope import ENTRY as _ENTRY
 from ..adapters.envelope import Envelope
-from ..framing.events import FrameTooLarge, FramingProblem
+from ..framing.events import FrameTooLarge, FramingProblem, RunLines
 from ..framing.sse import SSEDecoder
 from .stream import Stream
 
@@ -59,6 +62,9 @@ _MAX_SLICE = 256 * 1024
 #: the fewest events taken as a run: fewer cost less read one by one, and a
 #: look for so many at the start of a run is cheap where there is none
 FEWEST = 32
+#: events taken in one run of the SSE reader at most: what a window sized for
+#: MAX_RUN of them holds (next_window), taken rather than found again
+_MOST_FOUND = MAX_RUN + MAX_RUN // 4
 #: bytes searched for a run's events at once: at first, and the least and the
 #: most (next_window)
 _FIRST_WINDOW = 64 * 1024
@@ -70,14 +76,13 @@ _SSE_DATA_LINE = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|[\r\n])data:")
 _BOM = b"\xef\xbb\xbf"
 #: the end of a blank line: where a slice may end between two events
 _BLANK = re.compile(rb"\n\r?\n|\r\r")
-#: the lines of a learned event before its payload: an event name or none, the data field
-_HEAD = re.compile(rb"(?:event:[^\r\n]*(?:\r\n|\r|\n))?data: ?")
 _TAILS = (b"\n\n", b"\r\n\r\n", b"\r\r")
 #: a JSON string's contents that json's scanner accepts, at least one character
 #: (written as an unrolled loop, which backtracks in linear time where an event
 #: does not end as the run's do)
 PIECE = rb'(?!")[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*'
-
+#: a Vertex ``partialArgs`` entry: an object with none inside it, on one line
+ENTRY = _ENTRY.encode()
 #: the rest of a search's window, as the last alternative of an expression that
 #: finds events end to end: one step, whatever its length (a dot that takes
 #: newlines, repeated, skips to the end in C, where a class such as [\s\S]
@@ -111,22 +116,203 @@ def incremental_sse(data: bytes) -> bool:
     return _SSE_DATA_LINE.search(data) is not None
 
 
+class _Lines:
+    """The learned event's lines before its payload, as one expression: its
+    ``event:`` lines as they are, its ``id:`` line with any number there (a
+    group), a one-line comment block before its data line as it is, and
+    where each thing lies in an event of the run."""
+
+    __slots__ = ("comment", "head", "id_at", "id_len", "lead", "shifted")
+
+    def __init__(self, head: bytes, lead: int, id_len: int | None, id_at: int,
+                 comment: tuple[int, int, int, int] | None) -> None:
+        self.head = head
+        #: where the payload starts after an event's start, its id taken out
+        self.lead = lead - (id_len or 0)
+        #: the learned id's length; None: no id line
+        self.id_len = id_len
+        self.id_at = id_at
+        #: the comment line's span and its text's range from an event's start
+        #: (its id taken out when it comes after it)
+        self.shifted = comment is not None and id_len is not None and comment[0] >= id_at
+        cut = id_len if self.shifted and id_len is not None else 0
+        self.comment: tuple[int, ...] | None = (
+            None if comment is None else tuple(c - cut for c in comment))
+
+
+def _lines(lines: bytes, blank: bytes) -> _Lines | None:
+    """The lines of a learned event (up to its payload) that a run may repeat:
+    ``id:`` (a whole number, once), ``event:``, one comment line (not first),
+    all ended alike, then the ``data:`` field. None for any other lines."""
+    if blank not in _TAILS:
+        return None
+    eol = blank[: len(blank) // 2]
+    parts = lines.split(eol)
+    last = parts.pop()
+    if last not in (b"data:", b"data: "):
+        return None
+    head, pos = [], 0
+    id_len: int | None = None
+    id_at = 0
+    comment = None
+    for line in parts:
+        if b"\r" in line or b"\n" in line:
+            return None
+        if line[:3] == b"id:" and id_len is None:
+            value = line[4:] if line[3:4] == b" " else line[3:]
+            if not value.isdigit():
+                return None
+            id_len, id_at = len(value), pos + len(line)
+            head.append(re.escape(line[: len(line) - len(value)]) + b"([0-9]+)" + re.escape(eol))
+        elif line[:6] == b"event:":
+            head.append(re.escape(line + eol))
+        elif line[:1] == b":" and comment is None and pos:
+            text = pos + (2 if line[1:2] == b" " else 1)
+            comment = (pos, pos + len(line) + len(eol), text, pos + len(line))
+            head.append(re.escape(line + eol))
+        else:
+            return None
+        pos += len(line) + len(eol)
+    head.append(re.escape(last))
+    return _Lines(b"".join(head), pos + len(last), id_len, id_at, comment)
+
+
 class _Run:
     """The learned event's bytes around its piece, as expressions: its lines
-    before the payload and after it as they are, the payload's envelope with
-    its holes (``Envelope.lead``, ``Envelope.trail``)."""
+    before the payload (``_Lines``) and after it as they are, the payload's
+    envelope with its holes (``Envelope.lead``, ``Envelope.trail``), and
+    which group of a found event holds what."""
 
-    __slots__ = ("events", "fewest", "payload_at", "payload_end")
+    __slots__ = ("event", "events", "fewest", "id", "lines", "payload_end", "piece", "usage")
 
-    def __init__(self, head: bytes, tail: bytes, payload_at: int, payload_end: int) -> None:
-        #: where the payload starts in a block, and how far before its end it stops
-        self.payload_at, self.payload_end = payload_at, payload_end
-        #: an event (and its piece), or else the rest: searched from where the
+    def __init__(self, lines: _Lines, env: Envelope, tail: bytes, piece: bytes) -> None:
+        self.lines = lines
+        #: how far before its event's end the payload stops
+        self.payload_end = len(tail)
+        head, trail = lines.head + env.lead, env.trail + re.escape(tail)
+        #: an event (and its groups), or else the rest: searched from where the
         #: decoder stands, it finds such events end to end and then at most one
         #: rest, where the first other event begins (findall tries the event
         #: first at every place it reaches)
-        self.events = re.compile(b"(" + head + b"(" + PIECE + b")" + tail + b")|" + REST)
-        self.fewest = re.compile(b"(?:" + head + PIECE + tail + b"){%d}" % FEWEST)
+        self.event = b"(" + head + b"(" + piece + b")" + trail + b")"
+        self.events = re.compile(self.event + b"|" + REST)
+        self.fewest = re.compile(b"(?:" + head + piece + trail + b"){%d}" % FEWEST)
+        # the groups of a found event, from 0 in what findall gives: the whole,
+        # the id, the usage before the piece, the piece, the usage after it
+        self.id = 1 if lines.id_len is not None else 0
+        self.piece = 1 + self.id + env.lead_groups
+        holes = len(env.usage.paths) if env.usage is not None else 0
+        self.usage = [1 + self.id + g + (g >= env.lead_groups) for g in range(holes)]
+
+
+class _Turns:
+    """The events of several calls in turns (each one of ``envs``), when the
+    envelopes differ only in tokens that are plain text (a call's index, its
+    id): one expression, with a group at each place they differ, whose texts
+    say whose event it is (``table``). Each event is matched once, where an
+    alternative per envelope would try each in turn (8 calls: 4.5 each)."""
+
+    __slots__ = ("events", "fewest", "id", "lines", "payload_end", "piece", "table", "usage",
+                 "which")
+
+    def __init__(self, lines: _Lines, tail: bytes, lead: bytes, trail: bytes,
+                 groups: list[str], table: dict[tuple[bytes, ...], int]) -> None:
+        self.lines = lines
+        self.payload_end = len(tail)
+        head, trail = lines.head + lead, trail + re.escape(tail)
+        self.events = re.compile(b"(" + head + b"(" + PIECE + b")" + trail + b")|" + REST)
+        self.fewest = re.compile(b"(?:" + head + PIECE + trail + b"){%d}" % FEWEST)
+        self.id = 1 if lines.id_len is not None else 0
+        first = 1 + self.id  # findall's index of the first group of the payload
+        at = [first + k for k in range(len(groups))]
+        self.piece = at[groups.index("piece")]
+        self.usage = [g for g, kind in zip(at, groups, strict=True) if kind == "usage"]
+        self.which = [g for g, kind in zip(at, groups, strict=True) if kind == "which"]
+        self.table = table
+
+
+def _turns(envs: list[Envelope], lines: _Lines, tail: bytes) -> _Turns | None:
+    """``_Turns`` of ``envs``, when they differ only in plain text, in the
+    same places, and each is told from the others by it."""
+    expressions: list[bytes] = []
+    groups: list[str] = []
+    texts: list[list[bytes]] = [[] for _ in envs]
+    for side in (0, 1):
+        parts = [env.parts[side] for env in envs]
+        if len({len(p) for p in parts}) != 1:
+            return None
+        if side == 1:
+            groups.append("piece")
+        for tokens in zip(*parts, strict=True):
+            regexes = [regex for regex, _ in tokens]
+            if len(set(regexes)) == 1:
+                expressions.append(regexes[0])
+                groups.extend(["usage"] * re.compile(regexes[0]).groups)
+                continue
+            if any(text is None for _, text in tokens):
+                return None
+            expressions.append(b"(" + b"|".join(dict.fromkeys(regexes)) + b")")
+            groups.append("which")
+            for k, (_, text) in enumerate(tokens):
+                texts[k].append(text)  # type: ignore[arg-type]
+        if side == 0:
+            # the quote and spaces before the piece, after it
+            ends = {env.lead[len(b"".join(r for r, _ in env.parts[0])):] for env in envs}
+            if len(ends) != 1:
+                return None
+            expressions.append(ends.pop())
+            lead, expressions = b"".join(expressions), []
+    ends = {env.trail[: len(env.trail) - len(b"".join(r for r, _ in env.parts[1]))]
+            for env in envs}
+    if len(ends) != 1:
+        return None
+    trail = ends.pop() + b"".join(expressions)
+    table = {tuple(t): k for k, t in enumerate(texts)}
+    if len(table) != len(envs):
+        return None
+    return _Turns(lines, tail, lead, trail, groups, table)
+
+
+def _columns(numbers: list[list[bytes]]) -> list[array[int]]:
+    """Each usage hole's numbers, as far as all of them fit in 64 bits: a
+    run stops before a number too large to keep so (read one by one). A
+    number the same in every event (a prompt's token count) is read once."""
+    values = [[int(column[0])] * len(column) if column and column.count(column[0]) == len(column)
+              else list(map(int, column)) for column in numbers]
+    fit = min((len(column) if max(map(len, digits), default=0) < 19 else  # surely in 64 bits
+               next(compress(count(), map(or_, map(gt, column, repeat(_MOST)),
+                                          map(lt, column, repeat(-_MOST)))), len(column))
+               for digits, column in zip(numbers, values, strict=True)), default=0)
+    return [array("q", column[:fit]) for column in values]
+
+
+#: the largest number a usage column keeps
+_MOST = (1 << 63) - 1
+
+
+def _counted(ids: list[bytes]) -> int:
+    """How many of ``ids`` count up by one from the first, spelled as
+    numbers are (what ``RunLines.first_id`` keeps)."""
+    first = int(ids[0])
+    spelled = list(map(b"%d".__mod__, range(first, first + len(ids))))
+    return next(compress(count(), map(ne, ids, spelled)), len(ids))
+
+
+def _run_lines(lines: _Lines, starts: list[int], ids: list[bytes] | None) -> RunLines | None:
+    """Where the events of a run found at ``starts`` (with ``ids``) hold
+    what besides their payload, for the event log; None: nothing varies."""
+    if lines.id_len is None and lines.comment is None:
+        return None
+    begin = starts[:-1]
+    shifts = None if ids is None else list(map(len, ids))
+    payloads = None if shifts is None else list(map(add, begin, map(add, shifts,
+                                                                   repeat(lines.lead))))
+    comments = None
+    if lines.comment is not None:
+        moved = begin if not lines.shifted or shifts is None else list(map(add, begin, shifts))
+        comments = tuple(list(map(add, moved, repeat(c))) for c in lines.comment)
+    return RunLines(payloads, comments,  # type: ignore[arg-type]
+                    None if ids is None else int(ids[0]))
 
 
 def next_window(window: int, took: int, events: int, room: int, full: bool, least: int,
@@ -198,8 +384,9 @@ class SSEReader(SliceReader):
         #: what the framing met on the way, once done
         self.problems: list[FramingProblem] = []
         self._window = _FIRST_WINDOW
-        self._runs: dict[tuple[bytes, bytes, bytes, bytes], _Run] = {}
+        self._runs: dict[tuple[bytes, ...], _Run] = {}
         self._mixed: dict[tuple[bytes, ...], re.Pattern[bytes]] = {}
+        self._turns: dict[tuple[bytes, ...], _Turns | None] = {}
 
     def _slice_once(self, size: int) -> None:
         data, pos, stream = self.data, self.pos, self.stream
@@ -231,8 +418,13 @@ class SSEReader(SliceReader):
             return False
         env = stream.run_envelope()
         if env is None:
-            return False
-        run = self._run_of(env)
+            # Vertex: a growing string's pieces, else any entries
+            learned = stream.run_entries(pieces=True)
+            if learned is not None and self._take_entries(learned, PIECE):
+                return True
+            learned = stream.run_entries()
+            return learned is not None and self._take_entries(learned, ENTRY)
+        run = self._run_of(env, PIECE)
         if run is None:
             return False
         end = min(len(data), pos + min(self._window, self._budget))
@@ -240,35 +432,111 @@ class SSEReader(SliceReader):
             # not a run of this call worth taking: several calls in turns, or
             # nothing to take (then read on one by one)
             return self._take_mixed(env, end)
-        # the events from here that are the learned one with another piece (and
-        # other values in its holes), end to end
+        found = self._found(run, end)
+        if found is None:
+            return False
+        blocks, starts, usage, lines, _ = found
+        try:
+            # decoded strictly first: json.loads would let encoded surrogates through
+            texts: list[str] = json.loads(
+                (b'["' + b'","'.join(map(itemgetter(run.piece), blocks)) + b'"]').decode("utf-8"))
+        except ValueError:
+            return False
+        taken = stream.take_run(env, texts, self._name(), starts, run.lines.lead, run.payload_end,
+                                usage, lines)
+        return self._skip(starts, taken, lines)
+
+    def _take_entries(self, env: Envelope, piece: bytes) -> bool:
+        """Events from here that are the last one with another entry in its
+        entry's place (``Stream.run_entries``), or another piece in its
+        piece's (``piece`` says which), at least so many: taken in bulk, every
+        one read by the adapter (``Stream.take_entries``)."""
+        data, pos, stream = self.data, self.pos, self.stream
+        run = self._run_of(env, piece)
+        if run is None or run.fewest.match(data, pos) is None:
+            return False
+        found = self._found(run, min(len(data), pos + min(self._window, self._budget)))
+        if found is None:
+            return False
+        blocks, starts, usage, lines, _ = found
+        values = map(itemgetter(run.piece), blocks)
+        try:
+            # each found entry is one object (none inside it): joined, one array
+            # of them; pieces decoded strictly first (json.loads would let
+            # encoded surrogates through)
+            entries = json.loads((b"[" + b",".join(values) + b"]" if piece is ENTRY else
+                                  b'["' + b'","'.join(values) + b'"]').decode("utf-8"))
+        except ValueError:
+            return False
+        if len(entries) != len(blocks):
+            return False
+        taken = stream.take_entries(env, entries, self._name(), starts, run.lines.lead,
+                                    run.payload_end, usage, lines)
+        return self._skip(starts, taken, lines)
+
+    def _found(
+        self, run: _Run | _Turns, end: int
+    ) -> tuple[list[Any], list[int], list[array[int]], RunLines | None, list[int]] | None:
+        """The events from here to ``end`` that are ``run``'s, end to end (at
+        most ``_MOST_FOUND``, their ids counting up): the groups of each, where
+        each starts (and the end of the last), each usage hole's numbers,
+        what the event log keeps of their lines, and (for calls in turns)
+        whose each one is. None when there is no run."""
+        data, pos = self.data, self.pos
         blocks = run.events.findall(data, pos, end)
         if blocks and not blocks[-1][0]:
             blocks.pop()  # the rest, from the first other event on
+        full = len(blocks) >= MAX_RUN
+        # a window sized for MAX_RUN events holds a few more (next_window):
+        # they are taken too, rather than found again by the next search
+        del blocks[_MOST_FOUND:]
+        ids = None
+        if run.id and blocks:
+            ids = list(map(itemgetter(run.id), blocks))
+            del blocks[_counted(ids):]
+            del ids[len(blocks):]
+        which: list[int] = []
+        if isinstance(run, _Turns) and blocks:
+            # a mix of the differing texts that is no envelope's ends the run
+            found = list(map(run.table.get, zip(*[map(itemgetter(g), blocks)
+                                                  for g in run.which], strict=True)))
+            which = found[: found.index(None) if None in found else len(found)]  # type: ignore[assignment]
+            del blocks[len(which):]
+            if ids is not None:
+                del ids[len(blocks):]
         if not blocks:
-            return False
-        full = len(blocks) > MAX_RUN
-        del blocks[MAX_RUN:]
-        whole, pieces = zip(*blocks, strict=True)
-        starts = list(accumulate(map(len, whole), initial=pos))
+            return None
+        starts = list(accumulate(map(len, map(itemgetter(0), blocks)), initial=pos))
         stop = starts[-1]
-        self._window = next_window(self._window, stop - pos, len(blocks), end - stop, full,
+        full = full and len(blocks) >= MAX_RUN
+        # a full run: the window for about MAX_RUN events as long as these
+        took = (stop - pos) * MAX_RUN // len(blocks) if full else stop - pos
+        self._window = next_window(self._window, took, len(blocks), end - stop, full,
                                    _SHORT_WINDOW, _MAX_WINDOW)
         max_line = min(self._decoder.max_line, self._decoder.max_event)
-        if stop - pos > max_line and max(map(len, whole)) > max_line:
-            return False  # the decoder says where a line is too long
-        try:
-            # decoded strictly first: json.loads would let encoded surrogates through
-            texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
-        except ValueError:
-            return False
-        taken = stream.take_run(env, texts, stream.events.name(len(stream.events) - 1),
-                                starts, run.payload_at, run.payload_end)
+        if stop - pos > max_line and max(map(len, map(itemgetter(0), blocks))) > max_line:
+            return None  # the decoder says where a line is too long
+        usage = _columns([list(map(itemgetter(g), blocks)) for g in run.usage])
+        if usage and len(usage[0]) < len(blocks):
+            del blocks[len(usage[0]):], starts[len(usage[0]) + 1:], which[len(usage[0]):]
+            if ids is not None:
+                del ids[len(blocks):]
+            if not blocks:
+                return None
+        return blocks, starts, usage, _run_lines(run.lines, starts, ids), which
+
+    def _name(self) -> str | None:
+        log = self.stream.events
+        return log.name(len(log) - 1)
+
+    def _skip(self, starts: list[int], taken: int, lines: RunLines | None) -> bool:
+        """The decoder goes on after the ``taken`` events read in bulk."""
         if not taken:
             return False
-        self._decoder.skip(starts[taken], taken)
+        comments = lines is not None and lines.comments is not None
+        self._decoder.skip(starts[taken], taken * (2 if comments else 1))
         self.pos = starts[taken]
-        if self.pos == len(data):
+        if self.pos == len(self.data):
             self._slice_once(0)  # the end: close the decoder
         return True
 
@@ -281,76 +549,131 @@ class SSEReader(SliceReader):
         envs = stream.run_envelopes()
         if len(envs) < 2:
             return False
-        log = self.stream.events
-        span, at = log.span(len(log) - 1), log.at(len(log) - 1)
-        if span is None or at is None or any(e.pattern is None for e in envs):
+        # every envelope's usage has as many holes, or none has usage
+        holes = {-1 if e.usage is None else len(e.usage.paths) for e in envs}
+        if len(holes) != 1:
             return False
-        lines, blank = re.escape(data[span[0] : at[0]]), re.escape(data[at[1] : span[1]])
-        key = (lines, blank, *(e.lead + b"\0" + e.trail for e in envs))
+        runs = [self._run_of(e, PIECE) for e in envs]
+        if any(run is None for run in runs):
+            return False
+        turns = self._turns_of(envs)
+        if turns is not None:
+            return self._take_turns(envs, turns, end)
+        key = tuple(run.event for run in runs)  # type: ignore[union-attr]
         pattern = self._mixed.get(key)
-        if pattern is None:
-            if not _room_for_a_run(data, pos, data[at[1] : span[1]]):
-                return False
+        if pattern is None:  # (_run_of said there is room for a run)
             if len(self._mixed) >= 64:
                 self._mixed.clear()
             # the envelopes in a group of their own, so that the expression
             # reads the bytes they share once (the parser takes a prefix
             # common to all the alternatives out of them), then tells them
             # apart, where each one was tried from the event's start in turn
-            pattern = self._mixed[key] = re.compile(b"(?:" + b"|".join(
-                [lines + e.lead + b"(" + PIECE + b")" + e.trail + blank for e in envs]
-            ) + b")|(" + REST + b")")
+            pattern = self._mixed[key] = re.compile(
+                b"(?:" + b"|".join(key) + b")|(" + REST + b")")
         found = list(pattern.finditer(data, pos, end))
-        if found and found[-1].lastindex == len(envs) + 1:
+        if found and found[-1].lastindex == pattern.groups:
             found.pop()  # the rest, from the first other event on
-        if len(found) < FEWEST:
-            return False
         full = len(found) > MAX_RUN
         del found[MAX_RUN:]
-        groups = list(map(attrgetter("lastindex"), found))
-        pieces = list(map(re.Match.group, found, groups))
+        # each alternative's groups follow the one before's: its last says whose event it is
+        width = pattern.groups // len(envs) if pattern.groups % len(envs) == 1 else 0
+        if not width:
+            return False
+        which = [(g - 1) // width for g in map(attrgetter("lastindex"), found)]
+        first = runs[0]
+        assert first is not None
+        # the number of an alternative's first group, less one (findall's index + 1)
+        base = list(map(add, map(mul, which, repeat(width)), repeat(1)))
+        ids = None
+        if first.id:
+            ids = list(map(re.Match.group, found, map(add, base, repeat(first.id))))
+            del found[_counted(ids) if ids else 0:]
+            del ids[len(found):]
+        if len(found) < FEWEST:
+            return False
+        del which[len(found):], base[len(found):]
+        pieces = list(map(re.Match.group, found, map(add, base, map(
+            [run.piece for run in runs].__getitem__, which))))  # type: ignore[union-attr]
         starts = [pos, *map(re.Match.end, found)]
         self._window = next_window(self._window, starts[-1] - pos, len(found), end - starts[-1],
-                                   full, _SHORT_WINDOW, _MAX_WINDOW)
+                                   full and len(found) == MAX_RUN, _SHORT_WINDOW, _MAX_WINDOW)
         max_line = min(self._decoder.max_line, self._decoder.max_event)
         if starts[-1] - pos > max_line and max(map(sub, starts[1:], starts)) > max_line:
             return False  # the decoder says where a line is too long
+        usage = _columns([
+            list(map(re.Match.group, found, map(add, base, map(
+                [run.usage[h] for run in runs].__getitem__, which))))  # type: ignore[union-attr]
+            for h in range(len(first.usage))])
+        if usage and len(usage[0]) < len(found):
+            del found[len(usage[0]):], pieces[len(usage[0]):], which[len(usage[0]):]
+            del starts[len(usage[0]) + 1:]
+            if ids is not None:
+                del ids[len(found):]
+            if len(found) < FEWEST:
+                return False
         try:
             # decoded strictly first: json.loads would let encoded surrogates through
             texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
         except ValueError:
             return False
-        taken = stream.take_mixed_run(
-            envs, list(map(sub, groups, repeat(1))), texts, log.name(len(log) - 1), starts,
-            at[0] - span[0], span[1] - at[1])
-        if not taken:
-            return False
-        self._decoder.skip(starts[taken], taken)
-        self.pos = starts[taken]
-        if self.pos == len(data):
-            self._slice_once(0)  # the end: close the decoder
-        return True
+        lines = _run_lines(first.lines, starts, ids)
+        taken = stream.take_mixed_run(envs, which, texts, self._name(), starts, first.lines.lead,
+                                      first.payload_end, usage, lines)
+        return self._skip(starts, taken, lines)
 
-    def _run_of(self, env: Envelope) -> _Run | None:
-        """The expressions of the last event's bytes around its piece, when
-        its lines are the plain ones a run may repeat."""
+    def _turns_of(self, envs: list[Envelope]) -> _Turns | None:
+        """The one expression of ``envs``' events (``_Turns``), when there is one."""
+        log = self.stream.events
+        last = len(log) - 1
+        span, at = log.span(last), log.at(last)
+        assert span is not None and at is not None  # _run_of said so
+        head, tail = self.data[span[0] : at[0]], self.data[at[1] : span[1]]
+        key = (head, tail, *(e.lead + b"\0" + e.trail for e in envs))
+        if key not in self._turns:
+            lines = _lines(head, tail)
+            if len(self._turns) >= 64:
+                self._turns.clear()
+            self._turns[key] = None if lines is None else _turns(envs, lines, tail)
+        return self._turns[key]
+
+    def _take_turns(self, envs: list[Envelope], turns: _Turns, end: int) -> bool:
+        """``_take_mixed`` with one expression for every call's events."""
+        if turns.fewest.match(self.data, self.pos) is None:
+            return False
+        found = self._found(turns, end)
+        if found is None:
+            return False
+        blocks, starts, usage, lines, which = found
+        if len(blocks) < FEWEST:
+            return False
+        try:
+            # decoded strictly first: json.loads would let encoded surrogates through
+            texts: list[str] = json.loads(
+                (b'["' + b'","'.join(map(itemgetter(turns.piece), blocks)) + b'"]').decode())
+        except ValueError:
+            return False
+        taken = self.stream.take_mixed_run(envs, which, texts, self._name(), starts,
+                                           turns.lines.lead, turns.payload_end, usage, lines)
+        return self._skip(starts, taken, lines)
+
+    def _run_of(self, env: Envelope, piece: bytes) -> _Run | None:
+        """The expressions of the last event's bytes around its piece (an
+        argument string's contents, or an entry), when its lines are the
+        plain ones a run may repeat."""
         log = self.stream.events
         last = len(log) - 1
         span, at = log.span(last), log.at(last)
         if span is None or at is None or env.pattern is None:
             return None
         data = self.data
-        lines, blank = data[span[0] : at[0]], data[at[1] : span[1]]
-        if _HEAD.fullmatch(lines) is None or blank not in _TAILS:
-            return None
-        key = (lines, env.lead, env.trail, blank)
+        head, tail = data[span[0] : at[0]], data[at[1] : span[1]]
+        key = (head, env.lead, env.trail, tail, piece)
         run = self._runs.get(key)
         if run is None:
-            if not _room_for_a_run(data, self.pos, blank):
+            lines = _lines(head, tail)
+            if lines is None or not _room_for_a_run(data, self.pos, tail):
                 return None
             if len(self._runs) >= 64:  # a stream has a few envelopes at a time
                 self._runs.clear()
-            run = self._runs[key] = _Run(re.escape(lines) + env.lead,
-                                         env.trail + re.escape(blank),
-                                         at[0] - span[0], span[1] - at[1])
+            run = self._runs[key] = _Run(lines, env, tail, piece)
         return run

@@ -8,17 +8,18 @@ read ``reassembler`` for calls and diagnostics. Sans-I/O like the engine.
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Callable
-from itertools import repeat
+from itertools import chain, compress, repeat
 from typing import TYPE_CHECKING, Any
 
 from ..adapters import ADAPTERS, detect, make_adapter, sniff
 from ..adapters.base import Continuation
-from ..adapters.envelope import Envelope, Envelopes
+from ..adapters.envelope import MAX_ENVELOPES, Envelope, Envelopes, value_envelope
 from ..engine.calls import by_owner
-from ..engine.fragments import StreamError, ToolDelta
+from ..engine.fragments import Op, StreamError, ToolDelta
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
-from ..framing.events import EventLog, RawEvent
+from ..framing.events import EventLog, RawEvent, RunLines
 from .ws_responses import ABORTED, ResponseLog
 
 if TYPE_CHECKING:  # only a stream that knows credentials holds them: check of an SSE
@@ -89,7 +90,13 @@ class Stream:
         #: the payload) says what a message is: Bedrock's exceptions may hold
         #: anything in their payload
         self._continues: str | None = getattr(self.adapter, "continuation_event", None)
+        #: the top-level field the adapter reads as usage on a continuation too
+        #: (``Adapter.usage_field``); None: its continuations carry none
+        self._usage: str | None = getattr(self.adapter, "usage_field", None)
         self._envelopes = self._envelopes_for()
+        #: envelopes of the events ``take_entries`` reads (``run_entries``)
+        self._entry_envelopes: list[Envelope] = []
+        self._piece_envelopes: list[Envelope] = []
         #: what the adapter keeps of a piece read from an envelope (AI SDK)
         self._continued: Callable[[int, str], None] | None = getattr(
             self.adapter, "continued", None
@@ -146,24 +153,34 @@ class Stream:
 
     def take_run(
         self, env: Envelope, texts: list[str], name: str | None, starts: list[int],
-        lead: int, trail: int,
+        lead: int, trail: int, usage: list[array[int]] | None = None,
+        lines: RunLines | None = None,
     ) -> int:
         """Events that are ``env`` with each of ``texts`` as the piece, named
         ``name``, the k-th from ``starts[k]`` to ``starts[k + 1]`` in the source
         with its payload ``lead`` bytes after its start to ``trail`` bytes
-        before its end: what ``_take`` would do with each, at once. Returns how
-        many were taken, from the first; the rest must be fed one by one."""
+        before its end: what ``_take`` would do with each, at once. ``usage``:
+        the numbers of each of the envelope's usage holes (``Envelope.usage``),
+        one column per hole; ``lines``: what else the events carry (a comment
+        event before each, ids). Returns how many were taken, from the first;
+        the rest must be fed one by one."""
         number = len(self.events)
-        taken = self.reassembler.continue_run(number, env.choice, env.index, texts)
+        step = 1 if lines is None or lines.comments is None else 2
+        first = number + step - 1  # the first data event
+        taken = self.reassembler.continue_run(first, env.choice, env.index, texts, step)
         if not taken:
             return 0
         label = env.label if name is None else name
-        self.labels.extend(repeat(self._types.setdefault(label, label), taken))
+        self._run_labels(number, [self._types.setdefault(label, label)], None, taken, step)
         if self._continued is not None:
             self.adapter.continued_run(  # type: ignore[union-attr]
                 env.index, texts if taken == len(texts) else texts[:taken]
             )
-        self.events.add_run(name, starts, taken, lead, trail)
+        if env.usage is not None:
+            assert usage is not None
+            self.reassembler.usage.add_run(range(first, first + step * taken, step), [env.usage],
+                                           None, [column[:taken] for column in usage])
+        self.events.add_run(name, starts, taken, lead, trail, lines)
         return taken
 
     def run_envelopes(self) -> list[Envelope]:
@@ -175,11 +192,14 @@ class Stream:
 
     def take_mixed_run(
         self, envs: list[Envelope], which: list[int], texts: list[str], name: str | None,
-        starts: list[int], lead: int, trail: int,
+        starts: list[int], lead: int, trail: int, usage: list[array[int]] | None = None,
+        lines: RunLines | None = None,
     ) -> int:
         """``take_run`` for events each of which is one of ``envs`` (the k-th
         ``envs[which[k]]``) with the k-th of ``texts`` as its piece: several
-        calls' continuations in turns. Returns how many were taken, from the first."""
+        calls' continuations in turns. ``usage``: when the envelopes carry it
+        (all of them, with as many holes each), one column per hole. Returns
+        how many were taken, from the first."""
         keys: list[tuple[int, int]] = []
         for env in envs:
             if (env.choice, env.index) not in keys:
@@ -187,20 +207,131 @@ class Stream:
         call_of = [keys.index((env.choice, env.index)) for env in envs]
         owner = list(map(call_of.__getitem__, which))
         number = len(self.events)
-        taken = self.reassembler.continue_mixed(number, keys, owner, texts)
+        step = 1 if lines is None or lines.comments is None else 2
+        first = number + step - 1
+        taken = self.reassembler.continue_mixed(first, keys, owner, texts, step)
         if not taken:
             return 0
         types = self._types
         labels = [types.setdefault(label, label)
                   for label in (env.label if name is None else name for env in envs)]
-        self.labels.extend(map(labels.__getitem__, which[:taken]))
+        self._run_labels(number, labels, which, taken, step)
         if self._continued is not None:
             mine = by_owner(owner[:taken], texts[:taken], len(keys))
             for (_, index), texts_k in zip(keys, mine, strict=True):
                 if texts_k:
                     self.adapter.continued_run(index, texts_k)  # type: ignore[union-attr]
-        self.events.add_run(name, starts, taken, lead, trail)
+        if envs[0].usage is not None:
+            assert usage is not None
+            self.reassembler.usage.add_run(
+                range(first, first + step * taken, step), [e.usage for e in envs],  # type: ignore[misc]
+                bytes(which[:taken]), [column[:taken] for column in usage])
+        self.events.add_run(name, starts, taken, lead, trail, lines)
         return taken
+
+    def run_entries(self, pieces: bool = False) -> Envelope | None:
+        """The envelope of the last event when it continues a streamed call
+        with one entry (``Adapter.entry_chunk``: Vertex's partial arguments),
+        for ``take_entries``: learned from the event's text, with a hole for
+        the entry and one at each number of its usage, each proved
+        (``adapters/envelope.py``). ``pieces``: the envelope around the
+        entry's piece instead, when the entry continues a growing string
+        (``Adapter.piece_chunk``). None when it is no such event."""
+        adapter, log = self.adapter, self.events
+        check = getattr(adapter, "piece_chunk" if pieces else "entry_chunk", None)
+        if check is None or self.naive_log is not None or not log:
+            return None
+        last = len(log) - 1
+        if log.kind(last) != "data":
+            return None
+        data = log.data(last)
+        try:
+            payload = _loads(data)
+        except (ValueError, RecursionError):
+            return None
+        number = check(payload)
+        if number is None:
+            return None
+        learned = self._piece_envelopes if pieces else self._entry_envelopes
+        for env in learned:
+            if env.choice == number and env.pattern.fullmatch(data):  # type: ignore[union-attr]
+                return env
+        label = label_of(payload)
+        found = value_envelope(
+            data, payload, adapter.piece_path if pieces else adapter.entry_path,  # type: ignore[union-attr]
+            self._usage, number, label,
+            lambda doc: check(doc) == number and label_of(doc) == label)
+        if found is not None:
+            if len(learned) >= MAX_ENVELOPES:
+                learned.clear()
+            learned.append(found)
+        return found
+
+    def take_entries(
+        self, env: Envelope, entries: list[Any], name: str | None, starts: list[int],
+        lead: int, trail: int, usage: list[array[int]] | None = None,
+        lines: RunLines | None = None,
+    ) -> int:
+        """Events that are ``env`` (``run_entries``) with each of ``entries``
+        in its entry's place (or, for an envelope around a piece, each piece
+        in its place): what ``_take`` would do with each, at once. The adapter
+        reads every entry (``read_entries``, ``read_pieces``); the engine
+        takes their text in bulk between the events whose entries it must be
+        told about (a notice), which are applied as the full path applies
+        them. Returns how many were taken: all, or none when the call no
+        longer streams."""
+        adapter = self.adapter
+        choice = env.choice
+        if not adapter.streams(choice):  # type: ignore[union-attr]
+            return 0
+        index = adapter.streaming_index(choice)  # type: ignore[union-attr]
+        read = adapter.read_entries if env in self._entry_envelopes else adapter.read_pieces  # type: ignore[union-attr]
+        texts, notices = read(choice, entries)
+        number, n = len(self.events), len(entries)
+        step = 1 if lines is None or lines.comments is None else 2
+        first = number + step - 1
+        events = range(first, first + step * n, step)
+        r = self.reassembler
+        k = 0
+        for stop in [*sorted(notices), n]:
+            mine = list(compress(range(k, stop), texts[k:stop]))  # the events with a delta
+            numbers = list(map(events.__getitem__, mine))
+            said = list(map(texts.__getitem__, mine))
+            took = r.continue_at(numbers, choice, index, said)
+            for event, text in zip(numbers[took:], said[took:], strict=True):
+                r.apply(event, [ToolDelta(choice=choice, index=index, args=text)])
+            if stop < n:
+                ops: list[Op] = [ToolDelta(choice=choice, index=index, args=texts[stop])] \
+                    if texts[stop] else []
+                r.apply(events[stop], ops + notices[stop])
+            k = stop + 1
+        label = env.label if name is None else name
+        self._run_labels(number, [self._types.setdefault(label, label)], None, n, step)
+        if env.usage is not None:
+            assert usage is not None
+            r.usage.add_run(events, [env.usage], None, usage)
+        self.events.add_run(name, starts, n, lead, trail, lines)
+        return n
+
+    def _run_labels(
+        self, number: int, labels: list[str], which: list[int] | None, count: int, step: int
+    ) -> None:
+        """The labels of ``count`` events read in bulk from ``number`` on, each
+        ``labels[which[k]]`` (``which`` None: the one label), each after a
+        comment event when ``step`` is 2."""
+        if which is None:
+            mine: Any = repeat(labels[0], count)
+        else:
+            mine = map(labels.__getitem__, which[:count])
+        if step == 1:
+            self.labels.extend(mine)
+            return
+        self._comment(number)
+        self.labels.extend(chain.from_iterable(zip(repeat("comment"), mine)))
+
+    def _comment(self, number: int) -> None:
+        self.reassembler.notice(
+            "sse-comment", "SSE comments / keep-alives in the stream (shown, ignored)", number)
 
     def take_text_run(
         self, choice: int, channel: str, texts: list[str], label: str, starts: list[int],
@@ -225,12 +356,14 @@ class Stream:
             if envelopes is not None and envelopes.items and continues:
                 hit = envelopes.read(data)
                 if hit is not None:
-                    env, text = hit
+                    env, text, usage = hit
                     if r.continue_call(number, env.choice, env.index, text):
                         label = env.label if name is None else name
                         self.labels.append(self._types.setdefault(label, label))
                         if self._continued is not None:
                             self._continued(env.index, text)
+                        if usage is not None:
+                            r.usage.append((number, usage))
                         return
             try:
                 payload = _loads(data)
@@ -254,6 +387,11 @@ class Stream:
             if shortcut is not None and continues:
                 found = shortcut(payload)
                 if found is not None and r.continue_call(number, *found):
+                    if self._usage is not None:
+                        # the usage the continuation carries, as feed reads it
+                        usage = payload.get(self._usage)
+                        if type(usage) is dict:
+                            r.usage.append((number, dict(usage)))
                     if envelopes is not None:
                         envelopes.learn(data, *found, label_of(payload), payload)
                     return
@@ -263,8 +401,7 @@ class Stream:
             return
         if kind == "comment":
             self.labels.append("comment")
-            r.notice("sse-comment", "SSE comments / keep-alives in the stream (shown, ignored)",
-                     number)
+            self._comment(number)
             return
         if kind in ("sent", "binary", "close"):
             self._websocket(number, kind, data, name)
@@ -406,6 +543,7 @@ class Stream:
         self.adapter = make_adapter(fmt)
         self._continuation = self._shortcut()
         self._continues = getattr(self.adapter, "continuation_event", None)
+        self._usage = getattr(self.adapter, "usage_field", None)
         self._envelopes = self._envelopes_for()
         self._continued = getattr(self.adapter, "continued", None)
         pending, self._pending = self._pending, []
@@ -426,7 +564,7 @@ class Stream:
         if self._continuation is None or path is None:
             return None
         return Envelopes(path, label_of, getattr(self.adapter, "unread_fields", ()),
-                         self._continuation)
+                         self._continuation, self._usage)
 
     def _apply(self, number: int, payload: Any, event: str | None) -> None:
         assert self.adapter is not None
