@@ -26,13 +26,11 @@ figure is the clients' total wall time (how long the relay made them wait).
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -40,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bytecode import compile_package  # noqa: E402
+from bytecode import compile_package, package_of  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "real_streams"
 SAMPLES = ROOT / "sample_streams"
@@ -69,16 +67,6 @@ def _fraglens(env: dict[str, str] | None, *args: str) -> float:
     return time.perf_counter() - start
 
 
-def _copy_of(rev: str, into: Path) -> Path:
-    """``tui/fraglens`` as revision ``rev`` has it, compiled, under ``into``; its ``tui``."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "tui/fraglens"],
-                             capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    compile_package(into / "tui" / "fraglens")
-    return into / "tui"
-
-
 def batch(n: int, rounds: int, before: str | None) -> None:
     compile_package()
     folder = make_folder(n)
@@ -87,7 +75,7 @@ def batch(n: int, rounds: int, before: str | None) -> None:
     packages: dict[str, dict[str, str] | None] = {"": None}
     if before:
         packages = {
-            f" ({before})": {**os.environ, "PYTHONPATH": str(_copy_of(before, copy))},
+            f" ({before})": {**os.environ, "PYTHONPATH": str(package_of(before, copy))},
             " (this tree)": {**os.environ, "PYTHONPATH": str(ROOT / "tui")},
         }
     try:

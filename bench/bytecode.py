@@ -10,6 +10,9 @@ which no user pays. The ``__pycache__`` folders this writes are git-ignored.
 from __future__ import annotations
 
 import compileall
+import io
+import subprocess
+import tarfile
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tui" / "fraglens"
@@ -18,3 +21,15 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tui" / "fraglens"
 def compile_package(package: Path = PACKAGE) -> None:
     if not compileall.compile_dir(str(package), quiet=1):
         raise SystemExit(f"could not compile {package}")
+
+
+def package_of(rev: str, into: Path) -> Path:
+    """``tui/fraglens`` as revision ``rev`` has it, compiled, under ``into``;
+    its ``tui`` (to put first on ``PYTHONPATH``): another revision timed in
+    the same rounds as this checkout."""
+    archive = subprocess.run(["git", "-C", str(PACKAGE.parent.parent), "archive", rev,
+                              "tui/fraglens"], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    compile_package(into / "tui" / "fraglens")
+    return into / "tui"

@@ -22,12 +22,10 @@ to bytecode first, as an installed fraglens is.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -35,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bytecode import compile_package  # noqa: E402
+from bytecode import compile_package, package_of  # noqa: E402
 
 TINY = ROOT / "sample_streams" / "backend_gpt4o_parallel.sse"
 PRICED = ROOT / "sample_streams" / "cost_anthropic_cache_read_write.sse"
@@ -49,16 +47,6 @@ def _run(cmd: list[str], env: dict[str, str] | None) -> tuple[float, float]:
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         raise RuntimeError(f"{cmd} failed")
     return wall, usage.ru_utime + usage.ru_stime
-
-
-def _copy_of(rev: str, into: Path) -> Path:
-    """``tui/fraglens`` as revision ``rev`` has it, under ``into``; its ``tui``."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "tui/fraglens"],
-                             capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    compile_package(into / "tui" / "fraglens")
-    return into / "tui"
 
 
 def _commands(exe: str, label: str) -> dict[str, list[str]]:
@@ -84,7 +72,7 @@ def main() -> None:
             "python -c pass": ([sys.executable, "-c", "pass"], None)}
         if args.before:
             here = {**base, "PYTHONPATH": str(ROOT / "tui")}
-            there = {**base, "PYTHONPATH": str(_copy_of(args.before, Path(tmp) / "before"))}
+            there = {**base, "PYTHONPATH": str(package_of(args.before, Path(tmp) / "before"))}
             for name, cmd in _commands(exe, f" ({args.before})").items():
                 commands[name] = (cmd, there)
             for name, cmd in _commands(exe, " (this tree)").items():

@@ -34,12 +34,12 @@ import io
 import re
 from typing import Any
 
-from ..framing.events import EventLog, Framed, FrameTooLarge, FramingError, FramingProblem
+from ..framing.events import EventLog, Framed, FramingError, FramingProblem
 from ..framing.eventstream import PRELUDE, looks_like_eventstream
 from ..framing.recording import WEBSOCKET, RecordingLines
 from .findings import finish_stream, report_replaced_bytes
 from .recording_times import EventTimes
-from .sse_runs import _BLANK, SSEReader, incremental_sse
+from .sse_runs import SSEReader, incremental_sse
 from .stream import Stream
 
 #: bytes of lines parsed at a time when a recording is read whole
@@ -138,22 +138,7 @@ class GrowingSSEReader(SSEReader):
             return
         # SSEReader's, less the end of the stream: what the decoder holds at
         # the end of data waits for the rest
-        data, pos, stream = self.data, self.pos, self.stream
-        end = len(data)
-        if pos + size < end:
-            blank = _BLANK.search(data, pos + size)
-            if blank is not None:
-                end = blank.end()
-        first = len(stream.events)
-        try:
-            self._decoder.feed(data[pos:end])
-        except FrameTooLarge as exc:  # as a whole read stops there (framing/detect.py)
-            stream.take_logged(first)
-            self.problems = [*self._decoder.problems, FramingProblem("frame-too-large", str(exc))]
-            self.pos, self.done = len(data), True
-            return
-        stream.take_logged(first)
-        self.pos = end
+        self._feed_slice(size)
 
 
 class RecordingReading:

@@ -389,6 +389,17 @@ class SSEReader(SliceReader):
         self._turns: dict[tuple[bytes, ...], _Turns | None] = {}
 
     def _slice_once(self, size: int) -> None:
+        if self._feed_slice(size) and self.pos == len(self.data):
+            stream = self.stream
+            first = len(stream.events)
+            self._decoder.close()
+            stream.take_logged(first)
+            self.problems = self._decoder.problems
+            self.done = True
+
+    def _feed_slice(self, size: int) -> bool:
+        """Frame about ``size`` bytes event by event, to the end of a blank
+        line past them; False where a frame over the limit ended the read."""
         data, pos, stream = self.data, self.pos, self.stream
         end = len(data)
         if pos + size < end:
@@ -402,15 +413,10 @@ class SSEReader(SliceReader):
             stream.take_logged(first)
             self.problems = [*self._decoder.problems, FramingProblem("frame-too-large", str(exc))]
             self.pos, self.done = len(data), True
-            return
+            return False
         stream.take_logged(first)
         self.pos = end
-        if end == len(data):
-            first = len(stream.events)
-            self._decoder.close()
-            stream.take_logged(first)
-            self.problems = self._decoder.problems
-            self.done = True
+        return True
 
     def _take_run(self) -> bool:
         data, pos, stream = self.data, self.pos, self.stream
