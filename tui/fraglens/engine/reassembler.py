@@ -270,21 +270,9 @@ class Reassembler:
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
             return 0
-        taken = len(texts)
-        if "" in texts:  # an empty piece is no continuation (see continue_call)
-            taken = texts.index("")
-        # a character is at most 4 bytes: texts that end within a quarter of the
-        # limit surely fit (as in _append); past it, their bytes are counted
-        run = texts[:taken] if taken < len(texts) else texts
-        if (call.length + sum(map(len, run))) * 4 > self.max_arg_bytes:
-            if call.nbytes is None:
-                call.nbytes = _utf8_len(call.text)
-            sizes = list(accumulate(map(len, map(_ENCODE, run)), initial=call.nbytes))
-            taken = bisect_right(sizes, self.max_arg_bytes) - 1
-            call.nbytes = sizes[taken]
-            run = run[:taken]
+        run = self._fitting(call, texts)
         call.extend(first_event, run, step)
-        return taken
+        return len(run)
 
     def continue_at(self, events: list[int], choice: int, index: int, texts: list[str]) -> int:
         """``continue_run`` for the events ``events`` (in order, each with its
@@ -292,8 +280,18 @@ class Reassembler:
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
             return 0
+        run = self._fitting(call, texts)
+        if run:
+            call.extend_at(events[:len(run)], run)
+        return len(run)
+
+    def _fitting(self, call: Call, texts: list[str]) -> list[str]:
+        """The texts a run may give ``call``, from the first: up to an empty
+        one (no continuation, see ``continue_call``) and short of the size limit."""
         taken = texts.index("") if "" in texts else len(texts)
         run = texts[:taken] if taken < len(texts) else texts
+        # a character is at most 4 bytes: texts that end within a quarter of the
+        # limit surely fit (as in _append); past it, their bytes are counted
         if (call.length + sum(map(len, run))) * 4 > self.max_arg_bytes:
             if call.nbytes is None:
                 call.nbytes = _utf8_len(call.text)
@@ -301,9 +299,7 @@ class Reassembler:
             taken = bisect_right(sizes, self.max_arg_bytes) - 1
             call.nbytes = sizes[taken]
             run = run[:taken]
-        if taken:
-            call.extend_at(events[:taken], run)
-        return taken
+        return run
 
     def continue_mixed(
         self, first_event: int, keys: list[tuple[int, int]], owner: list[int], texts: list[str],
