@@ -330,7 +330,14 @@ def test_sigterm_stops_the_proxy_as_ctrl_c_does_and_reports_the_flow_in_flight(
             with httpx.stream(
                 "POST", base + "/chat/completions", json=body, headers=headers, timeout=PATIENCE
             ) as response:
-                assert next(response.iter_raw())  # the first half has come through
+                # the stop comes once the client has the call's first chunk (in the
+                # first half): the proxy passed it on, so its flow must report the call
+                seen = b""
+                for raw in response.iter_raw():
+                    seen += raw
+                    if b'"get_weather"' in seen:
+                        break
+                assert b'"get_weather"' in seen
                 proc.send_signal(signal.SIGTERM)
                 out, err = proc.communicate(timeout=PATIENCE)
             still_running = running(child, born)  # the moment the proxy has exited
