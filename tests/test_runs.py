@@ -417,6 +417,18 @@ def test_real_envelopes_are_read_in_runs(shape, monkeypatch):
     assert {how for how, n in taken if n} == {"take_mixed_run" if calls > 1 else "take_run"}
 
 
+def _agree_or_both_refuse(data: bytes, monkeypatch, limit: int) -> None:
+    """The bulk read of ``data`` agrees with the full path, or refuses it as the
+    one-by-one reading does."""
+    try:
+        _one_by_one(data)
+    except Exception:  # noqa: BLE001 - a capture refused whole: the bulk read must refuse it too
+        with pytest.raises(Exception):  # noqa: B017
+            stream_from_bytes(data, "capture", max_arg_bytes=limit)
+        return
+    _agree_with_the_full_path(data, monkeypatch, max_arg_bytes=limit)
+
+
 @settings(max_examples=examples(150), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(
@@ -431,13 +443,7 @@ def test_any_real_envelope_agrees(pieces, noise, shape, eol, limit, cut, monkeyp
     data = _real_sse(REAL_SHAPES[shape](pieces * 3, noise), eol)
     if cut is not None:
         data = data[: cut % (len(data) + 1)]
-    try:
-        _one_by_one(data)
-    except Exception:  # noqa: BLE001 - a capture refused whole: the bulk read must refuse it too
-        with pytest.raises(Exception):  # noqa: B017
-            stream_from_bytes(data, "capture", max_arg_bytes=limit)
-        return
-    _agree_with_the_full_path(data, monkeypatch, max_arg_bytes=limit)
+    _agree_or_both_refuse(data, monkeypatch, limit)
 
 
 # -- the shapes the benchmarks time (bench/shapes.py) ----------------------------
@@ -701,13 +707,7 @@ def test_any_vertex_or_dashscope_stream_agrees(pieces, noise, shape, limit, cut,
     data = BULK_SHAPES[shape](pieces * 3, noise)
     if cut is not None:
         data = data[: cut % (len(data) + 1)]
-    try:
-        _one_by_one(data)
-    except Exception:  # noqa: BLE001 - a capture refused whole: the bulk read must refuse it too
-        with pytest.raises(Exception):  # noqa: B017
-            stream_from_bytes(data, "capture", max_arg_bytes=limit)
-        return
-    _agree_with_the_full_path(data, monkeypatch, max_arg_bytes=limit)
+    _agree_or_both_refuse(data, monkeypatch, limit)
 
 
 def _bench_shape(fmt: str, calls: int, arg_bytes: int, frag: int, seed: int) -> bytes:
