@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import random
 import sys
 
 import pytest
@@ -205,12 +206,31 @@ def _agree_in_slices(data: bytes, slice_bytes: int, monkeypatch) -> None:
     assert [e.time for e in new.events] == [e.time for e in old.events]
     assert new_framed.meta == old_framed.meta
     monkeypatch.setattr(progressive, "SLICE_BYTES", slice_bytes)
+    want = [e.time for e in old.events]
+    rng = random.Random(slice_bytes)
     job = Loading(data)
     while not job.done:
         job.advance()
+        _ask_times(job.stream.events, want, rng)
     assert _state(job.stream) == _state(old)
-    assert [e.time for e in job.stream.events] == [e.time for e in old.events]
+    events = job.stream.events
+    # asked for one at a time, last first, before the rest are worked out: the same times
+    assert [events[i].time for i in reversed(range(len(events)))] == want[::-1]
+    assert [e.time for e in events] == want
     assert job.meta == old_framed.meta
+
+
+def _ask_times(events, want: list[float | None], rng: random.Random) -> None:
+    """While a recording loads, the times the app may ask for (a few rows, a
+    first stretch of the log) are each the final one, or none while the reads
+    so far cannot tell it."""
+    if not len(events):
+        return
+    for i in rng.sample(range(len(events)), min(3, len(events))):
+        assert events[i].time in (None, want[i])
+    if rng.random() < 0.3:
+        got = [e.time for e in events[: rng.randrange(len(events) + 1)]]
+        assert all(t in (None, w) for t, w in zip(got, want, strict=False))
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -29,8 +29,11 @@ def _agree(data: bytes) -> None:
     new, new_framed = stream_from_bytes(data)
     old, old_framed = _read_by_read(data)
     assert new.events.source is not None, "not read in runs"
+    want = [e.time for e in old.events]
+    # each event's time asked for alone, last first, before any other is worked out
+    assert [new.events[i].time for i in reversed(range(len(want)))] == want[::-1]
     assert _state(new) == _state(old)
-    assert [e.time for e in new.events] == [e.time for e in old.events]
+    assert [e.time for e in new.events] == want
     assert new_framed.meta == old_framed.meta
     assert new_framed.problems == old_framed.problems
 

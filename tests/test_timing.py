@@ -5,10 +5,14 @@ from __future__ import annotations
 import io
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from fraglens.framing.recording import RecordingWriter
 from fraglens.reading.capture import stream_from_bytes
 from fraglens.report.timing import stream_timing
 
+from .conftest import examples
 from .test_live_streams import OPENAI_EVENTS, OPENAI_SSE
 from .test_recording import SSE_BODY, har, har_entry
 
@@ -148,3 +152,46 @@ def test_a_har_knows_only_when_the_body_ended():
     assert timing["first_event_ms"] is None
     assert timing["stalls"] is None
     assert "HAR" in timing["note"]
+
+
+def _stalls_one_by_one(times: list[float | None], stall_ms: float) -> list[dict]:
+    """The stalls between the timed events, found one event at a time."""
+    out: list[dict] = []
+    previous = None
+    for number, t in enumerate(times):
+        if t is None:
+            continue
+        if previous is not None and (t - previous) * 1000 > stall_ms:
+            out.append({"gap_ms": round((t - previous) * 1000, 1), "event": number})
+        previous = t
+    return out
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(steps=st.lists(st.one_of(st.none(), st.floats(-0.5, 3.0),
+                                 st.sampled_from([0.0, 0.09, 0.0905, 1.0, 1.0005, 1.5])),
+                       min_size=1, max_size=40),
+       stall_ms=st.sampled_from([0.0, 90.0, 1000.0, 1500.0]))
+def test_the_stalls_found_in_bulk_are_those_found_one_event_at_a_time(steps, stall_ms):
+    # one read per event, each some time after the one before (or before it: a
+    # hand-made file), some with no time at all: the gaps are measured in C
+    # when every event has a time, one by one when not
+    pieces = (events_of(OPENAI_SSE) * 4)[: len(steps)]
+    lines, t = [], 0.0
+    for step, piece in zip(steps, pieces, strict=True):
+        line: dict = {"b": piece.decode()}
+        if step is not None:
+            t += step
+            line["t"] = t
+        lines.append(json.dumps(line))
+    data = recording([], end=0.0).replace(b'{"end"', "\n".join(lines).encode() + b'\n{"end"')
+    stream, _ = stream_from_bytes(data)
+    times = [e.time for e in stream.events]
+    timing = stream_timing(stream, stall_ms=stall_ms)
+    if all(t is None for t in times):
+        assert timing is None
+        return
+    stalls = [s for s in timing["stalls"] if s["event"] is not None]
+    assert stalls == _stalls_one_by_one(times, stall_ms)
+    timed = [t for t in times if t is not None]
+    assert timing["first_event_ms"] == round(timed[0] * 1000, 1)

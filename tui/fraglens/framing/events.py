@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from operator import sub
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -134,6 +134,10 @@ class EventLog(Sequence[RawEvent]):
         #: ids of runs, counting up: (first event, events apart, how many, first id)
         self._id_runs: list[tuple[int, int, int, int]] = []
         self._times: array[float] | None = None
+        #: a reader that works out its events' times when they are asked for
+        #: (``time_later``), and how many of them are in _times so far
+        self._late: Callable[[EventLog, int, int], Sequence[float]] | None = None
+        self._settled = 0
 
     def append(self, ev: RawEvent) -> None:
         n = len(self._kind)
@@ -244,13 +248,38 @@ class EventLog(Sequence[RawEvent]):
         """Every event's time at once (None: no time), replacing what it had:
         a recording's body read whole, each event then given the time of the
         read it was completed in."""
+        self._late = None
         self._times = array("d", (_NO_TIME if t is None else t for t in times))
+
+    def time_later(self, times: Callable[[EventLog, int, int], Sequence[float]]) -> None:
+        """Let ``times(log, start, stop)`` give the times of the events from
+        the first not stamped yet on, when they are asked for: those of events
+        ``start`` to ``stop`` it can tell so far, as an array (NaN: none),
+        fewer when the rest are not known yet. A recording's reader
+        (reading/recording_runs.py): working out 1M events' times took a
+        quarter of a second that the app spent before anyone looked at one.
+        Each event's time must depend on nothing but the reads, so that one
+        asked for alone, a slice's and all at once agree."""
+        self._late = times
+        self._settled = len(self)
+
+    def _settle(self, stop: int | None = None) -> None:
+        """The late times of the events before ``stop`` (all), as far as they are known, kept."""
+        late = self._late
+        if late is None:
+            return
+        stop = len(self) if stop is None else min(stop, len(self))
+        if self._settled < stop:
+            times = late(self, self._settled, stop)
+            if len(times):
+                self.stamp_from(self._settled, times)
+                self._settled += len(times)
 
     def stamp_from(self, start: int, times: Sequence[float | None]) -> None:
         """The times of the events from ``start`` on (as many as are given: an
         array of them, NaN for none, or floats and None), the others kept: a
-        recording's body read in slices, each slice's events stamped as their
-        times are known."""
+        recording's events, stamped as their times are asked for and known
+        (``time_later``)."""
         if self._times is None:
             self._times = array("d", [_NO_TIME]) * len(self._kind)
         if not isinstance(times, array):
@@ -260,11 +289,12 @@ class EventLog(Sequence[RawEvent]):
     def kind(self, i: int) -> EventKind:
         return self._kinds[self._kind[i]]
 
-    def unlike(self, kinds: tuple[EventKind, ...], start: int = 0) -> list[int]:
-        """The numbers of the events from ``start`` on whose kind is none of
-        ``kinds``, found in C (a recording's comments among 100k data events)."""
+    def unlike(self, kinds: tuple[EventKind, ...], start: int = 0,
+               stop: int | None = None) -> list[int]:
+        """The numbers of the events from ``start`` on (to ``stop``) whose kind is
+        none of ``kinds``, found in C (a recording's comments among 100k data events)."""
         table = bytes(0 if k in kinds else 1 for k in self._kinds).ljust(256, b"\1")
-        marks = self._kind[start:].translate(table)
+        marks = self._kind[start:stop].translate(table)
         out: list[int] = []
         at = marks.find(1)
         while at >= 0:
@@ -277,9 +307,9 @@ class EventLog(Sequence[RawEvent]):
         start = self._span[2 * i]
         return None if start < 0 else (start, self._span[2 * i + 1])
 
-    def span_ends(self, start: int = 0) -> array[int]:
-        """Where each event from ``start`` on ends in the source (-1: no span)."""
-        return self._span[2 * start + 1 :: 2]
+    def span_ends(self, start: int = 0, stop: int | None = None) -> array[int]:
+        """Where each event from ``start`` on (to ``stop``) ends in the source (-1: no span)."""
+        return self._span[2 * start + 1 : None if stop is None else 2 * stop : 2]
 
     def at(self, i: int) -> tuple[int, int] | None:
         """Where event ``i``'s payload lies in the source, when it is a slice of it."""
@@ -322,15 +352,26 @@ class EventLog(Sequence[RawEvent]):
     def timed(self) -> bool:
         """Whether any event has a time (a capture with none has no timing to
         report: said without a list as long as the log)."""
+        self._settle()
         times = self._times
         return times is not None and any(t == t for t in times)  # NaN: no time
 
     def times(self) -> list[float | None]:
         """Every event's time (None where it has none), without making the events."""
+        self._settle()
         times = self._times
         if times is None:
             return [None] * len(self)
         return [None if t != t else t for t in times[: len(self)]]  # NaN: no time
+
+    def time_array(self) -> array[float]:
+        """Every event's time, NaN where it has none: ``times`` without a
+        float object per event, for a pass over them in C."""
+        self._settle()
+        times = self._times
+        if times is None:
+            return array("d", [_NO_TIME]) * len(self)
+        return times[: len(self)]
 
     def replaced(self, i: int) -> bool:
         """Whether event ``i``'s payload holds U+FFFD (bytes that were not
@@ -353,7 +394,10 @@ class EventLog(Sequence[RawEvent]):
     def __getitem__(self, i: slice) -> list[RawEvent]: ...
     def __getitem__(self, i: int | slice) -> RawEvent | list[RawEvent]:
         if isinstance(i, slice):
-            return [self._event(k) for k in range(*i.indices(len(self)))]
+            numbers = range(*i.indices(len(self)))
+            if numbers:
+                self._settle(max(numbers) + 1)  # the first 64 events, say: at once
+            return [self._event(k) for k in numbers]
         if i < 0:
             i += len(self)
         if not 0 <= i < len(self):
@@ -361,6 +405,7 @@ class EventLog(Sequence[RawEvent]):
         return self._event(i)
 
     def __iter__(self) -> Iterator[RawEvent]:
+        self._settle()
         for k in range(len(self)):
             yield self._event(k)
 
@@ -376,8 +421,13 @@ class EventLog(Sequence[RawEvent]):
 
     def _event(self, i: int) -> RawEvent:
         start, end = self._span[2 * i], self._span[2 * i + 1]
-        times = self._times
-        time = None if times is None or times[i] != times[i] else times[i]
+        if self._late is not None and i >= self._settled:
+            # one event shown: its time alone, worked out and not kept
+            late = self._late(self, i, i + 1)
+            time = late[0] if len(late) and late[0] == late[0] else None
+        else:
+            times = self._times
+            time = None if times is None or times[i] != times[i] else times[i]
         return RawEvent(
             i,
             self._kinds[self._kind[i]],

@@ -68,12 +68,14 @@ def decode_reads(data: bytes, start: int, end: int) -> tuple[list[float], list[b
     if len(reads) != lines:
         return None  # a line held two values
     times: list[float] = list(map(_time, reads))
-    if not all(map(math.isfinite, times)):
+    if not math.isfinite(sum(times)):  # msgspec reads none that is not; an overflow goes to json
         return None
-    texts: list[str] = list(map(_text, reads))
-    based = list(compress(count(), map(is_, texts, repeat(_UNSET))))  # b64 lines
-    for i in based:
-        texts[i] = ""
+    texts: list[str] = list(map(_text, reads))  # UNSET on a b64 line, made "" below
+    based: list[int] = []  # b64 lines
+    if texts.count(_UNSET):  # type: ignore[arg-type]
+        based = list(compress(count(), map(is_, texts, repeat(_UNSET))))
+        for i in based:
+            texts[i] = ""
     try:
         chunks = list(map(str.encode, texts))
         for i in based:

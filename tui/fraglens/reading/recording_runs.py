@@ -34,7 +34,7 @@ import io
 import re
 from typing import Any
 
-from ..framing.events import EventLog, Framed, FramingError, FramingProblem
+from ..framing.events import Framed, FramingError, FramingProblem
 from ..framing.eventstream import PRELUDE, looks_like_eventstream
 from ..framing.recording import WEBSOCKET, RecordingLines
 from .findings import finish_stream, report_replaced_bytes
@@ -160,7 +160,9 @@ class RecordingReading:
         self._add(head.times, head.chunks)
         self._reader = GrowingSSEReader(stream, head.body, final=False)
         self._times.grow(head.body)
-        self._stamped = 0
+        # the events' times are worked out when they are read (a row shown, the
+        # report's timing), from the reads parsed by then: see ``EventLog.time_later``
+        stream.events.time_later(self._times.of)
         self.done = False
         if lines.done:
             self._hand_over()
@@ -192,14 +194,12 @@ class RecordingReading:
         reader.advance(budget_bytes)
         if reader.done and not self._lines.done:  # it stopped short (a line over the limit)
             self._parse_rest()
-        self._stamp()
         self.done = reader.done
 
     def drain(self) -> None:
         self._parse_rest()
         while not self._reader.done:
             self._reader.advance(_READ)
-        self._stamp()
         self.done = True
 
     def refusal(self) -> str | None:
@@ -246,15 +246,3 @@ class RecordingReading:
             self._times.finish(body, end_time)
         else:
             self._times.grow(body)
-
-    def _stamp(self) -> None:
-        """Give the events read since the last stamp their times, as far as the
-        reads parsed so far tell them: each one's depends on its own bytes and
-        the reads alone, so stamping them as they come gives what stamping them
-        all at the end would."""
-        events: EventLog = self.stream.events
-        if self._stamped < len(events):
-            times = self._times.of(events, self._stamped)
-            if times:
-                events.stamp_from(self._stamped, times)
-                self._stamped += len(times)

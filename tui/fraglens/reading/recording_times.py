@@ -85,15 +85,17 @@ class EventTimes:
         self._end_time = _NONE if end_time is None else end_time
         self._complete = True
 
-    def of(self, log: EventLog, start: int = 0) -> array[float]:
+    def of(self, log: EventLog, start: int = 0, stop: int | None = None) -> array[float]:
         """The time of each event of ``log`` (read from the body) from ``start``
-        on (NaN: none): that of the read its last byte came in (see the
-        module's docstring for the held carriage return and the end). Each
-        event's time depends on its own span and what follows it alone, so a
-        log read in slices is stamped a slice at a time; before the end, the
+        on, to ``stop`` (NaN: none): that of the read its last byte came in
+        (see the module's docstring for the held carriage return and the end).
+        Each event's time depends on its own span and what follows it alone,
+        so the times of any events may be asked for, in any order (the log
+        asks when they are read: ``EventLog.time_later``); before the end, the
         times stop at the first event whose time the reads so far cannot tell."""
         body, ends, times = self._body, self._ends, self._times
-        spans = log.span_ends(start)
+        last = len(log) - 1
+        spans = log.span_ends(start, stop)
         if not times or not spans:  # no read yet: no event either, but for the end's
             return array("d", repeat(self._end_time, len(spans) if self._complete else 0))
         if min(spans) >= 0 and body.find(b"\r", max(0, spans[0] - 4), spans[-1]) < 0:
@@ -101,9 +103,11 @@ class EventTimes:
             # blank line of line feeds, and takes the time of the read its last byte
             # came in; the events of each read counted in C, read by read
             out = self._by_reads(spans.tolist())
-            other = log.unlike(("data", "done"), start)
-            if self._complete and (not other or other[-1] != len(log) - 1):
-                other.append(len(log) - 1)
+            other = log.unlike(("data", "done"), start, stop)
+            # the log's last event, when every read is in, may have been closed by the end
+            if (self._complete and start + len(spans) - 1 == last
+                    and (not other or other[-1] != last)):
+                other.append(last)
             other = [k - start for k in other]
         else:
             # the commonest event ends in a blank line whose last byte is a line

@@ -15,6 +15,9 @@ only the duration is known there, and nothing finer is made up.
 
 from __future__ import annotations
 
+from itertools import compress, count, islice, repeat
+from math import isfinite
+from operator import gt, mul, sub
 from typing import Any
 
 from ..reading.stream import Stream
@@ -40,8 +43,11 @@ def stream_timing(stream: Stream, stall_ms: float = DEFAULT_STALL_MS) -> dict[st
     """
     if not stream.events.timed:
         return None
-    times = stream.events.times()
-    timed = [t for t in times if t is not None]
+    times = stream.events.time_array()  # NaN: no time
+    # every event timed (the sum of the times is no NaN, nor infinite): the
+    # passes below run in C, with no float object made per event
+    whole = isfinite(sum(times))
+    timed = times if whole else [t for t in times if t == t]
     if not timed:
         return None
     r = stream.reassembler
@@ -60,16 +66,26 @@ def stream_timing(stream: Stream, stall_ms: float = DEFAULT_STALL_MS) -> dict[st
 
     def at(event: int) -> float | None:
         t = times[event] if 0 <= event < len(times) else None
-        return None if t is None else _ms(t)
+        return None if t is None or t != t else _ms(t)
 
     stalls: list[dict[str, Any]] = []
-    previous: float | None = None
-    for number, t in enumerate(times):
-        if t is None:
-            continue
-        if previous is not None and (t - previous) * 1000 > stall_ms:
-            stalls.append({"gap_ms": _ms(t - previous), "event": number})
-        previous = t
+    if whole:
+        # the gaps between neighbours; a stall only where the widest is one
+        # (x * 1000 rounds monotonically, so the widest gap tells for all)
+        if len(times) > 1 and max(map(sub, islice(times, 1, None), times)) * 1000 > stall_ms:
+            gaps = map(gt, map(mul, map(sub, islice(times, 1, None), times), repeat(1000)),
+                       repeat(stall_ms))
+            for number in compress(count(1), gaps):
+                stalls.append({"gap_ms": _ms(times[number] - times[number - 1]),
+                               "event": number})
+    else:
+        previous: float | None = None
+        for number, t in enumerate(times):
+            if t != t:  # NaN: no time
+                continue
+            if previous is not None and (t - previous) * 1000 > stall_ms:
+                stalls.append({"gap_ms": _ms(t - previous), "event": number})
+            previous = t
     first, last = timed[0], timed[-1]
     ended = stream.ended_at
     if ended is not None and ended > last:
