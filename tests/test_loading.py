@@ -137,6 +137,6 @@ def test_an_overlong_line_read_in_slices_reports_as_read_whole(monkeypatch):
     ],
 )
 def test_utf8_is_checked_in_steps_without_decoding_the_whole_input(data, valid):
-    from fraglens.reading.findings import _is_utf8
+    from fraglens.reading.findings import is_utf8
 
-    assert _is_utf8(data) is valid
+    assert is_utf8(data) is valid

@@ -390,6 +390,9 @@ class RecordingLines:
         self.pos = len(data) if first < 0 else first + 1
         #: the reads read so far
         self.reads = 0
+        #: the numbers of the reads whose bytes may not be UTF-8 on their own (a
+        #: base64 line, a line json read); the others' are (``recording_reads.py``)
+        self.unsure: list[int] = []
         self._bulk = bulk and len(data) >= _BULK_FROM
         self._decode: Callable[[bytes, int, int], Any] | None = None
 
@@ -427,13 +430,18 @@ class RecordingLines:
             stop = whole if found < 0 else found + 1
             bulk = self._decode(data, at, stop) if self._decode is not None else None
             if bulk is None:
+                first = len(chunks)
                 self._read_lines(at, stop, times, chunks)
+                self.unsure += range(self.reads + first, self.reads + len(chunks))
             else:
+                self.unsure += [self.reads + len(chunks) + i for i in bulk[2]]
                 times += bulk[0]
                 chunks += bulk[1]
             at = stop
         if whole < end:
+            first = len(chunks)
             self._read_lines(whole, end, times, chunks)
+            self.unsure += range(self.reads + first, self.reads + len(chunks))
         self.pos = end
         self.reads += len(chunks)
         return times, chunks

@@ -54,10 +54,13 @@ _UNSET = msgspec.UNSET
 _first, _time, _text = itemgetter(0), attrgetter("t"), attrgetter("b")
 
 
-def decode_reads(data: bytes, start: int, end: int) -> tuple[list[float], list[bytes]] | None:
+def decode_reads(data: bytes, start: int, end: int
+                 ) -> tuple[list[float], list[bytes], list[int]] | None:
     """The time and bytes of each line of ``data[start:end]``, whole lines
     (``data[start - 1]`` and ``data[end - 1]`` end lines), when every one of
-    them is a read line this module may read (see above); else None."""
+    them is a read line this module may read (see above), and which of them
+    are base64 (the others' bytes are UTF-8: text that msgspec read as
+    such, encoded); else None."""
     text = data[start - 1 : end]
     wrapped = text.replace(b"\n", b"]\n[")
     lines = (len(wrapped) - len(text)) // 2 - 1
@@ -85,4 +88,4 @@ def decode_reads(data: bytes, start: int, end: int) -> tuple[list[float], list[b
             chunks[i] = b64decode(b64, validate=True)
     except ValueError:  # a base64 line that is not base64 (the line is skipped): not here
         return None
-    return times, chunks
+    return times, chunks, based

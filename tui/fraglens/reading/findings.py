@@ -52,7 +52,8 @@ def _recording_findings(stream: Stream, meta: dict[str, Any], last: int) -> None
         r.diag("recording-error", f"the recording ends with an error{said}", last)
 
 
-def report_replaced_bytes(stream: Stream, data: bytes, valid: Iterable[range] = ()) -> None:
+def report_replaced_bytes(stream: Stream, data: bytes, valid: Iterable[range] = (),
+                          utf8: bool = False) -> None:
     """Events whose bytes are not UTF-8 were decoded with U+FFFD in their place:
     say so at each such event (what arrived is in the raw bytes, not the text).
     One strict pass over the input, and a look at an event only then. A
@@ -60,7 +61,10 @@ def report_replaced_bytes(stream: Stream, data: bytes, valid: Iterable[range] = 
     response body its chunks make up is what is checked (the spans index it).
     ``valid``: events (in order) whose payloads a reader found valid UTF-8, not
     looked at again. Of a binary frame only the payload is text: its prelude
-    and CRCs are not read as UTF-8."""
+    and CRCs are not read as UTF-8. ``utf8``: the reader knows ``data`` is UTF-8
+    (a recording's body, from its reads: recording_runs.py)."""
+    if utf8:
+        return
     if stream.framing == "recording" and stream.events.source is None:
         if not any("\ufffd" in ev.data for ev in stream.events):
             return
@@ -68,7 +72,7 @@ def report_replaced_bytes(stream: Stream, data: bytes, valid: Iterable[range] = 
         from ..framing.recording import recording_to_sse
 
         data = recording_to_sse(data)
-    if _is_utf8(data):
+    if is_utf8(data):
         return
     events = stream.events
     binary = stream.framing == "eventstream"
@@ -101,7 +105,7 @@ def _outside(count: int, skipped: Iterable[range]) -> Iterator[int]:
     yield from range(at, count)
 
 
-def _is_utf8(data: bytes) -> bool:
+def is_utf8(data: bytes) -> bool:
     """Whether ``data`` is valid UTF-8, without building the decoded text: a
     whole-input ``decode`` made a second copy of a 20 MB capture (and a third
     of its peak memory) only to be thrown away."""

@@ -37,7 +37,7 @@ from typing import Any
 from ..framing.events import Framed, FramingError, FramingProblem
 from ..framing.eventstream import PRELUDE, looks_like_eventstream
 from ..framing.recording import WEBSOCKET, RecordingLines
-from .findings import finish_stream, report_replaced_bytes
+from .findings import finish_stream, is_utf8, report_replaced_bytes
 from .recording_times import EventTimes
 from .sse_runs import SSEReader, incremental_sse
 from .stream import Stream
@@ -207,8 +207,26 @@ class RecordingReading:
 
     def finish(self) -> Framed:
         finish_stream(self.stream, self.problems, self.meta)
-        report_replaced_bytes(self.stream, self._body)
+        report_replaced_bytes(self.stream, self._body, utf8=self._utf8())
         return Framed(self.stream.framing, self.stream.events, self.meta, self.problems)
+
+    def _utf8(self) -> bool:
+        """Whether the body is UTF-8, told by the reads that may not be on their
+        own (``RecordingLines.unsure``: base64 lines, lines json read) alone: the
+        others are, so each run of unsure reads between two of them, or an end,
+        must be (a character cut between two reads makes both unsure)."""
+        if not self._lines.done:
+            return False
+        body, bounds = self._body, self._times.bounds
+        unsure = self._lines.unsure
+        first = 0
+        for k in range(1, len(unsure) + 1):
+            if k == len(unsure) or unsure[k] != unsure[k - 1] + 1:  # the end of a run
+                start, end = bounds(unsure[first], unsure[k - 1])
+                if not is_utf8(body[start:end]):
+                    return False
+                first = k
+        return True
 
     # -- the lines ---------------------------------------------------------------
 

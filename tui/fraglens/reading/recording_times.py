@@ -74,6 +74,10 @@ class EventTimes:
         except TypeError:  # a read with no time
             self._times.extend(_NONE if t is None else t for t in times)
 
+    def bounds(self, first: int, last: int) -> tuple[int, int]:
+        """Where reads ``first`` to ``last`` (both included) lie in the body."""
+        return (self._ends[first - 1] if first else 0), self._ends[last]
+
     def grow(self, body: bytes) -> None:
         """The body as far as it is read now (it starts with the one before)."""
         self._body = body
