@@ -75,6 +75,8 @@ _COMMENT_DATA = bytes((2, 0))  # a comment's kind and a data event's, in EventLo
 _TEXT, _FAR = -1, -2
 #: the farthest a payload's ends may lie from its span's in the arrays
 _WIDEST = (1 << 31) - 1
+#: late times worked out at once by a loop over the events, as it reaches them
+_SETTLE_AHEAD = 4096
 
 
 class RunLines(Record):
@@ -405,8 +407,15 @@ class EventLog(Sequence[RawEvent]):
         return self._event(i)
 
     def __iter__(self) -> Iterator[RawEvent]:
-        self._settle()
+        # late times worked out a stretch ahead as they are reached: a loop
+        # that stops at the first data event (the app's, on every redraw)
+        # works out a few, not all
+        ahead = self._late is not None
         for k in range(len(self)):
+            if ahead and k >= self._settled:
+                self._settle(k + _SETTLE_AHEAD)
+                # the ones the reads cannot tell yet are the last few: each alone
+                ahead = self._settled > k
             yield self._event(k)
 
     def __eq__(self, other: object) -> bool:
