@@ -101,6 +101,10 @@ class EventTimes:
         so the times of any events may be asked for, in any order (the log
         asks when they are read: ``EventLog.time_later``); before the end, the
         times stop at the first event whose time the reads so far cannot tell."""
+        if stop == start + 1:
+            one = self._one(log, start)
+            if one is not None:
+                return one
         body, ends, times = self._body, self._ends, self._times
         last = len(log) - 1
         spans = log.span_ends(start, stop)
@@ -138,6 +142,18 @@ class EventTimes:
                 break
             out[k] = t
         return out
+
+    def _one(self, log: EventLog, i: int) -> array[float] | None:
+        """The time of event ``i`` alone (a row the app shows) where it is the
+        commonest, a data event that ends in a line feed's blank line and is
+        not the last one the end may have closed: the time of the read its
+        last byte came in; None for any other, which ``of`` works out."""
+        span = log.span(i)
+        if span is None or not self._times or log.kind(i) not in ("data", "done"):
+            return None
+        if (self._complete and i == len(log) - 1) or not self._body.endswith(_BLANK, 0, span[1]):
+            return None
+        return array("d", (self._times[bisect_right(self._ends, span[1] - 1)],))
 
     def _by_reads(self, spans: list[int]) -> array[float]:
         """The time of the read each event's last byte came in, for events
