@@ -73,14 +73,28 @@ def test_every_sample_is_written_as_json_writes_it(splice_all, path):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("calls", [1, 3])
-def test_every_real_shape_is_written_as_json_writes_it(fmt, calls):
+def test_every_real_shape_is_written_as_json_writes_it(monkeypatch, fmt, calls):
+    import msgspec  # noqa: F401  (loaded: large values are spliced whatever their size)
+
     stream, _ = stream_from_bytes(real_shape(fmt, calls, 40_000), "capture")
     doc = build_report(stream)
     exact = exact_arguments(stream)
     assert len(exact) == calls  # their arguments hold no float
+    written_values: list[Any] = []
+    real_utf8 = json_bytes.utf8
+
+    def spy(value: Any) -> bytes | None:
+        written_values.append(value)
+        return real_utf8(value)
+
+    monkeypatch.setattr(json_bytes, "utf8", spy)
     written, parts = _written(doc, exact)
     assert written == _json_bytes(doc)
-    assert parts > 1
+    # each call's arguments and their text were written by msgspec
+    for call in doc["calls"]:
+        assert any(v is call["arguments"] for v in written_values)
+        assert any(v is call["arguments_raw"] for v in written_values)
+    assert parts == 2 * len(written_values) + 1
 
 
 def test_large_values_are_spliced_once_msgspec_is_loaded():

@@ -108,12 +108,12 @@ class _Markers:
         if not isinstance(item, dict):
             return item
         out = dict(item)
+        args, size = item.get("arguments"), _large(item.get("arguments_raw"))
+        if size and id(args) in self.exact_ids:
+            out["arguments"] = self._mark(args, size)  # its text's length: its size as JSON
         for key in ("arguments_raw", "arguments_streamed", "repaired_text"):
             if key in out:
                 out[key] = self.string(out[key])
-        args, size = out.get("arguments"), _large(out.get("arguments_raw"))
-        if size and id(args) in self.exact_ids:
-            out["arguments"] = self._mark(args, size)  # its text's length: its size as JSON
         return out
 
 
