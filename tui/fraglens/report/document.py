@@ -284,9 +284,10 @@ def utf8_parts(doc: Any, pretty: bool = True, exact: Iterable[Any] = ()) -> list
             return spliced
     indent = 2 if pretty else None
     try:
-        return [(json.dumps(doc, ensure_ascii=False, indent=indent) + "\n").encode("utf-8")]
+        text = json.dumps(doc, ensure_ascii=False, indent=indent).encode("utf-8")
     except UnicodeEncodeError:
-        return [(json.dumps(doc, ensure_ascii=True, indent=indent) + "\n").encode("utf-8")]
+        text = json.dumps(doc, ensure_ascii=True, indent=indent).encode("utf-8")
+    return [text, b"\n"]  # not the text and its line end joined: a copy of it
 
 
 _LONE = re.compile("[\ud800-\udfff]")
