@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fraglens.adapters.base import dump
+from fraglens.engine import finalize as finalize_module
 from fraglens.reading import stream as stream_module
 from fraglens.reading.capture import load_stream, stream_from_bytes
 from fraglens.report import json_bytes
@@ -220,9 +221,16 @@ def test_a_large_ollama_line_is_written_by_msgspec(monkeypatch):
         return real(self, number, payload, event, plain)
 
     monkeypatch.setattr(stream_module.Stream, "_apply", spy)
+    parsed: list[str] = []
+    real_loads = finalize_module.strict_loads
+    monkeypatch.setattr(finalize_module, "strict_loads",
+                        lambda text: parsed.append(text) or real_loads(text))
     stream, _ = stream_from_bytes(data, "capture")
     assert seen == ["plain"]
     assert stream.reassembler.calls[0].final_text == dump(arguments)
+    # finalize took the line's value for the text msgspec wrote of it: not read again
+    assert parsed == []
+    assert stream.reassembler.calls[0].result.arguments == arguments
     doc = build_report(stream)
     assert b"".join(utf8_parts(doc, pretty=False, exact=exact_arguments(stream))) == _json_bytes(
         doc)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.fragments import (
+    NO_OBJECT,
     Finish,
     Op,
     StreamError,
@@ -139,6 +140,7 @@ class OllamaAdapter:
         index = self._calls if wire is None else wire
         self._calls += 1
         raw = fn.get("arguments")
+        value: Any = NO_OBJECT
         if raw is None:
             args = None  # no arguments key: the engine reports args-empty
         elif isinstance(raw, str):
@@ -147,7 +149,9 @@ class OllamaAdapter:
             args = compact_text(raw) if self._plain else None
             if args is None:  # a float, or a lone surrogate msgspec cannot write
                 args = dump(raw)
+            if self._plain:
+                value = raw  # no float: the text reads back as this very value
         return ToolDelta(
             choice=0, index=index, id=as_str(entry.get("id")), name=as_str(fn.get("name")),
-            args=args,
+            args=args, args_value=value,
         )

@@ -135,9 +135,12 @@ def _finalize(
     over_limit: bool = False,
     aborted: bool = False,
     finish: str | None = None,
+    known: tuple[str, Any] | None = None,
 ) -> Result:
     """Decide a call's status and value. ``finish`` is the choice's normalized
-    finish reason (None when the stream gave none)."""
+    finish reason (None when the stream gave none). ``known``: a text and the
+    value, holding no float, that it is the JSON text of (``Call.text_value``),
+    taken for ``json.loads`` of ``text`` when it is that very string."""
     if over_limit:
         best = _best_effort(text)
         note = "buffering stopped at the size limit"
@@ -161,7 +164,10 @@ def _finalize(
 
     untouched = not repairs
     try:
-        value, no_floats = strict_loads(text)
+        if known is not None and known[0] is text:
+            value, no_floats = known[1], True
+        else:
+            value, no_floats = strict_loads(text)
     except json.JSONDecodeError as e:
         error = e
     else:
