@@ -132,8 +132,10 @@ def test_an_overlong_line_read_in_slices_reports_as_read_whole(monkeypatch):
         ("é€😀".encode(), True),
         (b"\xff", False),
         ("é".encode()[:1], False),  # cut inside a character at the very end
-        (("x" * ((1 << 20) - 1) + "é").encode(), True),  # a character across the 1 MiB step
-        (("x" * ((1 << 20) - 1)).encode() + b"\xc3(", False),
+        (("x" * ((1 << 16) - 1) + "é").encode(), True),  # a character across the 64 KiB step
+        (("x" * ((1 << 16) - 1)).encode() + b"\xc3(", False),
+        (("x" * ((1 << 20) - 2) + "€").encode(), True),  # across a later step
+        (("é" * (1 << 16)).encode() + b"\xe2\x82", False),  # cut at the end of a step
     ],
 )
 def test_utf8_is_checked_in_steps_without_decoding_the_whole_input(data, valid):
