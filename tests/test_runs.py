@@ -183,6 +183,28 @@ def test_interruptions_end_a_run_and_reading_goes_on():
         _agree(mixed)
 
 
+def test_bytes_that_are_not_utf8_in_a_runs_lines_are_reported_as_one_by_one():
+    # a run's events are not read again for bytes that are not UTF-8 (only
+    # the bytes between runs are): events whose lines hold such bytes make no
+    # run, and each one whose payload holds U+FFFD is reported as one by one
+    pieces = _args_pieces(100)
+    data = _sse(_anthropic(pieces)).replace(
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"',
+        b'event: content_block_delta\xff\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"\xef\xbf\xbd')
+    _agree(data)
+    bulk, _ = stream_from_bytes(data, "capture")
+    replaced = [d for d in bulk.reassembler.diagnostics() if d.code == "bytes-replaced"]
+    assert len(replaced) == len(pieces)
+    # and one such event between two runs is reported, the runs' events not
+    clean = _sse(_anthropic(_args_pieces(300))).split(b"\n\n")
+    clean[150] = clean[150].replace(b'"partial_json":"', b'"partial_json":"\xff')
+    _agree(b"\n\n".join(clean))
+    bulk, _ = stream_from_bytes(b"\n\n".join(clean), "capture")
+    assert [d.code for d in bulk.reassembler.diagnostics()].count("bytes-replaced") == 1
+
+
 def test_a_capture_cut_anywhere_in_a_run():
     data = _sse(_anthropic(_args_pieces(60)))
     for cut in range(len(data) // 3, len(data), 97):

@@ -146,6 +146,11 @@ def _lines(lines: bytes, blank: bytes) -> _Lines | None:
     all ended alike, then the ``data:`` field. None for any other lines."""
     if blank not in _TAILS:
         return None
+    if not lines.isascii():
+        try:
+            lines.decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # a run's events are valid UTF-8 (SSEReader.runs)
     eol = blank[: len(blank) // 2]
     parts = lines.split(eol)
     last = parts.pop()
@@ -383,6 +388,10 @@ class SSEReader(SliceReader):
         self._decoder = SSEDecoder(log=stream.events)
         #: what the framing met on the way, once done
         self.problems: list[FramingProblem] = []
+        #: the events read in runs, in order: their bytes are valid UTF-8 (the
+        #: lines are the learned event's, checked; each piece, entry and usage
+        #: is decoded strictly; the rest is the envelope's own text)
+        self.runs: list[range] = []
         self._window = _FIRST_WINDOW
         self._runs: dict[tuple[bytes, ...], _Run] = {}
         self._mixed: dict[tuple[bytes, ...], re.Pattern[bytes]] = {}
@@ -540,7 +549,9 @@ class SSEReader(SliceReader):
         if not taken:
             return False
         comments = lines is not None and lines.comments is not None
-        self._decoder.skip(starts[taken], taken * (2 if comments else 1))
+        events = taken * (2 if comments else 1)
+        self.runs.append(range(len(self.stream.events) - events, len(self.stream.events)))
+        self._decoder.skip(starts[taken], events)
         self.pos = starts[taken]
         if self.pos == len(self.data):
             self._slice_once(0)  # the end: close the decoder
