@@ -771,6 +771,29 @@ def test_a_long_string_is_read_a_piece_at_a_time_and_rows_an_entry_at_a_time(fmt
     assert read[mine] > 0.9 * events and read[other] == 0
 
 
+def test_a_run_is_given_up_unsearched_only_where_none_starts(monkeypatch):
+    """A run's expressions are compiled when first searched, and not searched
+    where the first event or the ``FEWEST``-th does not open with the bytes
+    all its events open with (``_Run.may_start``): that saves compiling one
+    for each short string of a Vertex row and each call in turns, and must
+    never hide a run."""
+    said: list[bool] = []
+    real = runs._Run.may_start
+
+    def spy(self, data, pos):
+        may = real(self, data, pos)
+        if not may:
+            assert self.fewest.match(data, pos) is None
+        said.append(may)
+        return may
+    monkeypatch.setattr(runs._Run, "may_start", spy)
+    for fmt, calls in [("gemini", 1), ("gemini", 3), ("gemini-long", 2), ("ai-sdk", 3),
+                       ("openai-chat", 3), ("openai-responses", 1), ("dashscope", 3)]:
+        stream_from_bytes(_bench_shape(fmt, calls, 20_000, 10, 24), "capture")
+    stream_from_bytes(_vertex(_args_pieces(300), [1, 2, -2, *"abc"]), "capture")
+    assert said.count(False) > 20 and said.count(True) > 20
+
+
 @pytest.mark.parametrize("shape", ["chat, 2 calls", "ai-sdk, 3 calls", "dashscope, 3 calls"])
 @pytest.mark.parametrize("one_expression", [True, False])
 def test_calls_in_turns_are_read_with_one_expression_or_an_alternative_each(

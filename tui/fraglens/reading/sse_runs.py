@@ -122,11 +122,14 @@ class _Lines:
     group), a one-line comment block before its data line as it is, and
     where each thing lies in an event of the run."""
 
-    __slots__ = ("comment", "head", "id_at", "id_len", "lead", "shifted")
+    __slots__ = ("comment", "head", "id_at", "id_len", "lead", "literal", "shifted")
 
     def __init__(self, head: bytes, lead: int, id_len: int | None, id_at: int,
-                 comment: tuple[int, int, int, int] | None) -> None:
+                 comment: tuple[int, int, int, int] | None, literal: bytes) -> None:
         self.head = head
+        #: the bytes every event of a run opens with: the lines up to the id's
+        #: number, or all of them (``data:`` too) when they have no id
+        self.literal = literal
         #: where the payload starts after an event's start, its id taken out
         self.lead = lead - (id_len or 0)
         #: the learned id's length; None: no id line
@@ -160,6 +163,7 @@ def _lines(lines: bytes, blank: bytes) -> _Lines | None:
     id_len: int | None = None
     id_at = 0
     comment = None
+    literal = lines
     for line in parts:
         if b"\r" in line or b"\n" in line:
             return None
@@ -168,6 +172,7 @@ def _lines(lines: bytes, blank: bytes) -> _Lines | None:
             if not value.isdigit():
                 return None
             id_len, id_at = len(value), pos + len(line)
+            literal = lines[: id_at - id_len]
             head.append(re.escape(line[: len(line) - len(value)]) + b"([0-9]+)" + re.escape(eol))
         elif line[:6] == b"event:":
             head.append(re.escape(line + eol))
@@ -179,7 +184,18 @@ def _lines(lines: bytes, blank: bytes) -> _Lines | None:
             return None
         pos += len(line) + len(eol)
     head.append(re.escape(last))
-    return _Lines(b"".join(head), pos + len(last), id_len, id_at, comment)
+    return _Lines(b"".join(head), pos + len(last), id_len, id_at, comment, literal)
+
+
+def _plain_lead(env: Envelope) -> bytes:
+    """The payload's bytes before its piece up to its first hole or gap: its
+    tokens' texts (``Envelope.parts``)."""
+    out = []
+    for _, text in env.parts[0]:
+        if text is None:
+            break
+        out.append(text)
+    return b"".join(out)
 
 
 class _Run:
@@ -188,10 +204,12 @@ class _Run:
     envelope with its holes (``Envelope.lead``, ``Envelope.trail``), and
     which group of a found event holds what."""
 
-    __slots__ = ("event", "events", "fewest", "id", "lines", "payload_end", "piece", "usage")
+    __slots__ = ("_events", "_fewest", "_repeated", "event", "id", "lines", "literal",
+                 "payload_end", "piece", "tail", "usage")
 
     def __init__(self, lines: _Lines, env: Envelope, tail: bytes, piece: bytes) -> None:
         self.lines = lines
+        self.tail = tail
         #: how far before its event's end the payload stops
         self.payload_end = len(tail)
         head, trail = lines.head + env.lead, env.trail + re.escape(tail)
@@ -200,14 +218,51 @@ class _Run:
         #: rest, where the first other event begins (findall tries the event
         #: first at every place it reaches)
         self.event = b"(" + head + b"(" + piece + b")" + trail + b")"
-        self.events = re.compile(self.event + b"|" + REST)
-        self.fewest = re.compile(b"(?:" + head + piece + trail + b"){%d}" % FEWEST)
+        self._repeated = b"(?:" + head + piece + trail + b"){%d}" % FEWEST
+        # compiled when first used: most envelopes learned make no run of
+        # their own (a short string's pieces, calls in turns), and compiling
+        # costs as much as reading a few thousand events
+        self._events: re.Pattern[bytes] | None = None
+        self._fewest: re.Pattern[bytes] | None = None
+        #: the bytes each of its events opens with: the lines' (``_Lines.literal``)
+        #: and, when they are all plain, the payload's tokens up to its first
+        #: hole or gap or its piece
+        self.literal = lines.literal if lines.id_len is not None else (
+            lines.literal + _plain_lead(env))
         # the groups of a found event, from 0 in what findall gives: the whole,
         # the id, the usage before the piece, the piece, the usage after it
         self.id = 1 if lines.id_len is not None else 0
         self.piece = 1 + self.id + env.lead_groups
         holes = len(env.usage.paths) if env.usage is not None else 0
         self.usage = [1 + self.id + g + (g >= env.lead_groups) for g in range(holes)]
+
+    @property
+    def events(self) -> re.Pattern[bytes]:
+        if self._events is None:
+            self._events = re.compile(self.event + b"|" + REST)
+        return self._events
+
+    @property
+    def fewest(self) -> re.Pattern[bytes]:
+        """At least ``FEWEST`` such events from where the search starts."""
+        if self._fewest is None:
+            self._fewest = re.compile(self._repeated)
+        return self._fewest
+
+    def may_start(self, data: bytes, pos: int) -> bool:
+        """False where ``fewest`` surely finds no run at ``pos``, told without
+        compiling it: the first event there or the ``FEWEST``-th (each of a
+        run's events ends with its one blank line) does not open with the
+        bytes every one of them opens with (``literal``)."""
+        literal, tail = self.literal, self.tail
+        if not data.startswith(literal, pos):
+            return False
+        for _ in range(FEWEST - 1):
+            at = data.find(tail, pos)
+            if at < 0:
+                return False
+            pos = at + len(tail)
+        return data.startswith(literal, pos)
 
 
 class _Turns:
@@ -443,7 +498,7 @@ class SSEReader(SliceReader):
         if run is None:
             return False
         end = min(len(data), pos + min(self._window, self._budget))
-        if run.fewest.match(data, pos) is None:
+        if not run.may_start(data, pos) or run.fewest.match(data, pos) is None:
             # not a run of this call worth taking: several calls in turns, or
             # nothing to take (then read on one by one)
             return self._take_mixed(env, end)
@@ -468,7 +523,7 @@ class SSEReader(SliceReader):
         one read by the adapter (``Stream.take_entries``)."""
         data, pos, stream = self.data, self.pos, self.stream
         run = self._run_of(env, piece)
-        if run is None or run.fewest.match(data, pos) is None:
+        if run is None or not run.may_start(data, pos) or run.fewest.match(data, pos) is None:
             return False
         found = self._found(run, min(len(data), pos + min(self._window, self._budget)))
         if found is None:
