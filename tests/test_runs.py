@@ -560,6 +560,31 @@ def test_two_indexes_of_one_call_in_turns_keep_its_pieces_in_order():
     assert list(call.frag_event) == sorted(call.frag_event)
 
 
+def test_two_envelopes_of_one_call_in_turns_keep_its_pieces_in_order(monkeypatch):
+    # one call's deltas in two spellings (its keys in another order) in turns
+    # with another call's: three envelopes, two calls, each call's pieces put
+    # together in their order before the engine and the adapter take them
+    def delta(cid: str, piece: str, flip: bool) -> tuple[None, str]:
+        payload = ({"toolCallId": cid, "type": "tool-input-delta", "inputTextDelta": piece}
+                   if flip else
+                   {"type": "tool-input-delta", "toolCallId": cid, "inputTextDelta": piece})
+        return None, json.dumps(payload, separators=(",", ":"))
+    pieces = _args_pieces(150)
+    events = [(None, json.dumps({"type": "tool-input-start", "toolCallId": c, "toolName": "f"}))
+              for c in ("a", "b")]
+    for k, piece in enumerate(pieces):
+        events += [delta("a", piece, k % 3 == 1), delta("b", piece, False)]
+    data = _real_sse(events)
+    taken = _counting_runs(monkeypatch)
+    _agree_with_the_full_path(data, monkeypatch)
+    assert sum(n for how, n in taken if how == "take_mixed_run") > 0.9 * len(events)
+    bulk, _ = stream_from_bytes(data, "capture")
+    assert [c.text for c in bulk.reassembler.calls] == ["".join(pieces)] * 2
+    # what the adapter keeps to compare with the input restated at the end
+    assert {cid: "".join(kept) for cid, kept in bulk.adapter._pieces.items()} == {
+        "a": "".join(pieces), "b": "".join(pieces)}
+
+
 # -- Vertex's streamed arguments and DashScope: usage on every event, ids, comments --
 #
 # Vertex sends one ``partialArgs`` entry a chunk (a string leaf in pieces, a

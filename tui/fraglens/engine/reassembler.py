@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from heapq import merge
 from itertools import accumulate
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any
 
 from ..records import Record
-from .calls import Call, by_owner
+from .calls import Call
 from .cumulative import last_restatement
 from .diagnostics import Diagnostic, make
 from .finalize import Result, finalize
@@ -302,53 +303,53 @@ class Reassembler:
         return run
 
     def continue_mixed(
-        self, first_event: int, keys: list[tuple[int, int]], owner: list[int], texts: list[str],
-        step: int = 1,
+        self, first_event: int, keys: list[tuple[int, int]], numbers: list[list[int]],
+        texts: list[list[str]], count: int, step: int = 1,
     ) -> int:
-        """``continue_call`` for consecutive events from ``first_event`` that
-        belong to several calls, the k-th to the call on ``keys[owner[k]]``
-        (calls streamed in turns, read in bulk): how many were taken, from the
-        first. It stops before the first text that is empty or that would pass
-        its call's size limit (those take ``continue_call``, one by one)."""
+        """``continue_call`` for the ``count`` events ``first_event``,
+        ``first_event + step``, ... of several calls in turns (read in bulk),
+        handed over put with their calls: the events ``numbers[k]`` (in
+        order) are the call's on ``keys[k]``, one text each of ``texts[k]``.
+        How many were taken, from the first in the stream's order: it stops
+        before the first text that is empty or that would pass its call's
+        size limit (those take ``continue_call``, one by one)."""
         found = [self._slots.by_index.get(key) for key in keys]
         if any(c is None or c.finalized or c.over_limit for c in found):
             return 0
-        # two keys may name one call (a call whose start was lost takes the
-        # pieces of both indexes): its pieces are taken in their order
         calls: list[Call] = []
-        slot: list[int] = []
-        for call in found:
+        mine: list[tuple[list[int], list[str]]] = []
+        for call, numbers_k, texts_k in zip(found, numbers, texts, strict=True):
             assert call is not None
             k = next((j for j, c in enumerate(calls) if c is call), len(calls))
             if k == len(calls):
                 calls.append(call)
-            slot.append(k)
-        if len(calls) < len(found):
-            owner = list(map(slot.__getitem__, owner))
-        taken = texts.index("") if "" in texts else len(texts)
-        if taken < len(texts):
-            owner, texts = owner[:taken], texts[:taken]
-        # each call's texts and events, in one pass over the run
-        mine, numbers = by_owner(owner, texts, len(calls)), by_owner(
-            owner, range(first_event, first_event + step * taken, step), len(calls))
-        for k, call in enumerate(calls):
-            if (call.length + sum(map(len, mine[k]))) * 4 <= self.max_arg_bytes:
+                mine.append((numbers_k, texts_k))
+                continue
+            # two keys name one call (a call whose start was lost takes the
+            # pieces of both indexes): its pieces are taken in their order
+            both = list(merge(zip(*mine[k]), zip(numbers_k, texts_k)))
+            mine[k] = ([n for n, _ in both], [t for _, t in both])
+        taken = count
+        for call, (numbers_k, texts_k) in zip(calls, mine, strict=True):
+            if "" in texts_k:
+                taken = min(taken, (numbers_k[texts_k.index("")] - first_event) // step)
+            if (call.length + sum(map(len, texts_k))) * 4 <= self.max_arg_bytes:
                 continue
             # near the limit: UTF-8 bytes counted, the run cut before the text that passes it
             start = _utf8_len(call.text) if call.nbytes is None else call.nbytes
-            sizes = list(accumulate(map(len, map(_ENCODE, mine[k])), initial=start))
+            sizes = list(accumulate(map(len, map(_ENCODE, texts_k)), initial=start))
             fits = bisect_right(sizes, self.max_arg_bytes) - 1
-            if fits < len(mine[k]):
-                taken = min(taken, (numbers[k][fits] - first_event) // step)
+            if fits < len(texts_k):
+                taken = min(taken, (numbers_k[fits] - first_event) // step)
         if not taken:
             return 0
-        if taken < len(owner):
-            owner, texts = owner[:taken], texts[:taken]
-            mine, numbers = by_owner(owner, texts, len(calls)), by_owner(
-                owner, range(first_event, first_event + step * taken, step), len(calls))
-        for call, texts_k, numbers_k in zip(calls, mine, numbers, strict=True):
-            if not texts_k:
+        stop = first_event + step * taken
+        for call, (numbers_k, texts_k) in zip(calls, mine, strict=True):
+            cut = bisect_left(numbers_k, stop)
+            if not cut:
                 continue
+            if cut < len(texts_k):
+                numbers_k, texts_k = numbers_k[:cut], texts_k[:cut]
             if (call.length + sum(map(len, texts_k))) * 4 > self.max_arg_bytes:
                 if call.nbytes is None:
                     call.nbytes = _utf8_len(call.text)

@@ -40,12 +40,14 @@ from __future__ import annotations
 import json
 import re
 from array import array
+from collections.abc import Iterable
 from itertools import accumulate, compress, count, repeat
 from operator import add, attrgetter, gt, itemgetter, lt, mul, ne, or_, sub
 from typing import Any
 
 from ..adapters.envelope import ENTRY as _ENTRY
 from ..adapters.envelope import Envelope
+from ..engine.calls import by_owner
 from ..framing.events import FrameTooLarge, FramingProblem, RunLines
 from ..framing.sse import SSEDecoder
 from .stream import Stream
@@ -276,7 +278,7 @@ class _Turns:
                  "which")
 
     def __init__(self, lines: _Lines, tail: bytes, lead: bytes, trail: bytes,
-                 groups: list[str], table: dict[tuple[bytes, ...], int]) -> None:
+                 groups: list[str], table: dict[Any, int]) -> None:
         self.lines = lines
         self.payload_end = len(tail)
         head, trail = lines.head + lead, trail + re.escape(tail)
@@ -288,6 +290,8 @@ class _Turns:
         self.piece = at[groups.index("piece")]
         self.usage = [g for g, kind in zip(at, groups, strict=True) if kind == "usage"]
         self.which = [g for g, kind in zip(at, groups, strict=True) if kind == "which"]
+        #: whose event it is, by the texts of its groups that say so: the one
+        #: text itself where one group does (the commonest: a call's id)
         self.table = table
 
 
@@ -327,7 +331,7 @@ def _turns(envs: list[Envelope], lines: _Lines, tail: bytes) -> _Turns | None:
     if len(ends) != 1:
         return None
     trail = ends.pop() + b"".join(expressions)
-    table = {tuple(t): k for k, t in enumerate(texts)}
+    table: dict[Any, int] = {tuple(t) if len(t) != 1 else t[0]: k for k, t in enumerate(texts)}
     if len(table) != len(envs):
         return None
     return _Turns(lines, tail, lead, trail, groups, table)
@@ -348,6 +352,23 @@ def _columns(numbers: list[list[bytes]]) -> list[array[int]]:
 
 #: the largest number a usage column keeps
 _MOST = (1 << 63) - 1
+
+
+def _decoded(which: list[int], pieces: Iterable[bytes], envs: int) -> list[list[str]] | None:
+    """The pieces of events of several calls in turns, the k-th ``envs``
+    envelope ``which[k]``'s, shared out among the envelopes and each one's
+    decoded by one ``json.loads``: put with their calls once, here, rather
+    than by each reader of them. None when some are not JSON strings'
+    contents in UTF-8 (decoded strictly first: json.loads would let encoded
+    surrogates through)."""
+    out: list[list[str]] = []
+    for mine in by_owner(which, pieces, envs):
+        try:
+            out.append(json.loads((b'["' + b'","'.join(mine) + b'"]').decode("utf-8"))
+                       if mine else [])
+        except ValueError:
+            return None
+    return out
 
 
 def _counted(ids: list[bytes]) -> int:
@@ -568,8 +589,9 @@ class SSEReader(SliceReader):
         which: list[int] = []
         if isinstance(run, _Turns) and blocks:
             # a mix of the differing texts that is no envelope's ends the run
-            found = list(map(run.table.get, zip(*[map(itemgetter(g), blocks)
-                                                  for g in run.which], strict=True)))
+            said = map(itemgetter(run.which[0]), blocks) if len(run.which) == 1 else zip(
+                *[map(itemgetter(g), blocks) for g in run.which], strict=True)
+            found = list(map(run.table.get, said))
             which = found[: found.index(None) if None in found else len(found)]  # type: ignore[assignment]
             del blocks[len(which):]
             if ids is not None:
@@ -683,10 +705,8 @@ class SSEReader(SliceReader):
                 del ids[len(found):]
             if len(found) < FEWEST:
                 return False
-        try:
-            # decoded strictly first: json.loads would let encoded surrogates through
-            texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
-        except ValueError:
+        texts = _decoded(which, pieces, len(envs))
+        if texts is None:
             return False
         lines = _run_lines(first.lines, starts, ids)
         taken = stream.take_mixed_run(envs, which, texts, self._name(), starts, first.lines.lead,
@@ -718,11 +738,8 @@ class SSEReader(SliceReader):
         blocks, starts, usage, lines, which = found
         if len(blocks) < FEWEST:
             return False
-        try:
-            # decoded strictly first: json.loads would let encoded surrogates through
-            texts: list[str] = json.loads(
-                (b'["' + b'","'.join(map(itemgetter(turns.piece), blocks)) + b'"]').decode())
-        except ValueError:
+        texts = _decoded(which, map(itemgetter(turns.piece), blocks), len(envs))
+        if texts is None:
             return False
         taken = self.stream.take_mixed_run(envs, which, texts, self._name(), starts,
                                            turns.lines.lead, turns.payload_end, usage, lines)

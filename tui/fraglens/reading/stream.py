@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable
 from itertools import chain, compress, repeat
 from typing import TYPE_CHECKING, Any
@@ -191,36 +192,44 @@ class Stream:
         return [] if env is None else list(self._envelopes.items)  # type: ignore[union-attr]
 
     def take_mixed_run(
-        self, envs: list[Envelope], which: list[int], texts: list[str], name: str | None,
-        starts: list[int], lead: int, trail: int, usage: list[array[int]] | None = None,
-        lines: RunLines | None = None,
+        self, envs: list[Envelope], which: list[int], texts: list[list[str]],
+        name: str | None, starts: list[int], lead: int, trail: int,
+        usage: list[array[int]] | None = None, lines: RunLines | None = None,
     ) -> int:
         """``take_run`` for events each of which is one of ``envs`` (the k-th
-        ``envs[which[k]]``) with the k-th of ``texts`` as its piece: several
-        calls' continuations in turns. ``usage``: when the envelopes carry it
-        (all of them, with as many holes each), one column per hole. Returns
-        how many were taken, from the first."""
-        keys: list[tuple[int, int]] = []
-        for env in envs:
-            if (env.choice, env.index) not in keys:
-                keys.append((env.choice, env.index))
-        call_of = [keys.index((env.choice, env.index)) for env in envs]
-        owner = list(map(call_of.__getitem__, which))
+        ``envs[which[k]]``) with another piece: several calls' continuations
+        in turns. ``texts``: each envelope's pieces, in order (shared out by
+        the reader, which decodes them so). ``usage``: when the envelopes
+        carry it (all of them, with as many holes each), one column per hole.
+        Returns how many were taken, from the first."""
+        count = len(which)
         number = len(self.events)
         step = 1 if lines is None or lines.comments is None else 2
         first = number + step - 1
-        taken = self.reassembler.continue_mixed(first, keys, owner, texts, step)
+        events = range(first, first + step * count, step)
+        numbers = by_owner(which, events, len(envs))
+        keys = [(env.choice, env.index) for env in envs]
+        if len(set(keys)) < len(keys):
+            # two envelopes of one call: its pieces put together in their order
+            unique = list(dict.fromkeys(keys))
+            owner = list(map([unique.index(key) for key in keys].__getitem__, which))
+            each = [iter(mine) for mine in texts]
+            texts = by_owner(owner, map(next, map(each.__getitem__, which)), len(unique))
+            numbers, keys = by_owner(owner, events, len(unique)), unique
+        taken = self.reassembler.continue_mixed(first, keys, numbers, texts, count, step)
         if not taken:
             return 0
         types = self._types
         labels = [types.setdefault(label, label)
                   for label in (env.label if name is None else name for env in envs)]
-        self._run_labels(number, labels, which, taken, step)
+        self._run_labels(number, labels, which if len(set(labels)) > 1 else None, taken, step)
         if self._continued is not None:
-            mine = by_owner(owner[:taken], texts[:taken], len(keys))
-            for (_, index), texts_k in zip(keys, mine, strict=True):
-                if texts_k:
-                    self.adapter.continued_run(index, texts_k)  # type: ignore[union-attr]
+            stop = first + step * taken
+            for (_, index), numbers_k, texts_k in zip(keys, numbers, texts, strict=True):
+                cut = bisect_left(numbers_k, stop)
+                if cut:
+                    self.adapter.continued_run(  # type: ignore[union-attr]
+                        index, texts_k if cut == len(texts_k) else texts_k[:cut])
         if envs[0].usage is not None:
             assert usage is not None
             self.reassembler.usage.add_run(
