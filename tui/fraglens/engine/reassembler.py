@@ -327,7 +327,7 @@ class Reassembler:
                 continue
             # two keys name one call (a call whose start was lost takes the
             # pieces of both indexes): its pieces are taken in their order
-            both = list(merge(zip(*mine[k]), zip(numbers_k, texts_k)))
+            both = list(merge(zip(*mine[k], strict=True), zip(numbers_k, texts_k, strict=True)))
             mine[k] = ([n for n, _ in both], [t for _, t in both])
         taken = count
         for call, (numbers_k, texts_k) in zip(calls, mine, strict=True):
