@@ -585,6 +585,32 @@ def test_two_envelopes_of_one_call_in_turns_keep_its_pieces_in_order(monkeypatch
         "a": "".join(pieces), "b": "".join(pieces)}
 
 
+@pytest.mark.parametrize("ids", [["a1", "a2", "a3"], ["call_1", "call_12", "call_1b", "x"],
+                                 ["k", "kk", "kkk"], ["1_z", "2_z"]])
+def test_ids_that_share_bytes_tell_calls_in_turns_apart(ids, monkeypatch):
+    # the bytes all ids share before and after where they differ are out of
+    # the group that says whose an event is: ids one of which opens or ends
+    # another still tell each event's call
+    made = []
+    real = runs._turns
+    monkeypatch.setattr(runs, "_turns", lambda *a: made.append(real(*a)) or made[-1])
+
+    def ev(payload: dict) -> tuple[None, str]:
+        return None, json.dumps(payload, separators=(",", ":"))
+    pieces = _args_pieces(100)
+    events = [ev({"type": "tool-input-start", "toolCallId": c, "toolName": "f"}) for c in ids]
+    for k, piece in enumerate(pieces):
+        events += [ev({"type": "tool-input-delta", "toolCallId": c, "inputTextDelta": piece})
+                   for c in (ids if k % 5 else ids[::-1])]
+    data = _real_sse(events)
+    taken = _counting_runs(monkeypatch)
+    _agree_with_the_full_path(data, monkeypatch)
+    assert any(made) and sum(n for how, n in taken if how == "take_mixed_run") > 0.9 * len(
+        pieces) * len(ids)
+    bulk, _ = stream_from_bytes(data, "capture")
+    assert [(c.id, c.text) for c in bulk.reassembler.calls] == [(c, "".join(pieces)) for c in ids]
+
+
 # -- Vertex's streamed arguments and DashScope: usage on every event, ids, comments --
 #
 # Vertex sends one ``partialArgs`` entry a chunk (a string leaf in pieces, a
