@@ -30,6 +30,7 @@ from fraglens.engine.diagnostics import CODES
 from fraglens.engine.fragments import (
     NO_OBJECT,
     ArgsFinal,
+    ArgsParsed,
     Finish,
     Notice,
     Op,
@@ -1390,7 +1391,8 @@ def test_any_json_into_any_adapter_never_raises(name, values, events):
         assert isinstance(ops, list)
         for op in ops:
             assert isinstance(
-                op, (ToolDelta, ArgsFinal, TextDelta, Finish, Usage, StreamError, Terminal, Notice)
+                op, (ToolDelta, ArgsFinal, ArgsParsed, TextDelta, Finish, Usage, StreamError,
+                     Terminal, Notice)
             )
             if isinstance(op, Notice):
                 assert op.code in CODES

@@ -7,7 +7,14 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fraglens.engine.fragments import ArgsFinal, Finish, StreamError, TextDelta, ToolDelta
+from fraglens.engine.fragments import (
+    ArgsFinal,
+    ArgsParsed,
+    Finish,
+    StreamError,
+    TextDelta,
+    ToolDelta,
+)
 from fraglens.engine.reassembler import Reassembler
 
 from .conftest import examples
@@ -618,3 +625,24 @@ def test_well_formed_parallel_calls_never_look_switched(values, cuts, order, fir
         (f"f{k}", json.dumps(value)) for k, value in enumerate(values)
     ]
     assert not {"index-changed", "name-changed", "choice-index-unstable"} & set(codes(r))
+
+
+def test_a_value_an_adapter_parsed_is_the_verdicts_while_the_text_is_the_one_parsed():
+    # ArgsParsed: the value json.loads made of the call's text (the AI SDK
+    # adapter parses it to weigh tool-input-available), kept for the verdict
+    # rather than parsed again: only for that very text, and only until then
+    text = '{"a": [1, 2]}'
+    kept = {"a": [1, 2]}
+    r = run(T(0, "c", "f", text[:5]), T(0, args=text[5:]), [ArgsParsed(0, 0, text, kept)])
+    assert r.calls[0].result.arguments is kept and r.calls[0].parsed is None
+    # another text (here: a piece short), or a piece after it: parsed anew
+    for events in ([T(0, "c", "f", text[:5]), [ArgsParsed(0, 0, text, kept)]],
+                   [T(0, "c", "f", text), [ArgsParsed(0, 0, text, kept)], T(0, args=" ")]):
+        r = run(*events)
+        assert r.calls[0].result.arguments is not kept
+    r = run(T(0, "c", "f", text), [ArgsParsed(0, 0, text, kept)])
+    assert r.calls[0].result.arguments == kept
+    # a value restated in place of the text: the restatement is what is judged
+    r = run(T(0, "c", "f", "x9Qk"), [ArgsParsed(0, 0, "x9Qk", "not it")],
+            [ArgsFinal(0, 0, text, id="c")])
+    assert summary(r) == [("f", "ok", kept)]

@@ -98,6 +98,10 @@ class Call:
         self.cumulative = False
         #: the state after the whole text, scanned in one feed (scan_state)
         self._ended: ScanState | None = None
+        #: (fragments, value): what ``json.loads`` made of the text when it
+        #: had so many fragments, parsed by an adapter (``ArgsParsed``), for
+        #: the verdict; let go once it is made
+        self.parsed: tuple[int, Any] | None = None
 
     # -- growing ------------------------------------------------------------
 

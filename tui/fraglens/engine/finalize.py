@@ -119,10 +119,15 @@ def finalize(text: str, scan: Callable[[], ScanState], **kwargs: Any) -> Result:
         )
 
 
+#: ``parsed`` when nobody parsed the text before: ``finalize`` does
+UNPARSED: Any = object()
+
+
 def _finalize(
     text: str,
     scan_state: Callable[[], ScanState],
     *,
+    parsed: Any = UNPARSED,
     obj: Any = None,
     obj_seen: bool = False,
     over_limit: bool = False,
@@ -130,7 +135,9 @@ def _finalize(
     finish: str | None = None,
 ) -> Result:
     """Decide a call's status and value. ``finish`` is the choice's normalized
-    finish reason (None when the stream gave none)."""
+    finish reason (None when the stream gave none); ``parsed``: what
+    ``json.loads`` makes of ``text``, when it was parsed before (``UNPARSED``:
+    it was not)."""
     if over_limit:
         best = _best_effort(text)
         note = "buffering stopped at the size limit"
@@ -154,7 +161,7 @@ def _finalize(
 
     untouched = not repairs
     try:
-        value = json.loads(text)
+        value = parsed if untouched and parsed is not UNPARSED else json.loads(text)
     except json.JSONDecodeError as e:
         error = e
     else:

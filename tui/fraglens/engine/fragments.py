@@ -101,6 +101,26 @@ class ArgsFinal(FrozenRecord):
         self.replaces = replaces
 
 
+class ArgsParsed(FrozenRecord):
+    """What ``json.loads`` made of a call's streamed argument ``text``, which
+    the adapter parsed to weigh the format's restatement against it by value
+    (the AI SDK's ``tool-input-available``): the engine keeps it for the
+    call's verdict while the call's text is still this text, rather than
+    parse the same text again. It says nothing of the call otherwise."""
+
+    __slots__ = ("choice", "index", "text", "value")
+    choice: Final[int]
+    index: Final[int]
+    text: Final[str]
+    value: Final[Any]
+
+    def __init__(self, choice: int, index: int, text: str, value: Any) -> None:
+        self.choice = choice
+        self.index = index
+        self.text = text
+        self.value = value
+
+
 class TextDelta(Record):
     """Assistant text (``channel="content"``) or reasoning (``"reasoning"``)."""
 
@@ -198,8 +218,8 @@ class ToolOutput(FrozenRecord):
 
 
 Op = (
-    ToolDelta | ArgsFinal | TextDelta | Finish | Usage | StreamError | Terminal | Notice
-    | ToolOutput
+    ToolDelta | ArgsFinal | ArgsParsed | TextDelta | Finish | Usage | StreamError | Terminal
+    | Notice | ToolOutput
 )
 
 

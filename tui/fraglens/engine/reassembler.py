@@ -22,10 +22,11 @@ from ..records import Record
 from .calls import Call
 from .cumulative import last_restatement
 from .diagnostics import Diagnostic, make
-from .finalize import Result, finalize
+from .finalize import UNPARSED, Result, finalize
 from .fragments import (
     NO_OBJECT,
     ArgsFinal,
+    ArgsParsed,
     Finish,
     Notice,
     Op,
@@ -94,8 +95,8 @@ def _utf8_len(text: str) -> int:
 _ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 
 #: the ops that belong to one choice
-Chosen = ToolDelta | TextDelta | ArgsFinal | Finish | ToolOutput
-_CHOSEN = (ToolDelta, TextDelta, ArgsFinal, Finish, ToolOutput)
+Chosen = ToolDelta | TextDelta | ArgsFinal | ArgsParsed | Finish | ToolOutput
+_CHOSEN = (ToolDelta, TextDelta, ArgsFinal, ArgsParsed, Finish, ToolOutput)
 
 
 #: adapter notices told apart by what they say (they name calls, parts or types)
@@ -191,6 +192,8 @@ class Reassembler:
                 (ch.text if op.channel == "content" else ch.reasoning).append((event, op.text))
             elif isinstance(op, ArgsFinal):
                 self._args_final(event, op)
+            elif isinstance(op, ArgsParsed):
+                self._args_parsed(op)
             elif isinstance(op, Finish):
                 # deltas first, then finish: a whole call may ride with its finish
                 finishes.append(op)
@@ -515,6 +518,15 @@ class Reassembler:
         call.obj_chars += len(text)
         self._append(event, call, text)
 
+    def _args_parsed(self, op: ArgsParsed) -> None:
+        """The adapter's parse of the call's text, kept for its verdict while
+        the text is still the one parsed (``ArgsParsed``)."""
+        call = self._slots.by_index.get((op.choice, op.index))
+        if call is None or call.finalized or call.restated is not None:
+            return
+        if call.length == len(op.text) and call.text == op.text:
+            call.parsed = (call.fragments, op.value)
+
     def _args_final(self, event: int, op: ArgsFinal) -> None:
         call = self._slots.find_final(op)
         if call is None:
@@ -620,9 +632,13 @@ class Reassembler:
         finish = self._choice(call.choice).finish
         self._cumulative(call, event)
         self._surrogate_split(call)
+        parsed, call.parsed = call.parsed, None  # (its value is the verdict's from here)
         result: Result = finalize(
             call.final_text,
             call.scan_state,
+            # the text's value, when an adapter parsed this very text (ArgsParsed)
+            parsed=parsed[1] if parsed is not None and parsed[0] == call.fragments
+            and call.restated is None else UNPARSED,
             obj=call.obj,
             # objects and text for one call: the whole buffer is judged, so the
             # text's value is not dropped (several values are said as such)
