@@ -845,6 +845,40 @@ def test_a_run_is_given_up_unsearched_only_where_none_starts(monkeypatch):
     assert said.count(False) > 20 and said.count(True) > 20
 
 
+@pytest.mark.parametrize(("data", "rows"), [
+    (_bench_shape("gemini", 2, 20_000, 10, 24), True),
+    (_bench_shape("gemini-long", 1, 20_000, 10, 24), False),
+    (_bench_shape("gemini", 1, 5_000, 40, 3), False),
+    (_vertex(_args_pieces(300), [1, 2, -2, *"abc"]), False)],
+    ids=["rows", "one string", "long pieces", "noise"])
+def test_a_run_of_pieces_is_learned_only_where_the_event_further_on_continues_it(
+        data, rows, monkeypatch):
+    """Before it learns the envelope of a piece of a Vertex string (a proof
+    and an expression: costly), the reader looks at the event a run of
+    ``FEWEST`` would end with: a row's short string is not learned, and a run
+    is never missed for it (the same runs as without the look)."""
+    from fraglens.adapters import envelope
+    from fraglens.adapters.gemini import GeminiAdapter
+
+    def read(look: bool) -> tuple[int, int, tuple]:
+        learned, pieces = [0], [0]
+        real_learn, real_read = envelope.value_envelope, GeminiAdapter.read_pieces
+        with monkeypatch.context() as m:
+            m.setattr("fraglens.reading.stream.value_envelope",
+                      lambda *a: learned.__setitem__(0, learned[0] + 1) or real_learn(*a))
+            m.setattr(GeminiAdapter, "read_pieces", lambda self, n, p: pieces.__setitem__(
+                0, pieces[0] + len(p)) or real_read(self, n, p))
+            if not look:
+                m.setattr(runs.SSEReader, "_ahead", lambda self: None)
+            bulk, _ = stream_from_bytes(data, "capture")
+        return learned[0], pieces[0], _state(bulk)
+    (learned, pieces, state), (unlooked, all_pieces, same) = read(True), read(False)
+    assert pieces == all_pieces and state == same
+    assert learned <= unlooked
+    if rows:  # rows of short strings: no piece envelope learned (the one is the entries')
+        assert learned == 1 < unlooked
+
+
 @pytest.mark.parametrize("shape", ["chat, 2 calls", "ai-sdk, 3 calls", "dashscope, 3 calls"])
 @pytest.mark.parametrize("one_expression", [True, False])
 def test_calls_in_turns_are_read_with_one_expression_or_an_alternative_each(

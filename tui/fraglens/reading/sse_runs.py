@@ -538,7 +538,7 @@ class SSEReader(SliceReader):
         env = stream.run_envelope()
         if env is None:
             # Vertex: a growing string's pieces, else any entries
-            learned = stream.run_entries(pieces=True)
+            learned = stream.run_entries(pieces=True, ahead=self._ahead)
             if learned is not None and self._take_entries(learned, PIECE):
                 return True
             learned = stream.run_entries()
@@ -564,6 +564,35 @@ class SSEReader(SliceReader):
         taken = stream.take_run(env, texts, self._name(), starts, run.lines.lead, run.payload_end,
                                 usage, lines)
         return self._skip(starts, taken, lines)
+
+    def _ahead(self) -> str | None:
+        """The payload of the ``FEWEST``-th event from here, when the last
+        event is one ``data:`` line and that one is too (each of a run's
+        events is its lines, its payload and its blank line): what a run from
+        here would hold in its last event but one piece or entry, usage
+        aside, for ``Stream.run_entries`` to look at first. None when that
+        cannot be told so (then nothing is looked at first)."""
+        data, log = self.data, self.stream.events
+        last = len(log) - 1
+        span, at = (log.span(last), log.at(last)) if log else (None, None)
+        if span is None or at is None:
+            return None
+        head, tail = data[span[0] : at[0]], data[at[1] : span[1]]
+        if head not in (b"data:", b"data: ") or tail not in _TAILS:
+            return None
+        pos = self.pos
+        for _ in range(FEWEST - 1):
+            found = data.find(tail, pos)
+            if found < 0:
+                return None
+            pos = found + len(tail)
+        end = data.find(tail, pos)
+        if end < 0 or not data.startswith(head, pos):
+            return None
+        try:
+            return data[pos + len(head) : end].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
 
     def _take_entries(self, env: Envelope, piece: bytes) -> bool:
         """Events from here that are the last one with another entry in its

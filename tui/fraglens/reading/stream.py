@@ -238,14 +238,20 @@ class Stream:
         self.events.add_run(name, starts, taken, lead, trail, lines)
         return taken
 
-    def run_entries(self, pieces: bool = False) -> Envelope | None:
+    def run_entries(
+        self, pieces: bool = False, ahead: Callable[[], str | None] | None = None
+    ) -> Envelope | None:
         """The envelope of the last event when it continues a streamed call
         with one entry (``Adapter.entry_chunk``: Vertex's partial arguments),
         for ``take_entries``: learned from the event's text, with a hole for
         the entry and one at each number of its usage, each proved
         (``adapters/envelope.py``). ``pieces``: the envelope around the
         entry's piece instead, when the entry continues a growing string
-        (``Adapter.piece_chunk``). None when it is no such event."""
+        (``Adapter.piece_chunk``). None when it is no such event, or when
+        what ``ahead`` gives, the payload of an event that a run from here
+        would hold (the reader's look further on), is no such continuation of
+        it: a run of pieces of another string is not learned for nothing
+        (Vertex's rows are strings of a few pieces each)."""
         adapter, log = self.adapter, self.events
         check = getattr(adapter, "piece_chunk" if pieces else "entry_chunk", None)
         if check is None or self.naive_log is not None or not log:
@@ -261,6 +267,13 @@ class Stream:
         number = check(payload)
         if number is None:
             return None
+        further = ahead() if ahead is not None else None
+        if further is not None:
+            try:
+                if check(_loads(further)) != number:
+                    return None
+            except (ValueError, RecursionError):
+                return None
         learned = self._piece_envelopes if pieces else self._entry_envelopes
         for env in learned:
             if env.choice == number and env.pattern.fullmatch(data):  # type: ignore[union-attr]
