@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -843,6 +844,31 @@ def test_a_run_is_given_up_unsearched_only_where_none_starts(monkeypatch):
         stream_from_bytes(_bench_shape(fmt, calls, 20_000, 10, 24), "capture")
     stream_from_bytes(_vertex(_args_pieces(300), [1, 2, -2, *"abc"]), "capture")
     assert said.count(False) > 20 and said.count(True) > 20
+
+
+@pytest.mark.parametrize("digits", [18, 19, 20, 21, 400, 5000])
+@pytest.mark.parametrize("fmt", ["gemini", "dashscope"])
+def test_a_usage_number_of_any_length_inside_a_run(fmt, digits, monkeypatch):
+    # a run stops before a usage number 64 bits cannot keep (then read one
+    # by one); one of more digits than Python turns into an int from text
+    # (4300) is no JSON to the full path either, and never a traceback
+    data = _bench_shape(fmt, 1, 20_000, 10, 24)
+    key = b'"candidatesTokenCount":' if fmt == "gemini" else b'"output_tokens":'
+    at = data.index(key, len(data) // 2) + len(key)
+    end = at + len(data[at:at + 30]) - len(data[at:at + 30].lstrip(b"0123456789"))
+    data = data[:at] + b"9" * digits + data[end:]
+    taken = _counting_runs(monkeypatch)
+    _agree_with_the_full_path(data, monkeypatch)
+    assert sum(n for _, n in taken) > 0.9 * data.count(b"data:")
+
+
+@pytest.mark.parametrize("digits", [1, 17, 18, 19, 5000])
+def test_ids_of_any_length_in_a_run(digits, monkeypatch):
+    # DashScope's ids count up: a run keeps the first as a number, so ids
+    # longer than 64 bits hold are read one by one, never a traceback
+    data = _bench_shape("dashscope", 2, 20_000, 10, 24)
+    data = re.sub(rb"(?m)^id:", b"id:" + b"1" * digits, data)
+    _agree_with_the_full_path(data, monkeypatch)
 
 
 @pytest.mark.parametrize(("data", "rows"), [

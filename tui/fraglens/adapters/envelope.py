@@ -162,8 +162,11 @@ class Envelope:
         if self.usage is None:
             return text, None
         numbers = found.groups()
-        return text, self.usage.make(
-            list(map(int, numbers[: piece - 1] + numbers[piece:])))
+        try:
+            values = list(map(int, numbers[: piece - 1] + numbers[piece:]))
+        except ValueError:  # more digits than Python turns into a number: no JSON to json either
+            return None
+        return text, self.usage.make(values)
 
     def encoded(self) -> tuple[bytes, bytes]:
         """The payload's bytes before the piece (opening quote included) and

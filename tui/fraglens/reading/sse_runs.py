@@ -43,7 +43,7 @@ import sys
 from array import array
 from collections.abc import Iterable
 from itertools import accumulate, compress, count, repeat
-from operator import add, attrgetter, gt, itemgetter, lt, mul, ne, or_, sub
+from operator import add, attrgetter, itemgetter, mul, ne, sub
 from typing import Any
 
 from ..adapters.envelope import Envelope
@@ -368,13 +368,28 @@ def _turns(envs: list[Envelope], lines: _Lines, tail: bytes) -> _Turns | None:
 def _columns(numbers: list[list[bytes]]) -> list[array[int]]:
     """Each usage hole's numbers, as far as all of them fit in 64 bits: a
     run stops before a number too large to keep so (read one by one). A
-    number the same in every event (a prompt's token count) is read once."""
-    values = [[int(column[0])] * len(column) if column and column.count(column[0]) == len(column)
-              else list(map(int, column)) for column in numbers]
-    fit = min((len(column) if max(map(len, digits), default=0) < 19 else  # surely in 64 bits
-               next(compress(count(), map(or_, map(gt, column, repeat(_MOST)),
-                                          map(lt, column, repeat(-_MOST)))), len(column))
-               for digits, column in zip(numbers, values, strict=True)), default=0)
+    number the same in every event (a prompt's token count) is read once,
+    the others by one ``json.loads`` of them all (the holes take whole
+    numbers as JSON spells them)."""
+    values: list[list[int]] = []
+    fit = min(map(len, numbers), default=0)
+    for digits in numbers:
+        if digits and digits.count(digits[0]) == len(digits):
+            column = [int(digits[0])] * len(digits) if len(digits[0]) < 19 else None
+        else:
+            try:
+                column = json.loads(b"[" + b",".join(digits) + b"]")
+            except ValueError:  # a number of thousands of digits
+                column = None
+        if column is None or (column and (max(column) > _MOST or min(column) < -_MOST)):
+            # the first that does not fit, one by one (a long number is rare)
+            column = []
+            for text in digits:
+                if len(text) > 20 or not -_MOST <= int(text) <= _MOST:
+                    break
+                column.append(int(text))
+        fit = min(fit, len(column))
+        values.append(column)
     return [array("q", column[:fit]) for column in values]
 
 
@@ -401,7 +416,11 @@ def _decoded(which: list[int], pieces: Iterable[bytes], envs: int) -> list[list[
 
 def _counted(ids: list[bytes]) -> int:
     """How many of ``ids`` count up by one from the first, spelled as
-    numbers are (what ``RunLines.first_id`` keeps)."""
+    numbers are (what ``RunLines.first_id`` keeps): none when the first is
+    longer than 64 bits hold (Python turns no more than 4300 digits into a
+    number; the event log keeps such ids as their text, one by one)."""
+    if len(ids[0]) > 18:
+        return 0
     first = int(ids[0])
     spelled = list(map(b"%d".__mod__, range(first, first + len(ids))))
     return next(compress(count(), map(ne, ids, spelled)), len(ids))
