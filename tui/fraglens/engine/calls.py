@@ -118,33 +118,36 @@ class Call:
         self.frag_end.append(self.length)
         self.last_event = event
 
-    def extend(self, first_event: int, texts: list[str], step: int = 1) -> None:
+    def extend(self, first_event: int, texts: list[str], step: int = 1,
+               lengths: Iterable[int] | None = None) -> None:
         """``append`` of each text in turn, the k-th in event ``first_event +
         step * k`` (a run of events read in bulk, with ``step - 1`` other
-        events before each after the first), with the records built in C loops."""
+        events before each after the first), with the records built in C
+        loops. ``lengths``: the texts' lengths, when they were counted before."""
         if not texts:
             return
         self._add_chunk("".join(texts))
         last = first_event + step * (len(texts) - 1)
         self.frag_event.extend(range(first_event, last + 1, step))
-        ends = accumulate(map(len, texts), initial=self.length)
-        next(ends)  # the length before the first text
-        self.frag_end.extend(ends)
-        self.length = self.frag_end[-1]
+        self._ends(texts, lengths)
         self.last_event = last
 
-    def extend_at(self, events: Sequence[int], texts: list[str]) -> None:
+    def extend_at(self, events: Sequence[int], texts: list[str],
+                  lengths: Iterable[int] | None = None) -> None:
         """``append`` of each text in turn, the k-th in event ``events[k]``
         (a call's pieces among other calls' in a run read in bulk)."""
         if not texts:
             return
         self._add_chunk("".join(texts))
         self.frag_event.extend(events)
-        ends = accumulate(map(len, texts), initial=self.length)
+        self._ends(texts, lengths)
+        self.last_event = events[-1]
+
+    def _ends(self, texts: list[str], lengths: Iterable[int] | None) -> None:
+        ends = accumulate(map(len, texts) if lengths is None else lengths, initial=self.length)
         next(ends)  # the length before the first text
         self.frag_end.extend(ends)
         self.length = self.frag_end[-1]
-        self.last_event = events[-1]
 
     def _add_chunk(self, chunk: str) -> None:
         self.chunks.append(chunk)

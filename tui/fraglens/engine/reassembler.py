@@ -274,8 +274,8 @@ class Reassembler:
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
             return 0
-        run = self._fitting(call, texts)
-        call.extend(first_event, run, step)
+        run, lengths = self._fitting(call, texts)
+        call.extend(first_event, run, step, lengths)
         return len(run)
 
     def continue_at(self, events: list[int], choice: int, index: int, texts: list[str]) -> int:
@@ -284,26 +284,29 @@ class Reassembler:
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
             return 0
-        run = self._fitting(call, texts)
+        run, lengths = self._fitting(call, texts)
         if run:
-            call.extend_at(events[:len(run)], run)
+            call.extend_at(events[:len(run)], run, lengths)
         return len(run)
 
-    def _fitting(self, call: Call, texts: list[str]) -> list[str]:
-        """The texts a run may give ``call``, from the first: up to an empty
-        one (no continuation, see ``continue_call``) and short of the size limit."""
-        taken = texts.index("") if "" in texts else len(texts)
-        run = texts[:taken] if taken < len(texts) else texts
+    def _fitting(self, call: Call, texts: list[str]) -> tuple[list[str], list[int]]:
+        """The texts a run may give ``call``, from the first, and their
+        lengths: up to an empty one (no continuation, see ``continue_call``)
+        and short of the size limit."""
+        lengths = list(map(len, texts))
+        taken = lengths.index(0) if 0 in lengths else len(texts)
+        if taken < len(texts):
+            texts, lengths = texts[:taken], lengths[:taken]
         # a character is at most 4 bytes: texts that end within a quarter of the
         # limit surely fit (as in _append); past it, their bytes are counted
-        if (call.length + sum(map(len, run))) * 4 > self.max_arg_bytes:
+        if (call.length + sum(lengths)) * 4 > self.max_arg_bytes:
             if call.nbytes is None:
                 call.nbytes = _utf8_len(call.text)
-            sizes = list(accumulate(map(len, map(_ENCODE, run)), initial=call.nbytes))
+            sizes = list(accumulate(map(len, map(_ENCODE, texts)), initial=call.nbytes))
             taken = bisect_right(sizes, self.max_arg_bytes) - 1
             call.nbytes = sizes[taken]
-            run = run[:taken]
-        return run
+            texts, lengths = texts[:taken], lengths[:taken]
+        return texts, lengths
 
     def continue_mixed(
         self, first_event: int, keys: list[tuple[int, int]], numbers: list[list[int]],
@@ -333,10 +336,11 @@ class Reassembler:
             both = list(merge(zip(*mine[k], strict=True), zip(numbers_k, texts_k, strict=True)))
             mine[k] = ([n for n, _ in both], [t for _, t in both])
         taken = count
-        for call, (numbers_k, texts_k) in zip(calls, mine, strict=True):
-            if "" in texts_k:
-                taken = min(taken, (numbers_k[texts_k.index("")] - first_event) // step)
-            if (call.length + sum(map(len, texts_k))) * 4 <= self.max_arg_bytes:
+        lengths = [list(map(len, texts_k)) for _, texts_k in mine]
+        for call, (numbers_k, texts_k), lengths_k in zip(calls, mine, lengths, strict=True):
+            if 0 in lengths_k:
+                taken = min(taken, (numbers_k[lengths_k.index(0)] - first_event) // step)
+            if (call.length + sum(lengths_k)) * 4 <= self.max_arg_bytes:
                 continue
             # near the limit: UTF-8 bytes counted, the run cut before the text that passes it
             start = _utf8_len(call.text) if call.nbytes is None else call.nbytes
@@ -347,17 +351,17 @@ class Reassembler:
         if not taken:
             return 0
         stop = first_event + step * taken
-        for call, (numbers_k, texts_k) in zip(calls, mine, strict=True):
+        for call, (numbers_k, texts_k), lengths_k in zip(calls, mine, lengths, strict=True):
             cut = bisect_left(numbers_k, stop)
             if not cut:
                 continue
             if cut < len(texts_k):
-                numbers_k, texts_k = numbers_k[:cut], texts_k[:cut]
-            if (call.length + sum(map(len, texts_k))) * 4 > self.max_arg_bytes:
+                numbers_k, texts_k, lengths_k = numbers_k[:cut], texts_k[:cut], lengths_k[:cut]
+            if (call.length + sum(lengths_k)) * 4 > self.max_arg_bytes:
                 if call.nbytes is None:
                     call.nbytes = _utf8_len(call.text)
                 call.nbytes += sum(map(len, map(_ENCODE, texts_k)))
-            call.extend_at(numbers_k, texts_k)
+            call.extend_at(numbers_k, texts_k, lengths_k)
         return taken
 
     def text_run(self, first_event: int, choice: int, channel: str, texts: list[str]) -> None:

@@ -285,8 +285,8 @@ class _Turns:
     say whose event it is (``table``). Each event is matched once, where an
     alternative per envelope would try each in turn (8 calls: 4.5 each)."""
 
-    __slots__ = ("events", "fewest", "id", "lines", "payload_end", "piece", "table", "usage",
-                 "which")
+    __slots__ = ("bytewise", "events", "fewest", "id", "lines", "payload_end", "piece", "table",
+                 "usage", "which")
 
     def __init__(self, lines: _Lines, tail: bytes, lead: bytes, trail: bytes,
                  groups: list[str], table: dict[Any, int]) -> None:
@@ -304,6 +304,14 @@ class _Turns:
         #: whose event it is, by the texts of its groups that say so: the one
         #: text itself where one group does (the commonest: a call's id)
         self.table = table
+        #: the same as a translation of bytes, where one group says whose and
+        #: each text it takes is one byte (ids a character apart)
+        self.bytewise: bytes | None = None
+        if len(self.which) == 1 and all(type(t) is bytes and len(t) == 1 for t in table):
+            codes = bytearray(range(256))
+            for text, k in table.items():
+                codes[text[0]] = k
+            self.bytewise = bytes(codes)
 
 
 def _opening(texts: list[bytes]) -> bytes:
@@ -663,11 +671,16 @@ class SSEReader(SliceReader):
             del blocks[_counted(ids):]
             del ids[len(blocks):]
         which: list[int] = []
-        if isinstance(run, _Turns) and blocks:
+        if isinstance(run, _Turns) and blocks and len(run.which) == 1:
+            # one group says whose: each text it takes is an envelope's (the
+            # ids of calls in turns, most often a character apart: a table)
+            said = map(itemgetter(run.which[0]), blocks)
+            which = (list(b"".join(said).translate(run.bytewise)) if run.bytewise is not None
+                     else list(map(run.table.__getitem__, said)))
+        elif isinstance(run, _Turns) and blocks:
             # a mix of the differing texts that is no envelope's ends the run
-            said = map(itemgetter(run.which[0]), blocks) if len(run.which) == 1 else zip(
-                *[map(itemgetter(g), blocks) for g in run.which], strict=True)
-            found = list(map(run.table.get, said))
+            found = list(map(run.table.get, zip(
+                *[map(itemgetter(g), blocks) for g in run.which], strict=True)))
             which = found[: found.index(None) if None in found else len(found)]  # type: ignore[assignment]
             del blocks[len(which):]
             if ids is not None:
