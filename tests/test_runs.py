@@ -871,6 +871,27 @@ def test_ids_of_any_length_in_a_run(digits, monkeypatch):
     _agree_with_the_full_path(data, monkeypatch)
 
 
+@pytest.mark.parametrize(("shape", "padded"), [
+    ("ai-sdk", False), ("gemini", False), ("openai-chat", False), ("dashscope", False),
+    ("openai-responses", False), ("anthropic", True)])
+def test_a_run_is_searched_without_copying_its_events_unless_their_padding_varies(
+        shape, padded, monkeypatch):
+    """Where each event of a run tells its width by its groups (its holes,
+    its piece, the spaces between its tokens the learned event's), no event
+    is copied whole to say where it starts; Anthropic's padding of 0-15
+    spaces takes the search that copies each one. Both read what one by
+    one reads."""
+    wholes: list[bool] = []
+    real = runs._Searches.whole
+    monkeypatch.setattr(runs._Searches, "whole", lambda self: wholes.append(True) or real(self))
+    data = _bench_shape(shape, 3 if shape in ("ai-sdk", "openai-chat", "dashscope") else 1,
+                        20_000, 10, 24)
+    taken = _counting_runs(monkeypatch)
+    _agree_with_the_full_path(data, monkeypatch)
+    assert bool(wholes) == padded
+    assert sum(n for _, n in taken) > 0.9 * data.count(b"data:") - 40
+
+
 @pytest.mark.parametrize(("data", "rows"), [
     (_bench_shape("gemini", 2, 20_000, 10, 24), True),
     (_bench_shape("gemini-long", 1, 20_000, 10, 24), False),
