@@ -935,14 +935,18 @@ class SSEReader(SliceReader):
             starts = list(accumulate(map(len, map(itemgetter(0), blocks)), initial=pos))
         else:  # each event's width: its fixed bytes and the lengths of its groups
             widths: Iterator[int] = map(len, pieces)
+            fixed = groups.fixed
             for k in groups.widths:
                 if k in groups.usage:
                     widths = map(add, widths, map(len, digits[groups.usage.index(k)]))
                 elif k in groups.which and isinstance(run, _Turns) and len(groups.which) == 1:
-                    widths = map(add, widths, map(run.widths.__getitem__, which))
+                    if len(set(run.widths)) == 1:  # ids as long as each other
+                        fixed += run.widths[0]
+                    else:
+                        widths = map(add, widths, map(run.widths.__getitem__, which))
                 elif k != groups.piece:
                     widths = map(add, widths, map(len, map(itemgetter(k), blocks)))
-            starts = list(accumulate(map(groups.fixed.__add__, widths), initial=pos))
+            starts = list(accumulate(map(add, widths, repeat(fixed)), initial=pos))
         stop = starts[-1]
         del blocks  # (each event's groups, let go: a run's pieces are what is kept)
         full = full and len(pieces) >= MAX_RUN
