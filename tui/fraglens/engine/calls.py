@@ -119,26 +119,27 @@ class Call:
         self.last_event = event
 
     def extend(self, first_event: int, texts: list[str], step: int = 1,
-               lengths: Iterable[int] | None = None) -> None:
+               lengths: Iterable[int] | None = None, joined: str | None = None) -> None:
         """``append`` of each text in turn, the k-th in event ``first_event +
         step * k`` (a run of events read in bulk, with ``step - 1`` other
         events before each after the first), with the records built in C
-        loops. ``lengths``: the texts' lengths, when they were counted before."""
+        loops. ``lengths``: the texts' lengths, when they were counted before;
+        ``joined``: the texts joined, when they were (kept, not copied)."""
         if not texts:
             return
-        self._add_chunk("".join(texts))
+        self._add_chunk("".join(texts) if joined is None else joined)
         last = first_event + step * (len(texts) - 1)
         self.frag_event.extend(range(first_event, last + 1, step))
         self._ends(texts, lengths)
         self.last_event = last
 
     def extend_at(self, events: Sequence[int], texts: list[str],
-                  lengths: Iterable[int] | None = None) -> None:
+                  lengths: Iterable[int] | None = None, joined: str | None = None) -> None:
         """``append`` of each text in turn, the k-th in event ``events[k]``
         (a call's pieces among other calls' in a run read in bulk)."""
         if not texts:
             return
-        self._add_chunk("".join(texts))
+        self._add_chunk("".join(texts) if joined is None else joined)
         self.frag_event.extend(events)
         self._ends(texts, lengths)
         self.last_event = events[-1]
@@ -232,6 +233,25 @@ class Call:
                 unread = self._unscanned_at
                 self._unscanned = [self._joined[unread:]]
         return self._joined
+
+    def is_text(self, text: str) -> bool:
+        """Whether ``text`` is the call's text, told without joining its
+        chunks; when it is, it becomes the call's text (one copy of a long
+        text where joining the chunks would make a second)."""
+        if len(text) != self.length:
+            return False
+        if self._joined is not None:
+            return self._joined == text
+        at = 0
+        for chunk in self.chunks:
+            if not text.startswith(chunk, at):
+                return False
+            at += len(chunk)
+        self._joined = text
+        self.chunks = [text] if text else []
+        if self._unscanned:  # as ``text`` keeps it
+            self._unscanned = [text[self._unscanned_at :]]
+        return True
 
     @property
     def complete(self) -> bool:

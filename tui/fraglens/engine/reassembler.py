@@ -264,18 +264,20 @@ class Reassembler:
         return True
 
     def continue_run(
-        self, first_event: int, choice: int, index: int, texts: list[str], step: int = 1
+        self, first_event: int, choice: int, index: int, texts: list[str], step: int = 1,
+        joined: str | None = None,
     ) -> int:
         """``continue_call`` for the events ``first_event``, ``first_event +
         step``, ..., one text each: how many of them were taken (from the
         first). A run stops before an empty text and before the text that
         would pass the size limit; the rest take ``continue_call``, which cuts
-        that text there."""
+        that text there. ``joined``: the texts joined, when they were (the
+        reader's, which others keep too: one copy)."""
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
             return 0
         run, lengths = self._fitting(call, texts)
-        call.extend(first_event, run, step, lengths)
+        call.extend(first_event, run, step, lengths, joined if len(run) == len(texts) else None)
         return len(run)
 
     def continue_at(self, events: list[int], choice: int, index: int, texts: list[str]) -> int:
@@ -310,7 +312,7 @@ class Reassembler:
 
     def continue_mixed(
         self, first_event: int, keys: list[tuple[int, int]], numbers: list[list[int]],
-        texts: list[list[str]], count: int, step: int = 1,
+        texts: list[list[str]], count: int, step: int = 1, joined: list[str] | None = None,
     ) -> int:
         """``continue_call`` for the ``count`` events ``first_event``,
         ``first_event + step``, ... of several calls in turns (read in bulk),
@@ -318,12 +320,14 @@ class Reassembler:
         order) are the call's on ``keys[k]``, one text each of ``texts[k]``.
         How many were taken, from the first in the stream's order: it stops
         before the first text that is empty or that would pass its call's
-        size limit (those take ``continue_call``, one by one)."""
+        size limit (those take ``continue_call``, one by one). ``joined``: each
+        key's texts joined, when they were (the reader's: one copy)."""
         found = [self._slots.by_index.get(key) for key in keys]
         if any(c is None or c.finalized or c.over_limit for c in found):
             return 0
         calls: list[Call] = []
         mine: list[tuple[list[int], list[str]]] = []
+        whole: list[str | None] = list(joined) if joined is not None else [None] * len(keys)
         for call, numbers_k, texts_k in zip(found, numbers, texts, strict=True):
             assert call is not None
             k = next((j for j, c in enumerate(calls) if c is call), len(calls))
@@ -335,6 +339,8 @@ class Reassembler:
             # pieces of both indexes): its pieces are taken in their order
             both = list(merge(zip(*mine[k], strict=True), zip(numbers_k, texts_k, strict=True)))
             mine[k] = ([n for n, _ in both], [t for _, t in both])
+            whole[k] = None
+        del whole[len(calls):]
         taken = count
         lengths = [list(map(len, texts_k)) for _, texts_k in mine]
         for call, (numbers_k, texts_k), lengths_k in zip(calls, mine, lengths, strict=True):
@@ -351,17 +357,19 @@ class Reassembler:
         if not taken:
             return 0
         stop = first_event + step * taken
-        for call, (numbers_k, texts_k), lengths_k in zip(calls, mine, lengths, strict=True):
+        for call, (numbers_k, texts_k), lengths_k, joined_k in zip(calls, mine, lengths, whole,
+                                                                  strict=True):
             cut = bisect_left(numbers_k, stop)
             if not cut:
                 continue
             if cut < len(texts_k):
                 numbers_k, texts_k, lengths_k = numbers_k[:cut], texts_k[:cut], lengths_k[:cut]
+                joined_k = None
             if (call.length + sum(lengths_k)) * 4 > self.max_arg_bytes:
                 if call.nbytes is None:
                     call.nbytes = _utf8_len(call.text)
                 call.nbytes += sum(map(len, map(_ENCODE, texts_k)))
-            call.extend_at(numbers_k, texts_k, lengths_k)
+            call.extend_at(numbers_k, texts_k, lengths_k, joined_k)
         return taken
 
     def text_run(self, first_event: int, choice: int, channel: str, texts: list[str]) -> None:
@@ -528,7 +536,7 @@ class Reassembler:
         call = self._slots.by_index.get((op.choice, op.index))
         if call is None or call.finalized or call.restated is not None:
             return
-        if call.length == len(op.text) and call.text == op.text:
+        if call.is_text(op.text):
             call.parsed = (call.fragments, op.value)
 
     def _args_final(self, event: int, op: ArgsFinal) -> None:

@@ -168,14 +168,16 @@ class Stream:
         number = len(self.events)
         step = 1 if lines is None or lines.comments is None else 2
         first = number + step - 1  # the first data event
-        taken = self.reassembler.continue_run(first, env.choice, env.index, texts, step)
+        # joined once: the engine's text and the adapter's (AI SDK) are one string
+        joined = "".join(texts)
+        taken = self.reassembler.continue_run(first, env.choice, env.index, texts, step, joined)
         if not taken:
             return 0
         label = env.label if name is None else name
         self._run_labels(number, [self._types.setdefault(label, label)], None, taken, step)
         if self._continued is not None:
             self.adapter.continued_run(  # type: ignore[union-attr]
-                env.index, texts if taken == len(texts) else texts[:taken]
+                env.index, [joined] if taken == len(texts) else texts[:taken]
             )
         if env.usage is not None:
             assert usage is not None
@@ -216,7 +218,9 @@ class Stream:
             each = [iter(mine) for mine in texts]
             texts = by_owner(owner, map(next, map(each.__getitem__, which)), len(unique))
             numbers, keys = by_owner(owner, events, len(unique)), unique
-        taken = self.reassembler.continue_mixed(first, keys, numbers, texts, count, step)
+        # each call's joined once: the engine's text and the adapter's are one string
+        joined = ["".join(mine) for mine in texts]
+        taken = self.reassembler.continue_mixed(first, keys, numbers, texts, count, step, joined)
         if not taken:
             return 0
         types = self._types
@@ -225,11 +229,12 @@ class Stream:
         self._run_labels(number, labels, which if len(set(labels)) > 1 else None, taken, step)
         if self._continued is not None:
             stop = first + step * taken
-            for (_, index), numbers_k, texts_k in zip(keys, numbers, texts, strict=True):
+            for (_, index), numbers_k, texts_k, joined_k in zip(keys, numbers, texts, joined,
+                                                                 strict=True):
                 cut = bisect_left(numbers_k, stop)
                 if cut:
                     self.adapter.continued_run(  # type: ignore[union-attr]
-                        index, texts_k if cut == len(texts_k) else texts_k[:cut])
+                        index, [joined_k] if cut == len(texts_k) else texts_k[:cut])
         if envs[0].usage is not None:
             assert usage is not None
             self.reassembler.usage.add_run(
