@@ -646,3 +646,23 @@ def test_a_value_an_adapter_parsed_is_the_verdicts_while_the_text_is_the_one_par
     r = run(T(0, "c", "f", "x9Qk"), [ArgsParsed(0, 0, "x9Qk", "not it")],
             [ArgsFinal(0, 0, text, id="c")])
     assert summary(r) == [("f", "ok", kept)]
+
+
+def test_a_call_takes_an_equal_text_as_its_own_told_without_joining_its_chunks():
+    from fraglens.engine.calls import Call
+
+    def made() -> Call:
+        call = Call(0, 0, 0, 0)
+        call.extend(1, ['{"a": ', '"x', 'y"'])
+        call.scan_at(2)  # stepped through: the scanner has read some fragments
+        call.extend_at([5, 7], [', "b"', ': 2}'])
+        return call
+    call, joined = made(), made()
+    assert not call.is_text('{"a": "xy", "b": 3}') and not call.is_text('{"a": "xy"')
+    text = "".join(['{"a": "xy", ', '"b": 2}'])  # equal, another string
+    assert call.is_text(text) and call.text is text and joined.text == text
+    # stepping and the scanner read what a call that joined its own reads
+    for step in range(9):
+        assert call.boundaries_at(step) == joined.boundaries_at(step)
+        assert call.scan_at(step) == joined.scan_at(step)
+    assert call.scan_state() == joined.scan_state()
