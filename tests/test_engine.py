@@ -654,8 +654,8 @@ def test_a_call_takes_an_equal_text_as_its_own_told_without_joining_its_chunks()
     def made() -> Call:
         call = Call(0, 0, 0, 0)
         call.extend(1, ['{"a": ', '"x', 'y"'])
-        call.scan_at(2)  # stepped through: the scanner has read some fragments
         call.extend_at([5, 7], [', "b"', ': 2}'])
+        call.scan_at(5)  # stepped through: the scanner has read into the second chunk
         return call
     call, joined = made(), made()
     assert not call.is_text('{"a": "xy", "b": 3}') and not call.is_text('{"a": "xy"')
