@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -318,6 +319,29 @@ def test_q42_split_surrogate_escapes_parse_and_are_noted():
     assert "args-surrogate-split" in codes(r)
 
 
+@settings(max_examples=examples(300), deadline=None)
+@given(text=st.text(st.one_of(st.characters(codec=None),
+                              st.sampled_from("é\u00ff\u0100€\ud800\udfff"))))
+def test_a_lone_surrogate_is_found_in_text_of_every_width(text):
+    import re
+
+    from fraglens.engine.finalize import _has_lone_surrogate
+
+    assert _has_lone_surrogate(text) is (re.search("[\ud800-\udfff]", text) is not None)
+
+
+def test_a_known_value_is_taken_only_for_the_very_text_it_was_written_as():
+    """``ToolDelta.args_value``: finalize takes it instead of reading the text
+    when that text is the call's whole text; any other text is read."""
+    value = {"a": [1, "x"]}
+    whole = run(ToolDelta(0, 0, "c1", "f", json.dumps(value), args_value=value))
+    assert whole.calls[0].result.arguments is value
+    assert summary(whole) == summary(run(T(0, "c1", "f", json.dumps(value))))
+    two = run(ToolDelta(0, 0, "c1", "f", '{"a": ', args_value={"b": 2}),
+              T(0, None, None, '[1, "x"]}'))
+    assert two.calls[0].result.arguments == value
+
+
 def test_q20_finish_stop_with_calls_is_a_mismatch():
     r = run(T(0, "c1", "f", "{}"), finish="stop")
     assert "finish-reason-mismatch" in codes(r)
@@ -627,14 +651,18 @@ def test_well_formed_parallel_calls_never_look_switched(values, cuts, order, fir
     assert not {"index-changed", "name-changed", "choice-index-unstable"} & set(codes(r))
 
 
-def test_a_value_an_adapter_parsed_is_the_verdicts_while_the_text_is_the_one_parsed():
+@pytest.mark.parametrize("no_floats", [True, False])
+def test_a_value_an_adapter_parsed_is_the_verdicts_while_the_text_is_the_one_parsed(no_floats):
     # ArgsParsed: the value json.loads made of the call's text (the AI SDK
     # adapter parses it to weigh tool-input-available), kept for the verdict
-    # rather than parsed again: only for that very text, and only until then
+    # rather than parsed again, with whether it holds no float: only for that
+    # very text (one piece after it, and it is read anew)
     text = '{"a": [1, 2]}'
     kept = {"a": [1, 2]}
-    r = run(T(0, "c", "f", text[:5]), T(0, args=text[5:]), [ArgsParsed(0, 0, text, kept)])
-    assert r.calls[0].result.arguments is kept and r.calls[0].parsed is None
+    r = run(T(0, "c", "f", text[:5]), T(0, args=text[5:]),
+            [ArgsParsed(0, 0, text, kept, no_floats)])
+    assert r.calls[0].result.arguments is kept
+    assert r.calls[0].result.no_floats is no_floats and r.calls[0].text is text
     # another text (here: a piece short), or a piece after it: parsed anew
     for events in ([T(0, "c", "f", text[:5]), [ArgsParsed(0, 0, text, kept)]],
                    [T(0, "c", "f", text), [ArgsParsed(0, 0, text, kept)], T(0, args=" ")]):

@@ -244,4 +244,4 @@ def test_a_declined_shortcut_does_not_keep_an_ai_sdk_piece_twice():
     a.feed(delta)  # as the stream does when the engine declines the shortcut
     done = {"type": "tool-input-available", "toolCallId": "c", "toolName": "f", "input": {"a": 1}}
     # equal by value: the piece was kept once (the text weighed is it alone)
-    assert a.feed(done) == [ArgsParsed(0, 0, '{"a": 1}', {"a": 1})]
+    assert a.feed(done) == [ArgsParsed(0, 0, '{"a": 1}', {"a": 1}, True)]

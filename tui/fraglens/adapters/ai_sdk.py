@@ -35,7 +35,6 @@ call by ``toolCallId`` with a ``delta``, are named with their wire value
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..engine.fragments import (
@@ -51,6 +50,7 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
+from ..engine.plain_json import strict_loads
 from .base import Continuation, as_str, dump, error_message, unread
 from .event_types import AI_SDK_PART_TYPES as PART_TYPES
 
@@ -205,12 +205,12 @@ class AISDKAdapter:
         # its verdict: handed over with the text it is of
         streamed = "".join(pieces)
         try:
-            parsed = json.loads(streamed)
+            parsed, no_floats = strict_loads(streamed)
             same = parsed == value  # (NaN equals nothing, however it is spelled)
         except (ValueError, RecursionError):
             same = False  # the engine reports the streamed text; the restatement differs
         else:
-            ops.append(ArgsParsed(0, index, streamed, parsed))
+            ops.append(ArgsParsed(0, index, streamed, parsed, no_floats))
         if not same:
             ops.append(ArgsFinal(0, index, dump(value), id=cid))
         return ops

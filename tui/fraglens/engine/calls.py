@@ -48,6 +48,12 @@ class Call:
         #: characters of the buffer that are object arguments' serialization: any
         #: more is text that came for the same call, and then no value is dropped
         self.obj_chars = 0
+        #: (text, value, no float): a text, the value it is the JSON text of
+        #: and whether that holds no float, where one was known (a fragment's
+        #: ``ToolDelta.args_value``; the call's text an adapter parsed,
+        #: ``ArgsParsed``); finalize takes the value when that text is still
+        #: the call's whole text (the very string)
+        self.text_value: tuple[str, Any, bool] | None = None
         self.hosted = False
         self.over_limit = False
         #: UTF-8 bytes buffered, counted only once the call nears the size limit
@@ -98,10 +104,6 @@ class Call:
         self.cumulative = False
         #: the state after the whole text, scanned in one feed (scan_state)
         self._ended: ScanState | None = None
-        #: (fragments, value): what ``json.loads`` made of the text when it
-        #: had so many fragments, parsed by an adapter (``ArgsParsed``), for
-        #: the verdict; let go once it is made
-        self.parsed: tuple[int, Any] | None = None
 
     # -- growing ------------------------------------------------------------
 

@@ -35,7 +35,7 @@ class ToolDelta(Record):
     """
 
     __slots__ = ("choice", "index", "id", "name", "args", "args_null", "args_obj", "item",
-                 "native_index", "hosted")
+                 "native_index", "hosted", "args_value")
     choice: int
     index: int | None
     id: str | None
@@ -53,12 +53,18 @@ class ToolDelta(Record):
     #: ``mcp_tool_use``): the client neither answers it nor expects
     #: ``finish_reason: tool_calls`` for it.
     hosted: bool
+    #: The value ``args`` is the JSON text of, where the adapter wrote that text
+    #: from a value that holds no float (Ollama's arguments objects, with
+    #: ``Stream._PLAIN_AT``): what ``json.loads(args)`` gives, so that finalize
+    #: need not read the text again when it is the call's whole text.
+    #: ``NO_OBJECT`` otherwise.
+    args_value: Any
 
     def __init__(
         self, choice: int = 0, index: int | None = None, id: str | None = None,
         name: str | None = None, args: str | None = None, args_null: bool = False,
         args_obj: Any = NO_OBJECT, item: str | None = None, native_index: bool = False,
-        hosted: bool = False,
+        hosted: bool = False, args_value: Any = NO_OBJECT,
     ) -> None:
         self.choice = choice
         self.index = index
@@ -70,6 +76,7 @@ class ToolDelta(Record):
         self.item = item
         self.native_index = native_index
         self.hosted = hosted
+        self.args_value = args_value
 
 
 class ArgsFinal(FrozenRecord):
@@ -102,23 +109,27 @@ class ArgsFinal(FrozenRecord):
 
 
 class ArgsParsed(FrozenRecord):
-    """What ``json.loads`` made of a call's streamed argument ``text``, which
-    the adapter parsed to weigh the format's restatement against it by value
-    (the AI SDK's ``tool-input-available``): the engine keeps it for the
-    call's verdict while the call's text is still this text, rather than
-    parse the same text again. It says nothing of the call otherwise."""
+    """What ``json.loads`` made of a call's streamed argument ``text``, and
+    whether it holds no float (``plain_json.strict_loads``), which the adapter
+    read to weigh the format's restatement against it by value (the AI SDK's
+    ``tool-input-available``): the engine keeps it for the call's verdict
+    while the call's text is still this text (``Call.text_value``), rather
+    than parse the same text again. It says nothing of the call otherwise."""
 
-    __slots__ = ("choice", "index", "text", "value")
+    __slots__ = ("choice", "index", "text", "value", "no_floats")
     choice: Final[int]
     index: Final[int]
     text: Final[str]
     value: Final[Any]
+    no_floats: Final[bool]
 
-    def __init__(self, choice: int, index: int, text: str, value: Any) -> None:
+    def __init__(self, choice: int, index: int, text: str, value: Any,
+                 no_floats: bool = False) -> None:
         self.choice = choice
         self.index = index
         self.text = text
         self.value = value
+        self.no_floats = no_floats
 
 
 class TextDelta(Record):

@@ -22,7 +22,7 @@ from ..records import Record
 from .calls import Call
 from .cumulative import last_restatement
 from .diagnostics import Diagnostic, make
-from .finalize import UNPARSED, Result, finalize
+from .finalize import Result, finalize
 from .fragments import (
     NO_OBJECT,
     ArgsFinal,
@@ -458,6 +458,8 @@ class Reassembler:
             d.args_obj is NO_OBJECT and not d.args_null
         ):
             self._append(event, call, args)  # plain text for an open call: most fragments
+            if d.args_value is not NO_OBJECT:
+                call.text_value = (args, d.args_value, True)
             return
         if call is None:
             self.unattributed.append((event, d))
@@ -477,6 +479,8 @@ class Reassembler:
             self._object_args(event, call, d)
         elif d.args:
             self._append(event, call, d.args)
+            if d.args_value is not NO_OBJECT:
+                call.text_value = (d.args, d.args_value, True)
         elif d.args == "" and call.fragments == 0:
             # an empty first fragment is still a fragment (Anthropic's first partial_json)
             self._append(event, call, "")
@@ -536,8 +540,8 @@ class Reassembler:
         call = self._slots.by_index.get((op.choice, op.index))
         if call is None or call.finalized or call.restated is not None:
             return
-        if call.is_text(op.text):
-            call.parsed = (call.fragments, op.value)
+        if call.is_text(op.text):  # (the text the call holds from here: ``known``'s)
+            call.text_value = (op.text, op.value, op.no_floats)
 
     def _args_final(self, event: int, op: ArgsFinal) -> None:
         call = self._slots.find_final(op)
@@ -644,13 +648,9 @@ class Reassembler:
         finish = self._choice(call.choice).finish
         self._cumulative(call, event)
         self._surrogate_split(call)
-        parsed, call.parsed = call.parsed, None  # (its value is the verdict's from here)
         result: Result = finalize(
             call.final_text,
             call.scan_state,
-            # the text's value, when an adapter parsed this very text (ArgsParsed)
-            parsed=parsed[1] if parsed is not None and parsed[0] == call.fragments
-            and call.restated is None else UNPARSED,
             obj=call.obj,
             # objects and text for one call: the whole buffer is judged, so the
             # text's value is not dropped (several values are said as such)
@@ -658,6 +658,7 @@ class Reassembler:
             over_limit=call.over_limit,
             aborted=aborted,
             finish=finish,
+            known=call.text_value,
         )
         call.results.append((event, result))
         call.finalized = True
