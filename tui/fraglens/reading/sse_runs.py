@@ -631,7 +631,7 @@ def _columns(numbers: list[list[bytes]]) -> list[array[int]]:
                 column.append(int(text))
         fit = min(fit, len(column))
         values.append(column)
-    return [array("q", column[:fit]) for column in values]
+    return [array("q", column if fit == len(column) else column[:fit]) for column in values]
 
 
 #: the largest number a usage column keeps
@@ -938,7 +938,11 @@ class SSEReader(SliceReader):
             fixed = groups.fixed
             for k in groups.widths:
                 if k in groups.usage:
-                    widths = map(add, widths, map(len, digits[groups.usage.index(k)]))
+                    column = digits[groups.usage.index(k)]
+                    if column.count(column[0]) == len(column):  # a prompt's count: the same
+                        fixed += len(column[0])
+                    else:
+                        widths = map(add, widths, map(len, column))
                 elif k in groups.which and isinstance(run, _Turns) and len(groups.which) == 1:
                     if len(set(run.widths)) == 1:  # ids as long as each other
                         fixed += run.widths[0]
