@@ -18,7 +18,8 @@ Real streams vary each event outside its piece (an ``obfuscation``, a
 are part of the expression, so such events make runs too. Parallel calls
 streamed in turns alternate envelopes and have no run each; the stream's
 envelopes then make one expression with an alternative per call, and each
-event found says whose it is (``Stream.take_mixed_run``).
+event found says whose it is (``Stream.take_mixed_run``). Where each event
+starts is told by its groups, not by a copy of it (``_Search``).
 
 Why this is exact. A run is taken only where the decoder holds nothing (it is
 between two events), and only events whose lines are exactly the learned
