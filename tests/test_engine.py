@@ -694,3 +694,16 @@ def test_a_call_takes_an_equal_text_as_its_own_told_without_joining_its_chunks()
         assert call.boundaries_at(step) == joined.boundaries_at(step)
         assert call.scan_at(step) == joined.scan_at(step)
     assert call.scan_state() == joined.scan_state()
+
+
+@given(st.integers(1, 5).flatmap(lambda owners: st.tuples(
+    st.just(owners), st.lists(st.integers(0, owners - 1), max_size=60))), st.booleans())
+def test_by_owner_shares_items_out_in_order_however_many_owners(case, as_bytes):
+    # a pass of compress each for two or three owners, one of appends for more
+    from fraglens.engine.calls import by_owner
+    owners, owner = case
+    items = [f"i{k}" for k in range(len(owner))]
+    want = [[item for item, o in zip(items, owner, strict=True) if o == k] for k in range(owners)]
+    assert by_owner(bytes(owner) if as_bytes else owner, iter(items), owners) == want
+    assert by_owner(owner, range(len(owner)), owners) == [
+        [k for k, o in enumerate(owner) if o == j] for j in range(owners)]

@@ -21,7 +21,7 @@ from array import array
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Sequence
-from itertools import accumulate
+from itertools import accumulate, compress
 from typing import Any, TypeVar
 
 from .finalize import Result
@@ -318,13 +318,22 @@ class Call:
         return found
 
 
-def by_owner(owner: list[int], items: Iterable[T], owners: int) -> list[list[T]]:
+def by_owner(owner: Sequence[int], items: Iterable[T], owners: int) -> list[list[T]]:
     """``items`` shared out among ``owners`` lists, the k-th item to list
     ``owner[k]``, in order: one pass in C (events of several calls in turns,
-    read in bulk, put with their calls)."""
+    read in bulk, put with their calls). Two or three owners: a pass of
+    ``compress`` each, over the owners as bytes (half the time for two)."""
+    if owners <= len(_MINE):
+        marks = owner if type(owner) is bytes else bytes(owner)
+        every = items if isinstance(items, (list, range)) else list(items)
+        return [list(compress(every, marks.translate(_MINE[k]))) for k in range(owners)]
     lists: list[list[T]] = [[] for _ in range(owners)]
     deque(map(list.append, map(lists.__getitem__, owner), items), maxlen=0)
     return lists
+
+
+#: for each of the first owners, a translation of owners' bytes that marks its own
+_MINE = [bytes(b == k for b in range(256)) for k in range(3)]
 
 
 def _latest(history: list[tuple[int, str]], step: int) -> str | None:

@@ -42,7 +42,7 @@ import json
 import re
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate, compress, count, repeat
 from operator import add, attrgetter, itemgetter, mul, ne, sub
 from typing import Any
@@ -639,7 +639,7 @@ def _columns(numbers: list[list[bytes]]) -> list[array[int]]:
 _MOST = (1 << 63) - 1
 
 
-def _decoded(which: list[int], pieces: Iterable[bytes], envs: int) -> list[list[str]] | None:
+def _decoded(which: Sequence[int], pieces: Iterable[bytes], envs: int) -> list[list[str]] | None:
     """The pieces of events of several calls in turns, the k-th ``envs``
     envelope ``which[k]``'s, shared out among the envelopes and each one's
     decoded by one ``json.loads``: put with their calls once, here, rather
@@ -883,7 +883,7 @@ class SSEReader(SliceReader):
 
     def _found(
         self, run: _Run | _Turns, end: int
-    ) -> tuple[list[bytes], list[int], list[array[int]], RunLines | None, list[int]] | None:
+    ) -> tuple[list[bytes], list[int], list[array[int]], RunLines | None, Sequence[int]] | None:
         """The events from here to ``end`` that are ``run``'s, end to end (at
         most ``_MOST_FOUND``, their ids counting up): the piece of each, where
         each starts (and the end of the last), each usage hole's numbers,
@@ -913,12 +913,12 @@ class SSEReader(SliceReader):
             ids = list(map(itemgetter(groups.id), blocks))
             del blocks[_counted(ids):]
             del ids[len(blocks):]
-        which: list[int] = []
+        which: Sequence[int] = []
         if isinstance(run, _Turns) and blocks and len(groups.which) == 1:
             # one group says whose: each text it takes is an envelope's (the
             # ids of calls in turns, most often a character apart: a table)
             said = map(itemgetter(groups.which[0]), blocks)
-            which = (list(b"".join(said).translate(run.bytewise)) if run.bytewise is not None
+            which = (b"".join(said).translate(run.bytewise) if run.bytewise is not None
                      else list(map(run.table.__getitem__, said)))
         elif isinstance(run, _Turns) and blocks:
             # a mix of the differing texts that is no envelope's ends the run
@@ -964,7 +964,8 @@ class SSEReader(SliceReader):
             return None  # the decoder says where a line is too long
         usage = _columns(digits)
         if usage and len(usage[0]) < len(pieces):
-            del pieces[len(usage[0]):], starts[len(usage[0]) + 1:], which[len(usage[0]):]
+            del pieces[len(usage[0]):], starts[len(usage[0]) + 1:]
+            which = which[: len(usage[0])]
             if ids is not None:
                 del ids[len(pieces):]
             if not pieces:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import chain, compress, repeat
 from typing import TYPE_CHECKING, Any
 
@@ -203,7 +203,7 @@ class Stream:
         return [] if env is None else list(self._envelopes.items)  # type: ignore[union-attr]
 
     def take_mixed_run(
-        self, envs: list[Envelope], which: list[int], texts: list[list[str]],
+        self, envs: list[Envelope], which: Sequence[int], texts: list[list[str]],
         name: str | None, starts: list[int], lead: int, trail: int,
         usage: list[array[int]] | None = None, lines: RunLines | None = None,
     ) -> int:
@@ -350,7 +350,7 @@ class Stream:
         return n
 
     def _run_labels(
-        self, number: int, labels: list[str], which: list[int] | None, count: int, step: int
+        self, number: int, labels: list[str], which: Sequence[int] | None, count: int, step: int
     ) -> None:
         """The labels of ``count`` events read in bulk from ``number`` on, each
         ``labels[which[k]]`` (``which`` None: the one label), each after a
