@@ -142,7 +142,10 @@ class Call:
         if not texts:
             return
         self._add_chunk("".join(texts) if joined is None else joined)
-        self.frag_event.extend(events)
+        if type(events) is list:
+            self.frag_event.fromlist(events)  # (twice as fast as extend from a list)
+        else:
+            self.frag_event.extend(events)
         self._ends(texts, lengths)
         self.last_event = events[-1]
 
