@@ -86,11 +86,11 @@ import zlib
 from collections.abc import Callable
 from functools import partial
 from itertools import accumulate, repeat
-from operator import add, eq
+from operator import add, itemgetter
 from typing import Any
 
 from ..adapters.base import Continuation
-from ..adapters.envelope import Envelope, Envelopes
+from ..adapters.envelope import Envelope, Envelopes, scanstring
 from ..framing.events import FramingProblem
 from ..framing.eventstream import (
     PRELUDE,
@@ -119,6 +119,10 @@ _FIRST_WINDOW = 16 * 1024
 _MAX_WINDOW = 8 * 1024 * 1024
 
 _U32 = struct.Struct(">I")
+#: a frame's body and its piece, in what the frame's expression found
+_BODY, _PIECE = itemgetter(0), itemgetter(1)
+#: put between pieces decoded as one string (``_decoded``)
+_NUL_ESCAPE = b"\\u0000"
 _LENGTHS = struct.Struct(">II")
 #: bytes of the learned head a frame's piece must follow (see _Run)
 _BEHIND = 8
@@ -160,25 +164,25 @@ class _Run:
         self.payload_at = PRELUDE + headers_length
         #: a frame's length but its body's and its tail's
         self.fixed = PRELUDE + len(head) + TRAILER
-        # A frame as four groups: what lies where the prelude and the head
-        # would be (checked after, against the prelude the frame's length
-        # makes and the head: one comparison in C, where the expression would
-        # test the head byte by byte); the body and the tail (the piece, or
-        # the piece, ``mid`` and the padding's string; then ``tail``, what
-        # follows them, as it is); the piece in it; and what lies where the
-        # message CRC would be (checked after, against the CRC of the bytes
-        # before it). Or else the rest of the window, in one step: found from
-        # a frame's start, such frames lie end to end, then at most one rest
-        # (empty groups) from the first other frame on. The piece (``piece``:
-        # a JSON string's contents, or base64) must follow the head's last
-        # bytes, which end with its opening quote after the colon of its key
-        # (or whitespace: see Envelopes._find), and stops at the latest at
-        # the next quote, as the padding's string does: the search stays linear.
+        # A frame as two groups: its body and tail (the piece, or the piece,
+        # ``mid`` and the padding's string; then ``tail``, what follows them,
+        # as it is), and the piece in it. What lies where the prelude and the
+        # head would be, and where the message CRC would be, is skipped here
+        # and checked after (``holding``): one comparison in C of the window
+        # with the frames the bodies make, where the expression would test the
+        # head byte by byte and a group apiece would make an object a frame.
+        # Or else the rest of the window, in one step: found from a frame's
+        # start, such frames lie end to end, then at most one rest (empty
+        # groups) from the first other frame on. The piece (``piece``: a JSON
+        # string's contents, or base64) must follow the head's last bytes,
+        # which end with its opening quote after the colon of its key (or
+        # whitespace: see Envelopes._find), and stops at the latest at the
+        # next quote, as the padding's string does: the search stays linear.
         body = b"(%s)" % piece
         if mid is not None:
             body += re.escape(mid) + _PADDING
         self.frame = re.compile(
-            b"(?s:(.{%d})(?<=%s)(%s%s)(.{4}))|%s"
+            b"(?s:.{%d}(?<=%s)(%s%s).{4})|%s"
             % (PRELUDE + len(head), re.escape(head[-_BEHIND:]), body, re.escape(tail), REST),
         )
         #: body-and-tail length -> the bytes before them in a frame that
@@ -197,6 +201,27 @@ class _Run:
             start = sizes + _U32.pack(zlib.crc32(sizes)) + self.head
             self.starts[length] = start
             self.bases[length] = zlib.crc32(start)
+
+    def holding(self, data: bytes, pos: int, bodies: list[bytes], lengths: list[int]) -> int:
+        """How many of the frames found end to end from ``pos`` with these
+        bodies (of these lengths) are, from the first, exactly the frames
+        they make: the prelude their length makes, the head, the body, and
+        the CRC of those bytes. All at once: the frames made are joined and
+        compared with the input in one step; only when they differ, frame by
+        frame, to say where."""
+        self.learn(set(lengths))
+        made = list(map(self.starts.__getitem__, lengths))
+        sums = list(map(_U32.pack, map(zlib.crc32, bodies, map(self.bases.__getitem__, lengths))))
+        parts: list[bytes] = [b""] * (3 * len(bodies))
+        parts[0::3] = made
+        parts[1::3] = bodies
+        parts[2::3] = sums
+        if data.startswith(b"".join(parts), pos):
+            return len(bodies)
+        frames = list(map(b"".join, zip(made, bodies, sums, strict=True)))
+        at = accumulate(map(len, frames), initial=pos)
+        same = list(map(data.startswith, frames, at))
+        return same.index(False)
 
 
 class EventStreamReader:
@@ -288,19 +313,13 @@ class EventStreamReader:
         del found[MAX_RUN:]
         if not found:
             return False
-        heads, bodies, wrapped, crcs = zip(*found, strict=True)
+        bodies = list(map(_BODY, found))
         lengths = list(map(len, bodies))
-        run.learn(set(lengths))
-        # the prelude each frame's length makes and the head, and the CRC of
-        # the frame's bytes: where the input holds them, the frames are the
-        # run's (else it ends at the first that differs)
-        made = tuple(map(run.starts.__getitem__, lengths))
-        sums = tuple(map(_U32.pack, map(zlib.crc32, bodies, map(run.bases.__getitem__, lengths))))
-        good = len(found)
-        if made != heads or sums != crcs:
-            good = min(_agreeing(made, heads), _agreeing(sums, crcs))
+        # where the frames the bodies make are the input's, the frames are
+        # the run's (else it ends at the first that differs)
+        good = run.holding(data, pos, bodies, lengths)
         starts = list(accumulate(map(add, lengths[:good], repeat(run.fixed)), initial=pos))
-        pieces = list(wrapped[:good])
+        pieces = list(map(_PIECE, found[:good]))
         if inner is not None and pieces:
             pieces = _unwrapped(pieces, *inner)
         if len(pieces) < len(found):  # the run ends at the first frame that does not hold
@@ -310,10 +329,8 @@ class EventStreamReader:
                                    end - starts[-1], full, _FIRST_WINDOW, _MAX_WINDOW)
         if not pieces:
             return False
-        try:
-            # decoded strictly first: json.loads would let encoded surrogates through
-            texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
-        except ValueError:
+        texts = _decoded(pieces)
+        if texts is None:
             return False
         log = stream.events
         first = len(log)
@@ -451,7 +468,7 @@ class EventStreamReader:
             if len(self._inner) >= 64:
                 self._inner.clear()
             inner = self._inner[lead, trail] = re.compile(
-                re.escape(lead) + b"(" + PIECE + b")" + re.escape(trail) + b"|" + REST)
+                re.escape(lead) + b"(" + PIECE + b")" + re.escape(trail) + b"\x00|" + REST)
         return env, run, (lead, trail, inner)
 
     def _run_of(self, lead: bytes, trail: bytes, piece: bytes,
@@ -523,29 +540,50 @@ def _unwrapped(
     wrapped: list[bytes], lead: bytes, trail: bytes, inner: re.Pattern[bytes]
 ) -> list[bytes]:
     """The pieces of the events that chunks' base64 ``wrapped`` hold, from the
-    first, while each one is exactly ``lead``, a piece and ``trail``. All
-    decoded at once (``a2b_base64`` mapped; none when one is no base64), and
-    found by one search of them joined (``inner``: such an event, or else the
-    rest in one step). The matches lie end to end from the first event's
-    start until the rest; the first whose length is not its event's ends the
-    run: the ones before it are their events exactly, and an event that is
-    exactly ``lead``, a piece and ``trail`` is matched as long as it is (the
-    piece stops at its closing quote)."""
+    first, while each one is exactly ``lead``, a piece and ``trail``.
+
+    All decoded at once: ``a2b_base64`` mapped, in its lenient mode (a call
+    with a keyword costs more than the decoding), which decodes what the
+    strict mode the adapter uses accepts the same, refuses what it refuses
+    but one shape (``_BASE64`` holds the alphabet before at most two ``=``):
+    three characters past whole quads and then two ``=``, which it reads as
+    two bytes. Strict base64 of ``d`` bytes and ``p`` ``=`` is ``4(d + p)/3``
+    characters; that shape is one less. No chunk is of that shape exactly
+    when three times the characters of them all make four times their bytes
+    and their ``=``. Then one search of the events joined with a NUL, which
+    no event that holds (JSON text) has (``inner``: such an event and its
+    NUL, or else the rest in one step): each match is one whole event, and
+    the first that does not match ends the run."""
     try:
-        events = list(map(_a2b, wrapped))
+        events = list(map(binascii.a2b_base64, wrapped))
     except binascii.Error:
         return []
-    pieces = inner.findall(b"".join(events))
+    joined = b"\x00".join(events)
+    characters = b"".join(wrapped)
+    if 3 * len(characters) != 4 * (len(joined) + 1 - len(events) + characters.count(b"=")):
+        return []
+    pieces = inner.findall(joined + b"\x00")
     if pieces and not pieces[-1]:
         pieces.pop()  # the rest: no piece is empty
-    fixed = len(lead) + len(trail)
-    same = list(map(eq, map(len, events), map(add, map(len, pieces), repeat(fixed))))
-    if False in same:
-        del pieces[same.index(False):]
     return pieces
 
 
-def _agreeing(made: tuple[bytes, ...], found: tuple[bytes, ...]) -> int:
-    """How many of ``made`` are the same as ``found``, from the first."""
-    same = list(map(eq, made, found))
-    return same.index(False) if False in same else len(same)
+def _decoded(pieces: list[bytes]) -> list[str] | None:
+    """The texts of pieces that are each a JSON string's contents the scanner
+    accepts, decoded at once: joined with the escape of a NUL, which no piece
+    holds as it is (a raw control character is none of a string's contents),
+    as one string, cut at its NULs. Each piece ends outside an escape, so
+    every ``\\u0000`` put between two is read as one: the string holds a NUL
+    for each escape that spells one, and those are the ones put between when
+    the joined bytes hold no other (else the pieces are decoded as a JSON
+    array, one string each). None when the bytes are not UTF-8."""
+    joined = _NUL_ESCAPE.join(pieces)
+    try:
+        if joined.count(_NUL_ESCAPE) == len(pieces) - 1:
+            text = joined.decode("utf-8") + '"'
+            found, end = scanstring(text, 0)
+            if end == len(text):
+                return found.split("\x00")
+        return json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))  # type: ignore[no-any-return]
+    except ValueError:
+        return None
