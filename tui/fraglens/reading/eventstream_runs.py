@@ -86,8 +86,8 @@ import zlib
 from collections.abc import Callable
 from functools import partial
 from itertools import accumulate, repeat
-from operator import add, itemgetter
-from typing import Any
+from operator import add, eq, getitem, itemgetter
+from typing import Any, cast
 
 from ..adapters.base import Continuation
 from ..adapters.envelope import Envelope, Envelopes, scanstring
@@ -135,6 +135,9 @@ _PADDING = rb"[ !#-\[\]-~]*"
 #: base64 that ``b64decode(..., validate=True)`` may accept, at least one character
 _BASE64 = rb"[A-Za-z0-9+/]+={0,2}"
 _BASE64_ONLY = re.compile(_BASE64)
+_PIECE_ONLY = re.compile(PIECE)
+#: bytes' slice (``operator.getitem``, typed for bytes)
+_cut = cast(Callable[[bytes, slice], bytes], getitem)
 # what the adapter's b64decode(validate=True) is: a2b_base64 in strict mode
 # since 3.11, after a check of the alphabet that _BASE64 makes before
 _a2b: Callable[[bytes], bytes]
@@ -144,8 +147,8 @@ else:
     _a2b = binascii.a2b_base64
 
 
-#: a wrapped event's bytes before its piece and after it, and their expression
-_Inner = tuple[bytes, bytes, "re.Pattern[bytes]"]
+#: a wrapped event's bytes before its piece and after it
+_Inner = tuple[bytes, bytes]
 
 
 class _Run:
@@ -249,8 +252,6 @@ class EventStreamReader:
         self._window = _FIRST_WINDOW
         self._budget = _MAX_WINDOW
         self._runs: dict[tuple[bytes, bytes, bytes, bytes | None], _Run] = {}
-        #: wrapped events' bytes around their pieces -> their expression
-        self._inner: dict[tuple[bytes, bytes], re.Pattern[bytes]] = {}
 
     def advance(self, budget: int) -> None:
         """Read about ``budget`` bytes more (at least one slice)."""
@@ -463,13 +464,7 @@ class EventStreamReader:
             run = None if cut is None else self._run_of(cut[0], cut[2], expr, cut[1])
         if run is None:
             return None
-        inner = self._inner.get((lead, trail))
-        if inner is None:
-            if len(self._inner) >= 64:
-                self._inner.clear()
-            inner = self._inner[lead, trail] = re.compile(
-                re.escape(lead) + b"(" + PIECE + b")" + re.escape(trail) + b"\x00|" + REST)
-        return env, run, (lead, trail, inner)
+        return env, run, (lead, trail)
 
     def _run_of(self, lead: bytes, trail: bytes, piece: bytes,
                 mid: bytes | None = None) -> _Run | None:
@@ -536,54 +531,60 @@ def _around(text: str, piece: Envelope, padding: Envelope) -> tuple[bytes, bytes
             b'"' + padding.suffix.encode("utf-8"))
 
 
-def _unwrapped(
-    wrapped: list[bytes], lead: bytes, trail: bytes, inner: re.Pattern[bytes]
-) -> list[bytes]:
+def _unwrapped(wrapped: list[bytes], lead: bytes, trail: bytes) -> list[bytes]:
     """The pieces of the events that chunks' base64 ``wrapped`` hold, from the
-    first, while each one is exactly ``lead``, a piece and ``trail``.
+    first, while each one is exactly ``lead``, a piece and ``trail``: the
+    bytes between them in each event, proved by one comparison of the events
+    joined with the ones those pieces make (an event shorter than ``lead`` and
+    ``trail`` makes a longer one, so the two differ), frame by frame only to
+    say where they differ. The pieces are proved JSON strings' contents as
+    they are decoded (``_decoded``).
 
     All decoded at once: ``a2b_base64`` mapped, in its lenient mode (a call
     with a keyword costs more than the decoding), which decodes what the
-    strict mode the adapter uses accepts the same, refuses what it refuses
-    but one shape (``_BASE64`` holds the alphabet before at most two ``=``):
-    three characters past whole quads and then two ``=``, which it reads as
-    two bytes. Strict base64 of ``d`` bytes and ``p`` ``=`` is ``4(d + p)/3``
-    characters; that shape is one less. No chunk is of that shape exactly
-    when three times the characters of them all make four times their bytes
-    and their ``=``. Then one search of the events joined with a NUL, which
-    no event that holds (JSON text) has (``inner``: such an event and its
-    NUL, or else the rest in one step): each match is one whole event, and
-    the first that does not match ends the run."""
+    strict mode the adapter uses accepts the same, and refuses what it
+    refuses but one shape (``_BASE64`` holds the alphabet before at most two
+    ``=``): three characters past whole quads and then two ``=``, whose
+    length is no multiple of four, as every base64 the strict mode accepts
+    is. A chunk that is none is read one by one, as one the decoding refuses."""
+    if any(length & 3 for length in set(map(len, wrapped))):
+        return []
     try:
         events = list(map(binascii.a2b_base64, wrapped))
     except binascii.Error:
         return []
-    joined = b"\x00".join(events)
-    characters = b"".join(wrapped)
-    if 3 * len(characters) != 4 * (len(joined) + 1 - len(events) + characters.count(b"=")):
-        return []
-    pieces = inner.findall(joined + b"\x00")
-    if pieces and not pieces[-1]:
-        pieces.pop()  # the rest: no piece is empty
-    return pieces
+    pieces: list[bytes] = list(map(_cut, events, repeat(slice(len(lead), -len(trail)))))
+    if b"".join(events) == lead + (trail + lead).join(pieces) + trail:
+        return pieces
+    same = list(map(eq, events, map(b"".join, zip(repeat(lead), pieces, repeat(trail)))))
+    return pieces[: same.index(False)]
 
 
 def _decoded(pieces: list[bytes]) -> list[str] | None:
-    """The texts of pieces that are each a JSON string's contents the scanner
-    accepts, decoded at once: joined with the escape of a NUL, which no piece
-    holds as it is (a raw control character is none of a string's contents),
-    as one string, cut at its NULs. Each piece ends outside an escape, so
-    every ``\\u0000`` put between two is read as one: the string holds a NUL
-    for each escape that spells one, and those are the ones put between when
-    the joined bytes hold no other (else the pieces are decoded as a JSON
-    array, one string each). None when the bytes are not UTF-8."""
+    """The texts of ``pieces``, when each is a JSON string's contents the
+    scanner accepts, decoded at once; None when one is not (or the bytes are
+    not UTF-8).
+
+    Joined with ``\\u0000``, the escape of a NUL, as one string cut at its
+    NULs. Its NULs are escapes the scanner read (it refuses a raw one), so
+    when it holds one for each place the escape's bytes are in the joined
+    bytes (one fewer than the pieces: the ones put between them), each one
+    put between was read as an escape, from its backslash: every piece was
+    read from outside an escape to outside one, and none holds a quote the
+    scanner stops at (it read to the end), so each is a string's contents on
+    its own, whose text the cut gives. When a piece spells the escape itself,
+    the pieces proved one by one are decoded as a JSON array."""
     joined = _NUL_ESCAPE.join(pieces)
     try:
         if joined.count(_NUL_ESCAPE) == len(pieces) - 1:
             text = joined.decode("utf-8") + '"'
             found, end = scanstring(text, 0)
-            if end == len(text):
-                return found.split("\x00")
+            texts = found.split("\x00")
+            if end == len(text) and len(texts) == len(pieces):
+                return texts
+            return None
+        if not all(map(_PIECE_ONLY.fullmatch, pieces)):
+            return None
         return json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))  # type: ignore[no-any-return]
     except ValueError:
         return None
