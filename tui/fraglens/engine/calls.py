@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from typing import Any, TypeVar
 
+from . import int64s
 from .finalize import Result
 from .scanner import COMPLETE, EMPTY_STATE, IN_ESCAPE, IN_STRING, Scanner, ScanState
 
@@ -122,10 +123,10 @@ class Call:
             return
         self._add_chunk("".join(texts))
         last = first_event + step * (len(texts) - 1)
-        self.frag_event.extend(range(first_event, last + 1, step))
+        int64s.extend(self.frag_event, range(first_event, last + 1, step))
         ends = accumulate(map(len, texts), initial=self.length)
         next(ends)  # the length before the first text
-        self.frag_end.extend(ends)
+        int64s.extend(self.frag_end, ends)
         self.length = self.frag_end[-1]
         self.last_event = last
 
@@ -135,10 +136,10 @@ class Call:
         if not texts:
             return
         self._add_chunk("".join(texts))
-        self.frag_event.extend(events)
+        int64s.extend(self.frag_event, events)
         ends = accumulate(map(len, texts), initial=self.length)
         next(ends)  # the length before the first text
-        self.frag_end.extend(ends)
+        int64s.extend(self.frag_end, ends)
         self.length = self.frag_end[-1]
         self.last_event = events[-1]
 
