@@ -124,8 +124,6 @@ _BODY, _PIECE = itemgetter(0), itemgetter(1)
 #: put between pieces decoded as one string (``_decoded``)
 _NUL_ESCAPE = b"\\u0000"
 _LENGTHS = struct.Struct(">II")
-#: bytes of the learned head a frame's piece must follow (see _Run)
-_BEHIND = 8
 #: what the string of a field the adapter never reads (padding) may hold in a
 #: run: printable ASCII but the quote and the backslash, maybe empty. Bedrock
 #: pads with letters and digits; a string with anything else (an escape, a
@@ -134,6 +132,16 @@ _BEHIND = 8
 _PADDING = rb"[ !#-\[\]-~]*"
 #: base64 that ``b64decode(..., validate=True)`` may accept, at least one character
 _BASE64 = rb"[A-Za-z0-9+/]+={0,2}"
+#: a piece's contents in a frame: a JSON string's the scanner accepts (PIECE)
+_STRING = PIECE
+if sys.version_info >= (3, 11):
+    # The same, possessive: each repeat is followed by a byte it does not take
+    # (a quote, or a backslash inside a piece), so giving any back never makes
+    # a match, and without it the search keeps no state to backtrack with
+    # (a sixth of a converse frame's instructions)
+    _PADDING = rb"[ !#-\[\]-~]*+"
+    _BASE64 = rb"[A-Za-z0-9+/]++={0,2}+"
+    _STRING = rb'(?!")[^"\\\x00-\x1f]*+(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*+)*+'
 _BASE64_ONLY = re.compile(_BASE64)
 _PIECE_ONLY = re.compile(PIECE)
 #: bytes' slice (``operator.getitem``, typed for bytes)
@@ -177,17 +185,13 @@ class _Run:
         # Or else the rest of the window, in one step: found from a frame's
         # start, such frames lie end to end, then at most one rest (empty
         # groups) from the first other frame on. The piece (``piece``: a JSON
-        # string's contents, or base64) must follow the head's last bytes,
-        # which end with its opening quote after the colon of its key (or
-        # whitespace: see Envelopes._find), and stops at the latest at the
-        # next quote, as the padding's string does: the search stays linear.
+        # string's contents, or base64) stops at the latest at the next quote,
+        # as the padding's string does: the search stays linear.
         body = b"(%s)" % piece
         if mid is not None:
             body += re.escape(mid) + _PADDING
         self.frame = re.compile(
-            b"(?s:.{%d}(?<=%s)(%s%s).{4})|%s"
-            % (PRELUDE + len(head), re.escape(head[-_BEHIND:]), body, re.escape(tail), REST),
-        )
+            b"(?s:.{%d}(%s%s).{4})|%s" % (PRELUDE + len(head), body, re.escape(tail), REST))
         #: body-and-tail length -> the bytes before them in a frame that
         #: carries such a body (the prelude its length makes, the head), and
         #: their CRC, which the message CRC goes on from
@@ -354,7 +358,7 @@ class EventStreamReader:
         env = stream.run_envelope()
         if env is not None:
             lead, trail = env.encoded()
-            run = self._run_of(lead, trail, PIECE)
+            run = self._run_of(lead, trail, _STRING)
             return None if run is None else (env, run, None)
         return self._wrapped()
 
@@ -410,7 +414,7 @@ class EventStreamReader:
             return None
         env = envelopes.items[0]
         cut = _around(text, env, padding)
-        run = None if cut is None else self._run_of(cut[0], cut[2], PIECE, cut[1])
+        run = None if cut is None else self._run_of(cut[0], cut[2], _STRING, cut[1])
         return None if run is None else (env, run, None)
 
     def _wrapped(self) -> tuple[Envelope, _Run, _Inner] | None:
