@@ -124,6 +124,8 @@ _BODY, _PIECE = itemgetter(0), itemgetter(1)
 #: put between pieces decoded as one string (``_decoded``)
 _NUL_ESCAPE = b"\\u0000"
 _LENGTHS = struct.Struct(">II")
+#: frames joined and compared with the input at a time (``_Run.holding``)
+_COMPARED = 64
 #: what the string of a field the adapter never reads (padding) may hold in a
 #: run: printable ASCII but the quote and the backslash, maybe empty. Bedrock
 #: pads with letters and digits; a string with anything else (an escape, a
@@ -213,9 +215,10 @@ class _Run:
         """How many of the frames found end to end from ``pos`` with these
         bodies (of these lengths) are, from the first, exactly the frames
         they make: the prelude their length makes, the head, the body, and
-        the CRC of those bytes. All at once: the frames made are joined and
-        compared with the input in one step; only when they differ, frame by
-        frame, to say where."""
+        the CRC of those bytes. The frames made are joined and compared with
+        the input a few dozen at a time (what is joined stays in the cache
+        while it is compared); only where they differ, frame by frame, to
+        say where."""
         self.learn(set(lengths))
         made = list(map(self.starts.__getitem__, lengths))
         sums = list(map(_U32.pack, map(zlib.crc32, bodies, map(self.bases.__getitem__, lengths))))
@@ -223,11 +226,16 @@ class _Run:
         parts[0::3] = made
         parts[1::3] = bodies
         parts[2::3] = sums
-        if data.startswith(b"".join(parts), pos):
+        join, at = b"".join, pos
+        for first in range(0, len(parts), 3 * _COMPARED):
+            frames = join(parts[first : first + 3 * _COMPARED])
+            if not data.startswith(frames, at):
+                break
+            at += len(frames)
+        else:
             return len(bodies)
-        frames = list(map(b"".join, zip(made, bodies, sums, strict=True)))
-        at = accumulate(map(len, frames), initial=pos)
-        same = list(map(data.startswith, frames, at))
+        whole = list(map(join, zip(made, bodies, sums, strict=True)))
+        same = list(map(data.startswith, whole, accumulate(map(len, whole), initial=pos)))
         return same.index(False)
 
 
@@ -570,18 +578,19 @@ def _decoded(pieces: list[bytes]) -> list[str] | None:
     not UTF-8).
 
     Joined with ``\\u0000``, the escape of a NUL, as one string cut at its
-    NULs. Its NULs are escapes the scanner read (it refuses a raw one), so
-    when it holds one for each place the escape's bytes are in the joined
-    bytes (one fewer than the pieces: the ones put between them), each one
-    put between was read as an escape, from its backslash: every piece was
-    read from outside an escape to outside one, and none holds a quote the
-    scanner stops at (it read to the end), so each is a string's contents on
-    its own, whose text the cut gives. When a piece spells the escape itself,
-    the pieces proved one by one are decoded as a JSON array."""
-    joined = _NUL_ESCAPE.join(pieces)
+    NULs. When no piece holds those six bytes, the joined bytes hold them
+    exactly where they were put (no proper end of them begins them, so none
+    lies across a piece's end). A NUL in the string is an escape the scanner
+    read (it refuses a raw one), so when it holds one fewer than the pieces,
+    each one put between them was read as an escape, from its backslash:
+    every piece was read from outside an escape to outside one, and none
+    holds a quote the scanner stops at (it read to the end), so each is a
+    string's contents on its own, whose text the cut gives. When a piece
+    spells the escape itself, the pieces, each proved, are decoded as a JSON
+    array."""
     try:
-        if joined.count(_NUL_ESCAPE) == len(pieces) - 1:
-            text = joined.decode("utf-8") + '"'
+        if _NUL_ESCAPE not in b"".join(pieces):
+            text = _NUL_ESCAPE.join(pieces).decode("utf-8") + '"'
             found, end = scanstring(text, 0)
             texts = found.split("\x00")
             if end == len(text) and len(texts) == len(pieces):
