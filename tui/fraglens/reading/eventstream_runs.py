@@ -140,10 +140,14 @@ if sys.version_info >= (3, 11):
     # The same, possessive: each repeat is followed by a byte it does not take
     # (a quote, or a backslash inside a piece), so giving any back never makes
     # a match, and without it the search keeps no state to backtrack with
-    # (a sixth of a converse frame's instructions)
+    # (a sixth of a converse frame's instructions). A piece's escapes are a
+    # backslash and any byte, as far as finding where it ends goes (its first
+    # quote outside an escape); the scanner that decodes the pieces refuses
+    # the escapes it does not read (``_decoded``), and an empty piece ends a
+    # run in the engine, as it is no continuation one by one.
     _PADDING = rb"[ !#-\[\]-~]*+"
     _BASE64 = rb"[A-Za-z0-9+/]++={0,2}+"
-    _STRING = rb'(?!")[^"\\\x00-\x1f]*+(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*+)*+'
+    _STRING = rb'[^"\\\x00-\x1f]*+(?:\\.[^"\\\x00-\x1f]*+)*+'
 _BASE64_ONLY = re.compile(_BASE64)
 _PIECE_ONLY = re.compile(PIECE)
 #: bytes' slice (``operator.getitem``, typed for bytes)
