@@ -107,10 +107,11 @@ from .stream import Stream, label_of
 #: what a run holds while it is read (a few hundred bytes an event, let go
 #: after it); a window holds about so many (sse_runs.next_window)
 MAX_RUN = 1 << 12
-#: bytes read one frame at a time after a run before the next is looked for;
-#: doubled after every slice not followed by runs at least as long, up to the
-#: caller's budget
-_FIRST_SLICE = 4096
+#: bytes read one frame at a time after a run before the next is looked for
+#: (a few frames: a call's first continuation is read one by one, and then its
+#: run can start); doubled after every slice not followed by runs at least as
+#: long, up to the caller's budget
+_FIRST_SLICE = 512
 #: bytes searched for a run's frames at once: at first, and the least and
 #: the most (sse_runs.next_window: a capture damaged every few frames costs a
 #: few searches of the bytes it has, not of a large window). The most stays
