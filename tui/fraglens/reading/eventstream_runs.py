@@ -86,7 +86,7 @@ import zlib
 from collections.abc import Callable
 from functools import partial
 from itertools import accumulate, repeat
-from operator import add, eq, getitem, itemgetter
+from operator import add, eq, getitem
 from typing import Any, cast
 
 from ..adapters.base import Continuation
@@ -120,8 +120,6 @@ _FIRST_WINDOW = 16 * 1024
 _MAX_WINDOW = 8 * 1024 * 1024
 
 _U32 = struct.Struct(">I")
-#: a frame's body and its piece, in what the frame's expression found
-_BODY, _PIECE = itemgetter(0), itemgetter(1)
 #: put between pieces decoded as one string (``_decoded``)
 _NUL_ESCAPE = b"\\u0000"
 _LENGTHS = struct.Struct(">II")
@@ -189,16 +187,18 @@ class _Run:
         # and checked after (``holding``): one comparison in C of the window
         # with the frames the bodies make, where the expression would test the
         # head byte by byte and a group apiece would make an object a frame.
-        # Or else the rest of the window, in one step: found from a frame's
-        # start, such frames lie end to end, then at most one rest (empty
-        # groups) from the first other frame on. The piece (``piece``: a JSON
-        # string's contents, or base64) stops at the latest at the next quote,
-        # as the padding's string does: the search stays linear.
+        # Two frames a match, the second if it is there (each match costs the
+        # search as much again as a frame). Or else the rest of the window, in
+        # one step: found from a frame's start, such frames lie end to end,
+        # then at most one rest (empty groups) from the first other frame on.
+        # The piece (``piece``: a JSON string's contents, or base64) stops at
+        # the latest at the next quote, as the padding's string does: the
+        # search stays linear.
         body = b"(%s)" % piece
         if mid is not None:
             body += re.escape(mid) + _PADDING
-        self.frame = re.compile(
-            b"(?s:.{%d}(%s%s).{4})|%s" % (PRELUDE + len(head), body, re.escape(tail), REST))
+        frame = b"(?s:.{%d}(%s%s).{4})" % (PRELUDE + len(head), body, re.escape(tail))
+        self.frame = re.compile(b"%s(?:%s)?|%s" % (frame, frame, REST))
         #: body-and-tail length -> the bytes before them in a frame that
         #: carries such a body (the prelude its length makes, the head), and
         #: their CRC, which the message CRC goes on from
@@ -215,6 +215,27 @@ class _Run:
             start = sizes + _U32.pack(zlib.crc32(sizes)) + self.head
             self.starts[length] = start
             self.bases[length] = zlib.crc32(start)
+
+    def find(self, data: bytes, pos: int, end: int) -> tuple[list[bytes], list[bytes], bool]:
+        """The bodies and the pieces of the frames found end to end from
+        ``pos`` on (before ``end``), at most ``MAX_RUN``; and whether more
+        were found."""
+        found = self.frame.findall(data, pos, end)
+        if found and not found[-1][0]:
+            found.pop()  # the rest, from the first other frame on
+        if not found:
+            return [], [], False
+        firsts, pieces, seconds, more = zip(*found, strict=True)
+        bodies: list[bytes] = [b""] * (2 * len(found))
+        bodies[0::2], bodies[1::2] = firsts, seconds
+        both: list[bytes] = bodies[:]
+        both[0::2], both[1::2] = pieces, more
+        if not seconds[-1]:  # the last match held one frame
+            bodies.pop()
+            both.pop()
+        full = len(bodies) > MAX_RUN
+        del bodies[MAX_RUN:], both[MAX_RUN:]
+        return bodies, both, full
 
     def holding(self, data: bytes, pos: int, bodies: list[bytes], lengths: list[int]) -> int:
         """How many of the frames found end to end from ``pos`` with these
@@ -324,23 +345,18 @@ class EventStreamReader:
             return False
         env, run, inner = learned
         end = min(len(data), pos + min(self._window, self._budget))
-        found = run.frame.findall(data, pos, end)
-        if found and not found[-1][0]:
-            found.pop()  # the rest, from the first other frame on
-        full = len(found) > MAX_RUN
-        del found[MAX_RUN:]
-        if not found:
+        bodies, pieces, full = run.find(data, pos, end)
+        if not bodies:
             return False
-        bodies = list(map(_BODY, found))
         lengths = list(map(len, bodies))
         # where the frames the bodies make are the input's, the frames are
         # the run's (else it ends at the first that differs)
         good = run.holding(data, pos, bodies, lengths)
         starts = list(accumulate(map(add, lengths[:good], repeat(run.fixed)), initial=pos))
-        pieces = list(map(_PIECE, found[:good]))
+        del pieces[good:]
         if inner is not None and pieces:
             pieces = _unwrapped(pieces, *inner)
-        if len(pieces) < len(found):  # the run ends at the first frame that does not hold
+        if len(pieces) < len(bodies):  # the run ends at the first frame that does not hold
             full = False
             del starts[len(pieces) + 1 :]
         self._window = next_window(self._window, starts[-1] - pos, len(pieces),
