@@ -290,6 +290,10 @@ class EventStreamReader:
         self._window = _FIRST_WINDOW
         self._budget = _MAX_WINDOW
         self._runs: dict[tuple[bytes, bytes, bytes, bytes | None], _Run] = {}
+        #: what the last run repeated, and its last event's number: when the
+        #: last event is that one, the next run repeats the same
+        self._repeated: tuple[Envelope, _Run, _Inner | None] | None = None
+        self._repeated_at = -1
 
     def advance(self, budget: int) -> None:
         """Read about ``budget`` bytes more (at least one slice)."""
@@ -363,7 +367,7 @@ class EventStreamReader:
                                    end - starts[-1], full, _FIRST_WINDOW, _MAX_WINDOW)
         if not pieces:
             return False
-        texts = _decoded(pieces)
+        texts = _decoded(pieces, inner is None)
         if texts is None:
             return False
         log = stream.events
@@ -372,6 +376,7 @@ class EventStreamReader:
         if not taken:
             return False
         self.runs.append(range(first, first + taken))
+        self._repeated, self._repeated_at = learned, first + taken - 1
         self.pos = starts[taken]
         return True
 
@@ -381,6 +386,10 @@ class EventStreamReader:
         that wraps the model's event in base64, that event's bytes around its
         piece (and their expression)."""
         stream = self.stream
+        if self._repeated_at == len(stream.events) - 1:
+            # the last event was read in a run, as the event it was learned
+            # from: what it repeats is learned again from it
+            return self._repeated
         padded = self._padded()
         if padded is not None:
             return padded
@@ -593,30 +602,36 @@ def _unwrapped(wrapped: list[bytes], lead: bytes, trail: bytes) -> list[bytes]:
     return pieces[: same.index(False)]
 
 
-def _decoded(pieces: list[bytes]) -> list[str] | None:
+def _decoded(pieces: list[bytes], whole: bool) -> list[str] | None:
     """The texts of ``pieces``, when each is a JSON string's contents the
     scanner accepts, decoded at once; None when one is not (or the bytes are
-    not UTF-8).
+    not UTF-8). ``whole``: each piece's backslashes each take the byte after
+    them (the frame's expression took them so).
 
     Joined with ``\\u0000``, the escape of a NUL, as one string cut at its
-    NULs. When no piece holds those six bytes, the joined bytes hold them
-    exactly where they were put (no proper end of them begins them, so none
-    lies across a piece's end). A NUL in the string is an escape the scanner
-    read (it refuses a raw one), so when it holds one fewer than the pieces,
-    each one put between them was read as an escape, from its backslash:
-    every piece was read from outside an escape to outside one, and none
-    holds a quote the scanner stops at (it read to the end), so each is a
-    string's contents on its own, whose text the cut gives. When a piece
-    spells the escape itself, the pieces, each proved, are decoded as a JSON
-    array."""
+    NULs. A NUL in the string is an escape the scanner read (it refuses a raw
+    one). When each of the escapes put between the pieces was read as one,
+    from its backslash, every piece was read from outside an escape to
+    outside one, and none holds a quote the scanner stops at (it read to the
+    end): each is a string's contents on its own, whose text the cut gives,
+    if no piece spells the escape too. A piece whose backslashes each take a
+    byte ends outside an escape or inside a ``\\u`` one, which the escape
+    put after it breaks, so that each put escape is read as one, and the cut
+    makes as many texts as pieces unless a piece spells one. Other pieces
+    are proved to spell none first: then no proper end of the escape's bytes
+    beginning them, the joined bytes hold them only where they were put, and
+    the string holds one NUL fewer than the pieces only when each of them
+    was read as an escape. When a piece spells the escape, the pieces, each
+    proved, are decoded as a JSON array."""
     try:
-        if _NUL_ESCAPE not in b"".join(pieces):
+        if whole or _NUL_ESCAPE not in b"".join(pieces):
             text = _NUL_ESCAPE.join(pieces).decode("utf-8") + '"'
             found, end = scanstring(text, 0)
             texts = found.split("\x00")
             if end == len(text) and len(texts) == len(pieces):
                 return texts
-            return None
+            if not whole:
+                return None
         if not all(map(_PIECE_ONLY.fullmatch, pieces)):
             return None
         return json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))  # type: ignore[no-any-return]
