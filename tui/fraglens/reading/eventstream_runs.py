@@ -296,9 +296,16 @@ class EventStreamReader:
         self._repeated_at = -1
 
     def advance(self, budget: int) -> None:
-        """Read about ``budget`` bytes more (at least one slice)."""
+        """Read about ``budget`` bytes more (at least one slice, or a run)."""
         stop = self.pos + budget
         self._budget = budget
+        if self._repeated_at == len(self.stream.events) - 1:
+            # the last read stopped inside a run: it goes on in bulk, before
+            # anything is read one by one
+            while self.pos < stop and not self.done and self._take_run():
+                pass
+            if self.pos >= stop:
+                return
         while not self.done:
             self._slice_once(min(self._slice, budget))
             before = self.pos
