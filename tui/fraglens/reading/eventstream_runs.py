@@ -13,15 +13,18 @@ each frame costs two CRCs and a few Python calls in the framing, the envelope
 and the engine. Here, as sse_runs.py does for SSE, once the stream has read
 a message as a continuation in an envelope, the frames after it are found in
 C, end to end, by one expression of that frame's bytes with the piece as a
-hole (and its prelude and message CRC as four bytes each, whatever they
-hold), up to the first frame it does not match; what each frame found holds
-where its prelude, its head (the headers and the envelope before the piece)
-and its message CRC lie is then compared with what its body's length makes
-(the prelude) and what its bytes make (``zlib.crc32`` mapped over the
-bodies), all at once, and the run ends at the first that differs. The pieces
-are decoded by one ``json.loads``, and the event records and the call's
-records extended at once (``Stream.take_run``). No Python code runs per
-frame of a run.
+hole, two frames a match (``_Run``): it steps over where the prelude and the
+head lie and where the message CRC lies (as many bytes as the learned
+frame's, whatever they hold) and takes the body (the piece and the bytes
+after it) and the piece, up to the first frame it does not match. The frames
+those bodies make (the prelude each one's length makes, the learned head,
+the body, and the CRC of these bytes: ``zlib.crc32`` mapped over the bodies,
+from the CRC of the prelude and head) are then joined and compared with the
+input, a few dozen at a time: where they are the input, the frames found
+are those frames, and the run ends at the first that differs. The pieces
+are decoded as one JSON string (``_decoded``), and the event records and the
+call's records extended at once (``Stream.take_run``). No Python code runs
+per frame of a run.
 
 Why this is exact. A run is taken only at a message boundary with no damage
 pending, and only as many frames as the input holds byte for byte as built:
@@ -43,10 +46,12 @@ frames left go one by one again. Property tests
 ``InvokeModelWithResponseStream`` chunks wrap the model's own event as
 base64 in ``{"bytes":"..."}``: there the frame's piece is the base64, the
 run's chunks are decoded in bulk, and each wrapped event must be the learned
-wrapped event's bytes around another piece (``_wrapped``, ``_unwrapped``).
-Its base64 must open with that of the bytes before its piece (their whole
-3-byte groups), so the expression itself stops at the first chunk that
-wraps another event (the next call's): nothing past a call is decoded.
+wrapped event's bytes around another piece (``_wrapped``, ``_unwrapped``):
+each event is cut where the learned one's piece lies, and the events are
+compared with those the pieces make at once. Its base64 must open with that
+of the bytes before its piece (their whole 3-byte groups), so the expression
+itself stops at the first chunk that wraps another event (the next call's):
+nothing past a call is decoded.
 
 Padding. Real Bedrock ends every payload with a ``"p"`` field whose string
 is a prefix of ``a-zA-Z0-9...`` of a random length, so that a message's size
