@@ -311,6 +311,29 @@ def test_q42_split_surrogate_escapes_parse_and_are_noted():
     assert "args-surrogate-split" in codes(r)
 
 
+@settings(max_examples=examples(300), deadline=None)
+@given(text=st.text(st.one_of(st.characters(codec=None),
+                              st.sampled_from("é\u00ff\u0100€\ud800\udfff"))))
+def test_a_lone_surrogate_is_found_in_text_of_every_width(text):
+    import re
+
+    from fraglens.engine.finalize import _has_lone_surrogate
+
+    assert _has_lone_surrogate(text) is (re.search("[\ud800-\udfff]", text) is not None)
+
+
+def test_a_known_value_is_taken_only_for_the_very_text_it_was_written_as():
+    """``ToolDelta.args_value``: finalize takes it instead of reading the text
+    when that text is the call's whole text; any other text is read."""
+    value = {"a": [1, "x"]}
+    whole = run(ToolDelta(0, 0, "c1", "f", json.dumps(value), args_value=value))
+    assert whole.calls[0].result.arguments is value
+    assert summary(whole) == summary(run(T(0, "c1", "f", json.dumps(value))))
+    two = run(ToolDelta(0, 0, "c1", "f", '{"a": ', args_value={"b": 2}),
+              T(0, None, None, '[1, "x"]}'))
+    assert two.calls[0].result.arguments == value
+
+
 def test_q20_finish_stop_with_calls_is_a_mismatch():
     r = run(T(0, "c1", "f", "{}"), finish="stop")
     assert "finish-reason-mismatch" in codes(r)

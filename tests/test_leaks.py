@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fraglens.cli import main
-from fraglens.engine import Reassembler, StreamError, TextDelta
+from fraglens.engine import Reassembler, StreamError, TextDelta, leaks
 from fraglens.engine.fragments import Finish
-from fraglens.engine.leaks import FAMILIES, MAX_LEAKED, judge, scan
+from fraglens.engine.leaks import FAMILIES, MAX_LEAKED, OPENER_CHARS, judge, scan
 from fraglens.reading.capture import load_stream
 from fraglens.report.document import build_report
 from fraglens.report.text import leaked_lines
@@ -110,6 +110,36 @@ def test_every_family_has_an_opener_a_shape_and_a_fix():
         assert family.shape and family.fix, family.key
     reachable = {o for f in FAMILIES for o in f.opens}
     assert "<｜tool▁calls▁begin｜>" in reachable and "to=functions." in reachable
+
+
+def test_a_text_without_the_openers_characters_holds_no_opener():
+    """The scan skips text holding none of OPENER_CHARS: each opener of
+    running text holds one, so no such text can hold an opener."""
+    for family in FAMILIES:
+        if not family.at_start:
+            for opener in family.opens:
+                assert any(c in opener for c in OPENER_CHARS), opener
+    assert scan("prose " * 1000) == ([], [])
+    assert scan("[TOOL_CALLS]f[ARGS]{}")[1]
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(text=st.lists(st.sampled_from(
+    [o for f in FAMILIES for o in f.opens] + ["ab", " ", "<", "[", "=", "✿", "{", '"name": "f"',
+                                             '{"a": 1}', "</tool_call>", "\n"]),
+    max_size=8).map("".join))
+def test_the_skip_finds_what_the_search_finds(text):
+    assert scan(text) == _scanned_whole(text)
+
+
+def _scanned_whole(text: str):
+    """What scan finds with the search run whatever the text holds."""
+    saved = leaks.OPENER_CHARS
+    leaks.OPENER_CHARS = text[:1]  # a character the text holds: never skipped
+    try:
+        return scan(text)
+    finally:
+        leaks.OPENER_CHARS = saved
 
 
 def test_calls_read_from_one_text_are_capped():

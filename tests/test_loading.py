@@ -132,11 +132,60 @@ def test_an_overlong_line_read_in_slices_reports_as_read_whole(monkeypatch):
         ("é€😀".encode(), True),
         (b"\xff", False),
         ("é".encode()[:1], False),  # cut inside a character at the very end
-        (("x" * ((1 << 20) - 1) + "é").encode(), True),  # a character across the 1 MiB step
-        (("x" * ((1 << 20) - 1)).encode() + b"\xc3(", False),
+        (("x" * ((1 << 16) - 1) + "é").encode(), True),  # a character across the 64 KiB step
+        (("x" * ((1 << 16) - 1)).encode() + b"\xc3(", False),
+        (("x" * ((1 << 20) - 2) + "€").encode(), True),  # across a later step
+        (("é" * (1 << 16)).encode() + b"\xe2\x82", False),  # cut at the end of a step
     ],
 )
 def test_utf8_is_checked_in_steps_without_decoding_the_whole_input(data, valid):
     from fraglens.reading.findings import _is_utf8
 
     assert _is_utf8(data) is valid
+
+
+def _many_objects_capture() -> bytes:
+    """A call whose arguments parse into some 30,000 containers."""
+    args = json.dumps({"rows": [{"n": i, "t": [i]} for i in range(15_000)]})
+    chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "c", "type": "function", "function": {"name": "f", "arguments": args}}]},
+        "finish_reason": None}]}
+    end = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    return f"data: {json.dumps(chunk)}\n\ndata: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode()
+
+
+def test_what_a_read_made_is_old_and_walked_by_no_young_collection():
+    import gc
+
+    data = _many_objects_capture()
+    walks: list[int] = []
+
+    def counted(phase, info):
+        if phase == "start" and info["generation"] < 2:
+            walks.append(info["generation"])
+
+    gc.collect()
+    threshold = gc.get_threshold()
+    gc.set_threshold(20_000, 50, 50)  # fewer than the read makes, as check's 100,000 on 10 MB
+    gc.callbacks.append(counted)
+    try:
+        stream, _ = stream_from_bytes(data, "capture")
+        made = [object() for _ in range(3)] + [[] for _ in range(100)]  # allocations after it
+    finally:
+        gc.callbacks.remove(counted)
+        gc.set_threshold(*threshold)
+    assert stream.reassembler.calls[0].result.status == "ok" and made
+    assert walks == []
+    assert gc.get_count()[0] < 1_000
+
+
+def test_objects_someone_froze_stay_frozen_through_a_read():
+    import gc
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        stream_from_bytes(_many_objects_capture(), "capture")
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

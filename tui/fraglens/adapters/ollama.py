@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.fragments import (
+    NO_OBJECT,
     Finish,
     Op,
     StreamError,
@@ -30,6 +31,7 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
+from ..engine.plain_json import compact_text
 from .base import as_dict, as_int, as_list, as_str, dump, error_message
 
 #: the counts of the last line, read as usage
@@ -58,6 +60,8 @@ class OllamaAdapter:
 
     def __init__(self) -> None:
         self._calls = 0  # calls so far: the index of one that names none
+        #: the payload being fed holds no float (``feed_plain``)
+        self._plain = False
 
     @staticmethod
     def text_continuation(payload: Any) -> tuple[int, str, str] | None:
@@ -117,6 +121,17 @@ class OllamaAdapter:
             ops.append(Terminal("done"))
         return ops
 
+    def feed_plain(self, payload: Any, event: str | None = None) -> list[Op]:
+        """``feed`` of a payload known to hold no float (a large one, which the
+        stream read with ``strict_loads``): its arguments objects are written
+        as text by msgspec, which writes what ``dump`` does several times as
+        fast (engine/plain_json.py)."""
+        self._plain = True
+        try:
+            return self.feed(payload, event)
+        finally:
+            self._plain = False
+
     def _call(self, entry: dict[str, Any]) -> ToolDelta:
         fn = as_dict(entry.get("function"))
         wire = as_int(fn.get("index"))
@@ -125,13 +140,18 @@ class OllamaAdapter:
         index = self._calls if wire is None else wire
         self._calls += 1
         raw = fn.get("arguments")
+        value: Any = NO_OBJECT
         if raw is None:
             args = None  # no arguments key: the engine reports args-empty
         elif isinstance(raw, str):
             args = raw  # an older server or a relay that sends text
         else:
-            args = dump(raw)
+            args = compact_text(raw) if self._plain else None
+            if args is None:  # a float, or a lone surrogate msgspec cannot write
+                args = dump(raw)
+            if self._plain:
+                value = raw  # no float: the text reads back as this very value
         return ToolDelta(
             choice=0, index=index, id=as_str(entry.get("id")), name=as_str(fn.get("name")),
-            args=args,
+            args=args, args_value=value,
         )

@@ -212,10 +212,10 @@ def _command(argv: list[str]) -> int:
     if argv == ["--version"]:  # what scripts ask first: answered before any import
         print(f"fraglens {__version__}")
         return 0
+    if argv and argv[0] in BATCH:
+        batch_collector()  # before the imports, which would start a dozen collections
     from ..reading.capture import LoadError
 
-    if argv and argv[0] in BATCH:
-        batch_collector()
     try:
         args = _parse(argv)
         return int(args.run(args))

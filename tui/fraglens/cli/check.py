@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.plural import counted
 from ..report.checked import CheckOptions, checked
-from ..report.document import exit_code
+from ..report.document import exact_arguments, exit_code
 from .common import (
     CliError,
     add_otlp_options,
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     doc, stream = checked(path, opts)
     _export_span(args, doc, stream)
     if args.json:
-        write_json(doc)
+        write_json(doc, exact_arguments(stream))
     else:
         from ..report.text import print_report
 

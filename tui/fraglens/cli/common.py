@@ -11,7 +11,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..engine.plural import noun
@@ -19,7 +19,7 @@ from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..fit.timeout import DEFAULT_BUDGET
 from ..reading.capture import LoadError, read_bytes
 from ..reading.stream import FORMATS
-from ..report.document import dumps_utf8
+from ..report.document import utf8_parts
 from .exits import EXIT_CODES, CliError
 
 __all__ = [
@@ -146,10 +146,11 @@ def add_read_caps(group: argparse._ArgumentGroup, *, line: str, decoded: str) ->
     )
 
 
-def write_json(doc: object) -> None:
+def write_json(doc: object, exact: Iterable[Any] = ()) -> None:
     """JSON on stdout as UTF-8, whatever the terminal's locale says: indented
-    for a person at a terminal, one line for a pipe or a file (as ``gh`` does)."""
-    sys.stdout.buffer.write(dumps_utf8(doc, pretty=sys.stdout.isatty()))
+    for a person at a terminal, one line for a pipe or a file (as ``gh`` does).
+    ``exact``: a report's arguments known to hold no float (``exact_arguments``)."""
+    sys.stdout.buffer.writelines(utf8_parts(doc, pretty=sys.stdout.isatty(), exact=exact))
     sys.stdout.flush()
 
 

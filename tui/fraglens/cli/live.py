@@ -375,7 +375,7 @@ def run_headless(args: argparse.Namespace, call: LiveCall | WSLiveCall) -> int:
     import asyncio
 
     from ..fit.verdicts import fit_for_request
-    from ..report.document import build_report
+    from ..report.document import build_report, exact_arguments
 
     try:
         status = asyncio.run(call.run())
@@ -388,7 +388,7 @@ def run_headless(args: argparse.Namespace, call: LiveCall | WSLiveCall) -> int:
         doc = build_report(stream, fit=fit, stall_ms=args.stall_ms)
     if doc is not None:
         if args.json:
-            write_json(doc)  # exactly as check --json writes it
+            write_json(doc, exact_arguments(stream))  # exactly as check --json writes it
         else:
             from ..report.text import print_report
 

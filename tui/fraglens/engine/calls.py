@@ -49,6 +49,10 @@ class Call:
         #: characters of the buffer that are object arguments' serialization: any
         #: more is text that came for the same call, and then no value is dropped
         self.obj_chars = 0
+        #: (text, value): a fragment's text and the value it is the JSON text of,
+        #: holding no float (``ToolDelta.args_value``); finalize takes the value
+        #: when that text is the call's whole text
+        self.text_value: tuple[str, Any] | None = None
         self.hosted = False
         self.over_limit = False
         #: UTF-8 bytes buffered, counted only once the call nears the size limit

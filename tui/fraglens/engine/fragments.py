@@ -35,7 +35,7 @@ class ToolDelta(Record):
     """
 
     __slots__ = ("choice", "index", "id", "name", "args", "args_null", "args_obj", "item",
-                 "native_index", "hosted")
+                 "native_index", "hosted", "args_value")
     choice: int
     index: int | None
     id: str | None
@@ -53,12 +53,18 @@ class ToolDelta(Record):
     #: ``mcp_tool_use``): the client neither answers it nor expects
     #: ``finish_reason: tool_calls`` for it.
     hosted: bool
+    #: The value ``args`` is the JSON text of, where the adapter wrote that text
+    #: from a value that holds no float (Ollama's arguments objects, with
+    #: ``Stream._PLAIN_AT``): what ``json.loads(args)`` gives, so that finalize
+    #: need not read the text again when it is the call's whole text.
+    #: ``NO_OBJECT`` otherwise.
+    args_value: Any
 
     def __init__(
         self, choice: int = 0, index: int | None = None, id: str | None = None,
         name: str | None = None, args: str | None = None, args_null: bool = False,
         args_obj: Any = NO_OBJECT, item: str | None = None, native_index: bool = False,
-        hosted: bool = False,
+        hosted: bool = False, args_value: Any = NO_OBJECT,
     ) -> None:
         self.choice = choice
         self.index = index
@@ -70,6 +76,7 @@ class ToolDelta(Record):
         self.item = item
         self.native_index = native_index
         self.hosted = hosted
+        self.args_value = args_value
 
 
 class ArgsFinal(FrozenRecord):

@@ -442,6 +442,8 @@ class Reassembler:
             d.args_obj is NO_OBJECT and not d.args_null
         ):
             self._append(event, call, args)  # plain text for an open call: most fragments
+            if d.args_value is not NO_OBJECT:
+                call.text_value = (args, d.args_value)
             return
         if call is None:
             self.unattributed.append((event, d))
@@ -461,6 +463,8 @@ class Reassembler:
             self._object_args(event, call, d)
         elif d.args:
             self._append(event, call, d.args)
+            if d.args_value is not NO_OBJECT:
+                call.text_value = (d.args, d.args_value)
         elif d.args == "" and call.fragments == 0:
             # an empty first fragment is still a fragment (Anthropic's first partial_json)
             self._append(event, call, "")
@@ -629,6 +633,7 @@ class Reassembler:
             over_limit=call.over_limit,
             aborted=aborted,
             finish=finish,
+            known=call.text_value,
         )
         call.results.append((event, result))
         call.finalized = True

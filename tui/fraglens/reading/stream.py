@@ -18,6 +18,7 @@ from ..adapters.base import Continuation
 from ..adapters.envelope import MAX_ENVELOPES, Envelope, Envelopes, value_envelope
 from ..engine.calls import by_owner
 from ..engine.fragments import Op, StreamError, ToolDelta
+from ..engine.plain_json import strict_loads
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES, Reassembler
 from ..framing.events import EventLog, RawEvent, RunLines
 from .ws_responses import ABORTED, ResponseLog
@@ -31,6 +32,14 @@ FORMATS = tuple(ADAPTERS)
 
 #: how many undecided events to hold back while the format is still unknown
 _DETECT_WINDOW = 16
+
+#: a payload this large is read knowing whether it holds a float, for an
+#: adapter that writes objects of it as text (``feed_plain``: Ollama's
+#: arguments): msgspec writes a megabyte of them in about 1 ms where json
+#: takes 9, and the report then writes them again (report/json_bytes.py),
+#: which pays for msgspec's import (12 ms) from about this size on. A payload
+#: with a float is read twice, to its first float and whole (plain_json.py).
+_PLAIN_AT = 768 * 1024
 
 # the C scanner json.loads itself uses; set in JSONDecoder.__init__, so typeshed omits it
 _scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
@@ -365,8 +374,12 @@ class Stream:
                         if usage is not None:
                             r.usage.append((number, usage))
                         return
+            plain = False
             try:
-                payload = _loads(data)
+                if len(data) >= _PLAIN_AT and hasattr(self.adapter, "feed_plain"):
+                    payload, plain = strict_loads(data)
+                else:
+                    payload = _loads(data)
             except ValueError:
                 self.labels.append("non-json")
                 r.diag("non-json-data", f"data is not JSON: {data[:60]!r}", number)
@@ -397,7 +410,7 @@ class Stream:
                     return
             if envelopes is not None:
                 envelopes.forget()  # the adapter's state may change from here
-            self._apply(number, payload, name)
+            self._apply(number, payload, name, plain)
             return
         if kind == "comment":
             self.labels.append("comment")
@@ -566,10 +579,14 @@ class Stream:
         return Envelopes(path, label_of, getattr(self.adapter, "unread_fields", ()),
                          self._continuation, self._usage)
 
-    def _apply(self, number: int, payload: Any, event: str | None) -> None:
+    def _apply(self, number: int, payload: Any, event: str | None, plain: bool = False) -> None:
+        """``plain``: the payload holds no float (``_PLAIN_AT``)."""
         assert self.adapter is not None
         try:
-            ops = self.adapter.feed(payload, event)
+            if plain:
+                ops = self.adapter.feed_plain(payload, event)  # type: ignore[attr-defined]
+            else:
+                ops = self.adapter.feed(payload, event)
         except Exception as exc:  # an adapter bug must not lose the stream
             ops = [StreamError(f"adapter could not read event {number}: {exc}")]
         if self.naive_log is not None:

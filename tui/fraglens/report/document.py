@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..engine.calls import Call
@@ -25,6 +26,14 @@ if TYPE_CHECKING:  # these load only where there are tools, markup, usage (start
 #: 2: ``usage`` is read into one shape (the reported numbers under ``reported``),
 #: and ``model`` and ``cost`` are given
 SCHEMA_VERSION = 2
+
+
+def exact_arguments(stream: Stream) -> list[Any]:
+    """The calls' parsed arguments that hold no float (``Result.no_floats``):
+    the values ``utf8_parts`` may have msgspec write, kept alive while it does
+    (it knows them by identity)."""
+    return [c.result.arguments for c in stream.reassembler.calls
+            if c.result is not None and c.result.no_floats]
 
 
 def ordered_calls(stream: Stream) -> list[Call]:
@@ -261,14 +270,24 @@ def dumps(doc: Any, pretty: bool = True) -> str:
     return text
 
 
-def dumps_utf8(doc: Any, pretty: bool = True) -> bytes:
+def utf8_parts(doc: Any, pretty: bool = True, exact: Iterable[Any] = ()) -> list[bytes]:
     """``dumps`` encoded as UTF-8, as it is written: encoded once (the test
-    of whether it can be is the encoding itself)."""
+    of whether it can be is the encoding itself), in parts written one after
+    the other. On one line, a report's large values are written by msgspec,
+    each a part of its own (json_bytes.py); ``exact``: the calls' arguments
+    known to hold no float (``exact_arguments``)."""
+    if not pretty and isinstance(doc, dict):
+        from .json_bytes import spliced_parts
+
+        spliced = spliced_parts(doc, exact)
+        if spliced is not None:
+            return spliced
     indent = 2 if pretty else None
     try:
-        return (json.dumps(doc, ensure_ascii=False, indent=indent) + "\n").encode("utf-8")
+        text = json.dumps(doc, ensure_ascii=False, indent=indent).encode("utf-8")
     except UnicodeEncodeError:
-        return (json.dumps(doc, ensure_ascii=True, indent=indent) + "\n").encode("utf-8")
+        text = json.dumps(doc, ensure_ascii=True, indent=indent).encode("utf-8")
+    return [text, b"\n"]  # not the text and its line end joined: a copy of it
 
 
 _LONE = re.compile("[\ud800-\udfff]")
