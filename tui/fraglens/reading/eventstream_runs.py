@@ -90,7 +90,7 @@ import sys
 import zlib
 from collections.abc import Callable
 from functools import partial
-from itertools import accumulate, repeat
+from itertools import accumulate, chain, repeat
 from operator import add, eq, getitem
 from typing import Any, cast
 
@@ -230,17 +230,15 @@ class _Run:
             found.pop()  # the rest, from the first other frame on
         if not found:
             return [], [], False
-        firsts, pieces, seconds, more = zip(*found, strict=True)
-        bodies: list[bytes] = [b""] * (2 * len(found))
-        bodies[0::2], bodies[1::2] = firsts, seconds
-        both: list[bytes] = bodies[:]
-        both[0::2], both[1::2] = pieces, more
-        if not seconds[-1]:  # the last match held one frame
+        # body, piece, body, piece: the second pair empty when a match held one frame
+        found_all: list[bytes] = list(chain.from_iterable(found))
+        bodies, pieces = found_all[0::2], found_all[1::2]
+        if not bodies[-1]:
             bodies.pop()
-            both.pop()
+            pieces.pop()
         full = len(bodies) > MAX_RUN
-        del bodies[MAX_RUN:], both[MAX_RUN:]
-        return bodies, both, full
+        del bodies[MAX_RUN:], pieces[MAX_RUN:]
+        return bodies, pieces, full
 
     def holding(self, data: bytes, pos: int, bodies: list[bytes], lengths: list[int]) -> int:
         """How many of the frames found end to end from ``pos`` with these
