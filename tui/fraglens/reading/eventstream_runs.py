@@ -613,26 +613,24 @@ def _unwrapped(wrapped: list[bytes], lead: bytes, trail: bytes) -> list[bytes]:
 
 
 def _decoded(pieces: list[bytes], whole: bool) -> list[str] | None:
-    """The texts of ``pieces``, when each is a JSON string's contents the
-    scanner accepts, decoded at once; None when one is not (or the bytes are
-    not UTF-8). ``whole``: each piece's backslashes each take the byte after
-    them (the frame's expression took them so).
+    """The texts of ``pieces``, each as it decodes alone as a JSON string's
+    contents, all decoded at once; None when one does not (or is not UTF-8).
+    ``whole``: each backslash of a piece takes the byte after it (the frame's
+    expression took them so).
 
-    Joined with ``\\u0000``, the escape of a NUL, as one string cut at its
-    NULs. A NUL in the string is an escape the scanner read (it refuses a raw
-    one). When each of the escapes put between the pieces was read as one,
-    from its backslash, every piece was read from outside an escape to
-    outside one, and none holds a quote the scanner stops at (it read to the
-    end): each is a string's contents on its own, whose text the cut gives,
-    if no piece spells the escape too. A piece whose backslashes each take a
-    byte ends outside an escape or inside a ``\\u`` one, which the escape
-    put after it breaks, so that each put escape is read as one, and the cut
-    makes as many texts as pieces unless a piece spells one. Other pieces
-    are proved to spell none first: then no proper end of the escape's bytes
-    beginning them, the joined bytes hold them only where they were put, and
-    the string holds one NUL fewer than the pieces only when each of them
-    was read as an escape. When a piece spells the escape, the pieces, each
-    proved, are decoded as a JSON array."""
+    The pieces are joined with ``\\u0000``, a NUL's escape, read as one
+    string and cut at its NULs. The scanner refuses a raw NUL, so each NUL is
+    an escape it read. Each escape put between two pieces is read as one,
+    from its backslash, when every backslash of a piece takes the byte after
+    it (a piece then ends outside an escape, or inside a ``\\u`` one that
+    the backslash put after it breaks), or when no piece holds the escape's
+    bytes and the string holds one NUL fewer than the pieces (no proper end
+    of those bytes begins them, so the joined bytes hold them only where
+    they were put). Then each piece was read alone, from outside an escape to
+    outside one, holding no quote the scanner stops at (it read to the end),
+    and the cut gives each one's text: as many as there are pieces, unless a
+    piece spells a NUL. Such pieces are proved one by one and decoded as a
+    JSON array."""
     try:
         if whole or _NUL_ESCAPE not in b"".join(pieces):
             text = _NUL_ESCAPE.join(pieces).decode("utf-8") + '"'
