@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from itertools import accumulate, compress
 from typing import Any, TypeVar
 
+from . import int64s
 from .finalize import Result
 from .scanner import COMPLETE, EMPTY_STATE, IN_ESCAPE, IN_STRING, Scanner, ScanState
 
@@ -131,7 +132,7 @@ class Call:
             return
         self._add_chunk("".join(texts) if joined is None else joined)
         last = first_event + step * (len(texts) - 1)
-        self.frag_event.extend(range(first_event, last + 1, step))
+        int64s.extend(self.frag_event, range(first_event, last + 1, step))
         self._ends(texts, lengths)
         self.last_event = last
 
@@ -145,14 +146,14 @@ class Call:
         if type(events) is list:
             self.frag_event.fromlist(events)  # (twice as fast as extend from a list)
         else:
-            self.frag_event.extend(events)
+            int64s.extend(self.frag_event, events)
         self._ends(texts, lengths)
         self.last_event = events[-1]
 
     def _ends(self, texts: list[str], lengths: Iterable[int] | None) -> None:
         ends = accumulate(map(len, texts) if lengths is None else lengths, initial=self.length)
         next(ends)  # the length before the first text
-        self.frag_end.extend(ends)
+        int64s.extend(self.frag_end, ends)
         self.length = self.frag_end[-1]
 
     def _add_chunk(self, chunk: str) -> None:
