@@ -30,6 +30,7 @@ from fraglens.engine.diagnostics import CODES
 from fraglens.engine.fragments import (
     NO_OBJECT,
     ArgsFinal,
+    ArgsParsed,
     Finish,
     Notice,
     Op,
@@ -882,6 +883,20 @@ def test_vertex_json_path_parsing(path, segments):
     assert parse_path(path) == segments
 
 
+_PATH_TEXT = st.text(alphabet=list("$.[]'\"\\ab01 \u0663\u00b2"), max_size=14)
+
+
+@given(st.lists(st.one_of(_PATH_TEXT, st.builds(lambda a, b: a + b, _PATH_TEXT, st.sampled_from(
+    [".a", ".b", "[0]", "[12]", "[\u0663]", "['x.y']", ".", "[", "]"]))), max_size=30))
+def test_vertex_paths_read_once_and_by_their_parents_are_read_as_the_parser_reads_them(paths):
+    # a builder reads each spelling once, and a path whose last step is a
+    # plain key as its parent's steps and the key: in any order, the parser's
+    # reading
+    builder = PartialArgs()
+    for path in [*paths, *(p.rpartition(".")[0] for p in paths), *paths]:
+        assert builder._parse(path) == parse_path(path), path
+
+
 # == Cohere ===========================================================================
 
 
@@ -1390,7 +1405,8 @@ def test_any_json_into_any_adapter_never_raises(name, values, events):
         assert isinstance(ops, list)
         for op in ops:
             assert isinstance(
-                op, (ToolDelta, ArgsFinal, TextDelta, Finish, Usage, StreamError, Terminal, Notice)
+                op, (ToolDelta, ArgsFinal, ArgsParsed, TextDelta, Finish, Usage, StreamError,
+                     Terminal, Notice)
             )
             if isinstance(op, Notice):
                 assert op.code in CODES

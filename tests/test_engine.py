@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fraglens.engine.fragments import ArgsFinal, Finish, StreamError, TextDelta, ToolDelta
+from fraglens.engine.fragments import (
+    ArgsFinal,
+    ArgsParsed,
+    Finish,
+    StreamError,
+    TextDelta,
+    ToolDelta,
+)
 from fraglens.engine.reassembler import Reassembler
 
 from .conftest import examples
@@ -641,3 +649,61 @@ def test_well_formed_parallel_calls_never_look_switched(values, cuts, order, fir
         (f"f{k}", json.dumps(value)) for k, value in enumerate(values)
     ]
     assert not {"index-changed", "name-changed", "choice-index-unstable"} & set(codes(r))
+
+
+@pytest.mark.parametrize("no_floats", [True, False])
+def test_a_value_an_adapter_parsed_is_the_verdicts_while_the_text_is_the_one_parsed(no_floats):
+    # ArgsParsed: the value json.loads made of the call's text (the AI SDK
+    # adapter parses it to weigh tool-input-available), kept for the verdict
+    # rather than parsed again, with whether it holds no float: only for that
+    # very text (one piece after it, and it is read anew)
+    text = '{"a": [1, 2]}'
+    kept = {"a": [1, 2]}
+    r = run(T(0, "c", "f", text[:5]), T(0, args=text[5:]),
+            [ArgsParsed(0, 0, text, kept, no_floats)])
+    assert r.calls[0].result.arguments is kept
+    assert r.calls[0].result.no_floats is no_floats and r.calls[0].text is text
+    # another text (here: a piece short), or a piece after it: parsed anew
+    for events in ([T(0, "c", "f", text[:5]), [ArgsParsed(0, 0, text, kept)]],
+                   [T(0, "c", "f", text), [ArgsParsed(0, 0, text, kept)], T(0, args=" ")]):
+        r = run(*events)
+        assert r.calls[0].result.arguments is not kept
+    r = run(T(0, "c", "f", text), [ArgsParsed(0, 0, text, kept)])
+    assert r.calls[0].result.arguments == kept
+    # a value restated in place of the text: the restatement is what is judged
+    r = run(T(0, "c", "f", "x9Qk"), [ArgsParsed(0, 0, "x9Qk", "not it")],
+            [ArgsFinal(0, 0, text, id="c")])
+    assert summary(r) == [("f", "ok", kept)]
+
+
+def test_a_call_takes_an_equal_text_as_its_own_told_without_joining_its_chunks():
+    from fraglens.engine.calls import Call
+
+    def made() -> Call:
+        call = Call(0, 0, 0, 0)
+        call.extend(1, ['{"a": ', '"x', 'y"'])
+        call.extend_at([5, 7], [', "b"', ': 2}'])
+        call.scan_at(5)  # stepped through: the scanner has read into the second chunk
+        return call
+    call, joined = made(), made()
+    assert not call.is_text('{"a": "xy", "b": 3}') and not call.is_text('{"a": "xy"')
+    text = "".join(['{"a": "xy", ', '"b": 2}'])  # equal, another string
+    assert call.is_text(text) and call.text is text and joined.text == text
+    # stepping and the scanner read what a call that joined its own reads
+    for step in range(9):
+        assert call.boundaries_at(step) == joined.boundaries_at(step)
+        assert call.scan_at(step) == joined.scan_at(step)
+    assert call.scan_state() == joined.scan_state()
+
+
+@given(st.integers(1, 5).flatmap(lambda owners: st.tuples(
+    st.just(owners), st.lists(st.integers(0, owners - 1), max_size=60))), st.booleans())
+def test_by_owner_shares_items_out_in_order_however_many_owners(case, as_bytes):
+    # a pass of compress each for two or three owners, one of appends for more
+    from fraglens.engine.calls import by_owner
+    owners, owner = case
+    items = [f"i{k}" for k in range(len(owner))]
+    want = [[item for item, o in zip(items, owner, strict=True) if o == k] for k in range(owners)]
+    assert by_owner(bytes(owner) if as_bytes else owner, iter(items), owners) == want
+    assert by_owner(owner, range(len(owner)), owners) == [
+        [k for k, o in enumerate(owner) if o == j] for j in range(owners)]

@@ -306,3 +306,25 @@ def test_every_capture_reads_the_same_with_and_without_envelopes(path, monkeypat
     fast = build_report(stream_from_bytes(data)[0])
     monkeypatch.setattr(Stream, "_envelopes_for", lambda self: None)
     assert fast == build_report(stream_from_bytes(data)[0])
+
+
+def test_an_envelope_opens_with_its_tokens_before_the_first_hole_or_gap():
+    """A holed envelope tests a payload's opening before its expression, and
+    compiles the expression only when a payload opens so: what every payload
+    it reads opens with is its tokens up to the first hole or space."""
+    spaced = '{"type": "content_block_delta", "index": 0, "delta": {"partial_json": "ab"}   }'
+    envs = Envelopes(("delta", "partial_json"), lambda payload: "t", ("type",),
+                     lambda payload: (0, 0, payload["delta"]["partial_json"]))
+    envs.learn(spaced, 0, 0, "ab", "t", json.loads(spaced))
+    (env,) = envs.items
+    assert env.opening == '{"type":'  # a gap after it; the type a hole (unread)
+    assert env._pattern is None
+    other = spaced.replace('"ab"', '"cd"').replace('"content_block_delta"', '"x"')
+    assert envs.read(other)[1] == "cd"
+    assert envs.read(other.replace(": ", ":    ")) is not None  # spaces where it had some
+    assert env._pattern is not None
+    # a payload that does not open so is none of its payloads, compiled or not
+    envs = Envelopes(("delta", "partial_json"), lambda payload: "t", ("type",),
+                     lambda payload: (0, 0, payload["delta"]["partial_json"]))
+    envs.learn(spaced, 0, 0, "ab", "t", json.loads(spaced))
+    assert envs.read('{"index": 0}') is None and envs.items[0]._pattern is None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import zlib
 from collections.abc import Iterator
 from itertools import cycle
@@ -32,7 +33,7 @@ from fraglens.reading.findings import finish_stream, report_replaced_bytes
 from fraglens.reading.stream import Stream
 
 from .conftest import SAMPLES, examples
-from .test_runs import _agree, _anthropic, _args_pieces, _one_by_one, _state
+from .test_runs import _SHAPES, _agree, _anthropic, _args_pieces, _one_by_one, _state
 
 # -- captures -------------------------------------------------------------------
 
@@ -212,6 +213,12 @@ INTERRUPTIONS = {
     "encoded surrogate": _raw_piece(b"surrogate \xed\xa0\x80"),
     "control character": _raw_piece(b"ctl \x01 char"),
     "bad escape": _raw_piece(b"\\x bad escape"),
+    # a run's pieces are decoded as one string with NUL escapes between them
+    "NUL escape": _delta("a\x00b"),
+    "escaped backslash before u0000": _raw_piece(b"a\\\\u0000b"),
+    "unicode escape cut short": _raw_piece(b"ab\\u12"),
+    "unicode escape at the end": _raw_piece(b"ab\\u00e9"),
+    "lone high surrogate escaped": _delta("\ud83d", ascii_only=True),
     "literal U+FFFD": _delta("a \ufffd b"),
     "garbage": b"\x00\x01garbage between frames\xff",
     "message crc": _damaged_message_crc(_delta("x")),
@@ -380,6 +387,13 @@ INVOKE_INTERRUPTIONS = {
         json.dumps({"bytes": base64.b64encode(_inner(_inner_delta("???"))).decode()},
                    separators=(",", ":")).replace("/", "\\/").encode()),
     "ping": _chunk(_inner({"type": "ping"})),
+    # the pieces are cut out of the events, then decoded as one string with
+    # NUL escapes between them
+    "NUL escape": _chunk(_inner(_inner_delta("a\x00b"))),
+    "escaped backslash before u0000": _chunk(_RAW_DELTA % b"a\\\\u0000b"),
+    "piece ending with a backslash": _chunk(_RAW_DELTA % b"ab\\"),
+    "unicode escape cut short": _chunk(_RAW_DELTA % b"ab\\u12"),
+    "control character": _chunk(_RAW_DELTA % b"a\x01b"),
     "message crc": _damaged_message_crc(_chunk(_inner(_inner_delta("x")))),
 }
 
@@ -667,3 +681,139 @@ def test_an_invoke_exception_is_never_read_as_a_chunk():
     (call,) = stream.reassembler.calls
     assert call.text == "".join(_args_pieces(200))
     assert "error-event" in {d.code for d in stream.reassembler.diagnostics()}
+
+
+# -- what the bulk read proves at once --------------------------------------------
+
+
+def test_a_piece_cut_after_a_backslash_and_one_that_spells_a_nul_are_not_read_as_a_pair():
+    # cut out of their events, "ab\" and "b\u0000c" joined with a NUL escape
+    # between them would read as two texts ("ab\u0000b" and "c"): the pieces
+    # are searched for the escape's bytes first, and read one by one
+    frames = _invoke(_args_pieces(150))
+    pair = [_chunk(_RAW_DELTA % b"ab\\"), _chunk(_RAW_DELTA % b"b\\u0000c")]
+    for at in (40, 41, len(frames) - 4):
+        _agree(b"".join(frames[:at] + pair + frames[at:]))
+
+
+def _frames_of(data: bytes) -> list[bytes]:
+    out, pos = [], 0
+    while pos < len(data):
+        total = int.from_bytes(data[pos : pos + 4], "big")
+        out.append(data[pos : pos + total])
+        pos += total
+    return out
+
+
+@pytest.mark.parametrize("invoke", [False, True], ids=["converse", "invoke"])
+def test_damage_anywhere_in_a_window_ends_the_run_there(invoke, monkeypatch):
+    # small windows and comparisons: the damaged frame falls first, second,
+    # in the middle, last of a window, of a match of two frames, of a
+    # comparison of several
+    monkeypatch.setattr(eventstream_runs, "MAX_RUN", 9)
+    monkeypatch.setattr(eventstream_runs, "_COMPARED", 4)
+    monkeypatch.setattr(eventstream_runs, "_FIRST_WINDOW", 600)
+    pieces = _args_pieces(40)
+    frames = (_invoke if invoke else _converse)(pieces, pads=_pads())
+    for k in range(3, 40):
+        for edit in (_damaged_message_crc, _damaged_prelude_crc, _wrong_total):
+            damaged = list(frames)
+            damaged[k] = edit(damaged[k])
+            _agree(b"".join(damaged))
+
+
+@settings(max_examples=examples(120), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(
+    fmt=st.sampled_from(["bedrock-converse", "bedrock-invoke"]),
+    calls=st.integers(1, 3),
+    size=st.integers(1, 300),
+    frag=st.integers(1, 12),
+    seed=st.integers(0, 1 << 16),
+    edit=st.sampled_from(["message crc", "prelude crc", "wrong total", "cut", "drop",
+                          "twice", "padding", "none"]),
+    where=st.integers(min_value=0),
+    pad=_PADDING,
+    window=st.sampled_from([(4096, 64), (7, 3)]),
+)
+def test_any_real_shape_damaged_agrees(fmt, calls, size, frag, seed, edit, where, pad, window,
+                                       monkeypatch):
+    """bench/shapes.py's Bedrock streams (a padding of its own on every
+    message), with one frame damaged, cut, dropped, sent twice or padded
+    otherwise (its CRCs made to hold), anywhere: the bulk read is the frame by
+    frame one (or both refuse the capture)."""
+    monkeypatch.setattr(eventstream_runs, "MAX_RUN", window[0])
+    monkeypatch.setattr(eventstream_runs, "_COMPARED", window[1])
+    frames = _frames_of(_SHAPES.real_shape(fmt, calls, size, frag, seed))
+    k = where % len(frames)
+    if edit == "message crc":
+        frames[k] = _damaged_message_crc(frames[k])
+    elif edit == "prelude crc":
+        frames[k] = _damaged_prelude_crc(frames[k])
+    elif edit == "wrong total":
+        frames[k] = _wrong_total(frames[k])
+    elif edit == "cut":
+        frames[k] = frames[k][: where % len(frames[k])]
+        del frames[k + 1 : k + 1 + where % 3]
+    elif edit == "drop":
+        del frames[k]
+    elif edit == "twice":
+        frames.insert(k, frames[k])
+    elif edit == "padding":
+        frames[k] = _repadded(frames[k], pad)
+    data = b"".join(frames)
+    try:
+        _one_by_one(data)
+    except Exception:  # noqa: BLE001 - a capture refused whole: the bulk read must refuse it too
+        with pytest.raises(Exception):  # noqa: B017
+            stream_from_bytes(data, "capture")
+        return
+    _agree(data)
+
+
+def _repadded(frame: bytes, pad: str) -> bytes:
+    """``frame`` with its payload's ``"p"`` string replaced by ``pad``
+    (encoded as JSON), both CRCs and the length made to hold."""
+    headers = int.from_bytes(frame[4:8], "big")
+    payload = frame[PRELUDE + headers : -4]
+    at = payload.rfind(b',"p":"')
+    if at < 0:
+        return frame
+    payload = payload[:at] + b',"p":' + json.dumps(pad).encode("utf-8", "surrogatepass") + b"}"
+    head = frame[PRELUDE : PRELUDE + headers]
+    total = PRELUDE + headers + len(payload) + 4
+    lengths = total.to_bytes(4, "big") + headers.to_bytes(4, "big")
+    return _with_crc(lengths + zlib.crc32(lengths).to_bytes(4, "big") + head + payload + b"\0" * 4)
+
+
+_DECODED_BYTES = st.lists(
+    st.sampled_from([b"a", b" ", b'"', b"\\", b"u", b"0", b"00", b"d83d", b"de00", b"e9", b"n",
+                     b"/", b"\x01", b"\x7f", b"\xc3\xa9", b"\xff", b"\\u0000", b"\\\\", b'\\"',
+                     b"\\ud83d", b"\\ude00", b"\\u12"]),
+    max_size=6,
+).map(b"".join)
+
+
+#: a piece as the frame's expression takes it
+_TAKEN = re.compile(eventstream_runs._STRING, re.S)
+
+
+def _one_piece(piece: bytes) -> str | None:
+    try:
+        return json.loads(b'"' + piece + b'"')
+    except ValueError:
+        return None
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(pieces=st.lists(_DECODED_BYTES, min_size=1, max_size=8))
+def test_pieces_decoded_at_once_are_each_decoded_alone(pieces):
+    """``_decoded``: the texts of pieces cut out of events (``whole`` False:
+    anything at all) and of pieces the frame's expression took (``whole``
+    True: each backslash takes the byte after it), decoded as one string,
+    are what decoding each as a JSON string gives, or None when one is none."""
+    texts = [_one_piece(p) for p in pieces]
+    expected = None if None in texts else texts
+    assert eventstream_runs._decoded(list(pieces), False) == expected
+    if all(_TAKEN.fullmatch(p) for p in pieces):
+        assert eventstream_runs._decoded(list(pieces), True) == expected

@@ -13,7 +13,14 @@ from fraglens.adapters.ai_sdk import AISDKAdapter
 from fraglens.adapters.bedrock import BedrockConverseAdapter, BedrockInvokeAdapter
 from fraglens.adapters.ollama import OllamaAdapter
 from fraglens.cli import main
-from fraglens.engine.fragments import ArgsFinal, Finish, StreamError, ToolDelta, ToolOutput
+from fraglens.engine.fragments import (
+    ArgsFinal,
+    ArgsParsed,
+    Finish,
+    StreamError,
+    ToolDelta,
+    ToolOutput,
+)
 from fraglens.framing.recording import RecordingWriter
 from fraglens.reading.capture import stream_from_bytes
 from fraglens.report.document import build_report
@@ -62,7 +69,11 @@ def test_ai_sdk_streamed_text_that_is_the_restatement(streamed, value, restated)
     for piece in (streamed[:4], streamed[4:]):
         a.feed({"type": "tool-input-delta", "toolCallId": "c", "inputTextDelta": piece})
     ops = a.feed({"type": "tool-input-available", "toolCallId": "c", "input": value})
-    assert [type(op) for op in ops] == ([ArgsFinal] if restated else [])
+    assert [type(op) for op in ops if type(op) is not ArgsParsed] == (
+        [ArgsFinal] if restated else [])
+    # the value the adapter weighed is handed on with the text it is of
+    (parsed,) = [op for op in ops if type(op) is ArgsParsed]
+    assert parsed.text == streamed and repr(parsed.value) == repr(json.loads(streamed))
 
 
 def test_ai_sdk_calls_are_keyed_by_tool_call_id_and_outputs_land_on_their_call():
@@ -232,4 +243,5 @@ def test_a_declined_shortcut_does_not_keep_an_ai_sdk_piece_twice():
     assert a.continuation(delta) == (0, 0, '{"a": 1}')
     a.feed(delta)  # as the stream does when the engine declines the shortcut
     done = {"type": "tool-input-available", "toolCallId": "c", "toolName": "f", "input": {"a": 1}}
-    assert a.feed(done) == []  # equal by value: the piece was kept once
+    # equal by value: the piece was kept once (the text weighed is it alone)
+    assert a.feed(done) == [ArgsParsed(0, 0, '{"a": 1}', {"a": 1}, True)]

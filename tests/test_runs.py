@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -181,6 +182,28 @@ def test_interruptions_end_a_run_and_reading_goes_on():
         at = 40 + 7 * k
         mixed = b"\n\n".join(blocks[:at] + [extra] + blocks[at:])
         _agree(mixed)
+
+
+def test_bytes_that_are_not_utf8_in_a_runs_lines_are_reported_as_one_by_one():
+    # a run's events are not read again for bytes that are not UTF-8 (only
+    # the bytes between runs are): events whose lines hold such bytes make no
+    # run, and each one whose payload holds U+FFFD is reported as one by one
+    pieces = _args_pieces(100)
+    data = _sse(_anthropic(pieces)).replace(
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"',
+        b'event: content_block_delta\xff\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"input_json_delta","partial_json":"\xef\xbf\xbd')
+    _agree(data)
+    bulk, _ = stream_from_bytes(data, "capture")
+    replaced = [d for d in bulk.reassembler.diagnostics() if d.code == "bytes-replaced"]
+    assert len(replaced) == len(pieces)
+    # and one such event between two runs is reported, the runs' events not
+    clean = _sse(_anthropic(_args_pieces(300))).split(b"\n\n")
+    clean[150] = clean[150].replace(b'"partial_json":"', b'"partial_json":"\xff')
+    _agree(b"\n\n".join(clean))
+    bulk, _ = stream_from_bytes(b"\n\n".join(clean), "capture")
+    assert [d.code for d in bulk.reassembler.diagnostics()].count("bytes-replaced") == 1
 
 
 def test_a_capture_cut_anywhere_in_a_run():
@@ -538,6 +561,57 @@ def test_two_indexes_of_one_call_in_turns_keep_its_pieces_in_order():
     assert list(call.frag_event) == sorted(call.frag_event)
 
 
+def test_two_envelopes_of_one_call_in_turns_keep_its_pieces_in_order(monkeypatch):
+    # one call's deltas in two spellings (its keys in another order) in turns
+    # with another call's: three envelopes, two calls, each call's pieces put
+    # together in their order before the engine and the adapter take them
+    def delta(cid: str, piece: str, flip: bool) -> tuple[None, str]:
+        payload = ({"toolCallId": cid, "type": "tool-input-delta", "inputTextDelta": piece}
+                   if flip else
+                   {"type": "tool-input-delta", "toolCallId": cid, "inputTextDelta": piece})
+        return None, json.dumps(payload, separators=(",", ":"))
+    pieces = _args_pieces(150)
+    events = [(None, json.dumps({"type": "tool-input-start", "toolCallId": c, "toolName": "f"}))
+              for c in ("a", "b")]
+    for k, piece in enumerate(pieces):
+        events += [delta("a", piece, k % 3 == 1), delta("b", piece, False)]
+    data = _real_sse(events)
+    taken = _counting_runs(monkeypatch)
+    _agree_with_the_full_path(data, monkeypatch)
+    assert sum(n for how, n in taken if how == "take_mixed_run") > 0.9 * len(events)
+    bulk, _ = stream_from_bytes(data, "capture")
+    assert [c.text for c in bulk.reassembler.calls] == ["".join(pieces)] * 2
+    # what the adapter keeps to compare with the input restated at the end
+    assert {cid: "".join(kept) for cid, kept in bulk.adapter._pieces.items()} == {
+        "a": "".join(pieces), "b": "".join(pieces)}
+
+
+@pytest.mark.parametrize("ids", [["a1", "a2", "a3"], ["call_1", "call_12", "call_1b", "x"],
+                                 ["k", "kk", "kkk"], ["1_z", "2_z"]])
+def test_ids_that_share_bytes_tell_calls_in_turns_apart(ids, monkeypatch):
+    # the bytes all ids share before and after where they differ are out of
+    # the group that says whose an event is: ids one of which opens or ends
+    # another still tell each event's call
+    made = []
+    real = runs._turns
+    monkeypatch.setattr(runs, "_turns", lambda *a: made.append(real(*a)) or made[-1])
+
+    def ev(payload: dict) -> tuple[None, str]:
+        return None, json.dumps(payload, separators=(",", ":"))
+    pieces = _args_pieces(100)
+    events = [ev({"type": "tool-input-start", "toolCallId": c, "toolName": "f"}) for c in ids]
+    for k, piece in enumerate(pieces):
+        events += [ev({"type": "tool-input-delta", "toolCallId": c, "inputTextDelta": piece})
+                   for c in (ids if k % 5 else ids[::-1])]
+    data = _real_sse(events)
+    taken = _counting_runs(monkeypatch)
+    _agree_with_the_full_path(data, monkeypatch)
+    assert any(made) and sum(n for how, n in taken if how == "take_mixed_run") > 0.9 * len(
+        pieces) * len(ids)
+    bulk, _ = stream_from_bytes(data, "capture")
+    assert [(c.id, c.text) for c in bulk.reassembler.calls] == [(c, "".join(pieces)) for c in ids]
+
+
 # -- Vertex's streamed arguments and DashScope: usage on every event, ids, comments --
 #
 # Vertex sends one ``partialArgs`` entry a chunk (a string leaf in pieces, a
@@ -747,6 +821,109 @@ def test_a_long_string_is_read_a_piece_at_a_time_and_rows_an_entry_at_a_time(fmt
     mine, other = ("read_pieces", "read_entries") if fmt == "gemini-long" else (
         "read_entries", "read_pieces")
     assert read[mine] > 0.9 * events and read[other] == 0
+
+
+def test_a_run_is_given_up_unsearched_only_where_none_starts(monkeypatch):
+    """A run's expressions are compiled when first searched, and not searched
+    where the first event or the ``FEWEST``-th does not open with the bytes
+    all its events open with (``_Run.may_start``): that saves compiling one
+    for each short string of a Vertex row and each call in turns, and must
+    never hide a run."""
+    said: list[bool] = []
+    real = runs._Run.may_start
+
+    def spy(self, data, pos):
+        may = real(self, data, pos)
+        if not may:
+            assert self.fewest.match(data, pos) is None
+        said.append(may)
+        return may
+    monkeypatch.setattr(runs._Run, "may_start", spy)
+    for fmt, calls in [("gemini", 1), ("gemini", 3), ("gemini-long", 2), ("ai-sdk", 3),
+                       ("openai-chat", 3), ("openai-responses", 1), ("dashscope", 3)]:
+        stream_from_bytes(_bench_shape(fmt, calls, 20_000, 10, 24), "capture")
+    stream_from_bytes(_vertex(_args_pieces(300), [1, 2, -2, *"abc"]), "capture")
+    assert said.count(False) > 20 and said.count(True) > 20
+
+
+@pytest.mark.parametrize("digits", [18, 19, 20, 21, 400, 5000])
+@pytest.mark.parametrize("fmt", ["gemini", "dashscope"])
+def test_a_usage_number_of_any_length_inside_a_run(fmt, digits, monkeypatch):
+    # a run stops before a usage number 64 bits cannot keep (then read one
+    # by one); one of more digits than Python turns into an int from text
+    # (4300) is no JSON to the full path either, and never a traceback
+    data = _bench_shape(fmt, 1, 20_000, 10, 24)
+    key = b'"candidatesTokenCount":' if fmt == "gemini" else b'"output_tokens":'
+    at = data.index(key, len(data) // 2) + len(key)
+    end = at + len(data[at:at + 30]) - len(data[at:at + 30].lstrip(b"0123456789"))
+    data = data[:at] + b"9" * digits + data[end:]
+    taken = _counting_runs(monkeypatch)
+    _agree_with_the_full_path(data, monkeypatch)
+    assert sum(n for _, n in taken) > 0.9 * data.count(b"data:")
+
+
+@pytest.mark.parametrize("digits", [1, 17, 18, 19, 5000])
+def test_ids_of_any_length_in_a_run(digits, monkeypatch):
+    # DashScope's ids count up: a run keeps the first as a number, so ids
+    # longer than 64 bits hold are read one by one, never a traceback
+    data = _bench_shape("dashscope", 2, 20_000, 10, 24)
+    data = re.sub(rb"(?m)^id:", b"id:" + b"1" * digits, data)
+    _agree_with_the_full_path(data, monkeypatch)
+
+
+@pytest.mark.parametrize(("shape", "padded"), [
+    ("ai-sdk", False), ("gemini", False), ("openai-chat", False), ("dashscope", False),
+    ("openai-responses", False), ("anthropic", True)])
+def test_a_run_is_searched_without_copying_its_events_unless_their_padding_varies(
+        shape, padded, monkeypatch):
+    """Where each event of a run tells its width by its groups (its holes,
+    its piece, the spaces between its tokens the learned event's), no event
+    is copied whole to say where it starts; Anthropic's padding of 0-15
+    spaces takes the search that copies each one. Both read what one by
+    one reads."""
+    wholes: list[bool] = []
+    real = runs._Searches.whole
+    monkeypatch.setattr(runs._Searches, "whole", lambda self: wholes.append(True) or real(self))
+    data = _bench_shape(shape, 3 if shape in ("ai-sdk", "openai-chat", "dashscope") else 1,
+                        20_000, 10, 24)
+    taken = _counting_runs(monkeypatch)
+    _agree_with_the_full_path(data, monkeypatch)
+    assert bool(wholes) == padded
+    assert sum(n for _, n in taken) > 0.9 * data.count(b"data:") - 40
+
+
+@pytest.mark.parametrize(("data", "rows"), [
+    (_bench_shape("gemini", 2, 20_000, 10, 24), True),
+    (_bench_shape("gemini-long", 1, 20_000, 10, 24), False),
+    (_bench_shape("gemini", 1, 5_000, 40, 3), False),
+    (_vertex(_args_pieces(300), [1, 2, -2, *"abc"]), False)],
+    ids=["rows", "one string", "long pieces", "noise"])
+def test_a_run_of_pieces_is_learned_only_where_the_event_further_on_continues_it(
+        data, rows, monkeypatch):
+    """Before it learns the envelope of a piece of a Vertex string (a proof
+    and an expression: costly), the reader looks at the event a run of
+    ``FEWEST`` would end with: a row's short string is not learned, and a run
+    is never missed for it (the same runs as without the look)."""
+    from fraglens.adapters import envelope
+    from fraglens.adapters.gemini import GeminiAdapter
+
+    def read(look: bool) -> tuple[int, int, tuple]:
+        learned, pieces = [0], [0]
+        real_learn, real_read = envelope.value_envelope, GeminiAdapter.read_pieces
+        with monkeypatch.context() as m:
+            m.setattr("fraglens.reading.stream.value_envelope",
+                      lambda *a: learned.__setitem__(0, learned[0] + 1) or real_learn(*a))
+            m.setattr(GeminiAdapter, "read_pieces", lambda self, n, p: pieces.__setitem__(
+                0, pieces[0] + len(p)) or real_read(self, n, p))
+            if not look:
+                m.setattr(runs.SSEReader, "_ahead", lambda self: None)
+            bulk, _ = stream_from_bytes(data, "capture")
+        return learned[0], pieces[0], _state(bulk)
+    (learned, pieces, state), (unlooked, all_pieces, same) = read(True), read(False)
+    assert pieces == all_pieces and state == same
+    assert learned <= unlooked
+    if rows:  # rows of short strings: no piece envelope learned (the one is the entries')
+        assert learned == 1 < unlooked
 
 
 @pytest.mark.parametrize("shape", ["chat, 2 calls", "ai-sdk, 3 calls", "dashscope, 3 calls"])

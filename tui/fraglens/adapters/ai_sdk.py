@@ -21,7 +21,9 @@ Calls are keyed by ``toolCallId``; the adapter numbers them in order of
 appearance and hands that number on as a native index. ``tool-input-available``
 is compared *by value* with the streamed text (the SDK re-serializes it, so
 spacing differs): only a different value is passed on, as ``ArgsFinal``, for
-the engine to flag; with no deltas at all it is the arguments. A ``finish``
+the engine to flag; with no deltas at all it is the arguments. The value of
+the streamed text goes to the engine with it (``ArgsParsed``), which would
+otherwise parse the same text again for the call's verdict. A ``finish``
 after calls is ``tool_calls`` whatever the last step's reason, since the
 backend may have run the tools and let the model answer in a later step.
 
@@ -33,11 +35,11 @@ call by ``toolCallId`` with a ``delta``, are named with their wire value
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..engine.fragments import (
     ArgsFinal,
+    ArgsParsed,
     Finish,
     Notice,
     Op,
@@ -48,6 +50,7 @@ from ..engine.fragments import (
     Usage,
     normalize_finish,
 )
+from ..engine.plain_json import strict_loads
 from .base import Continuation, as_str, dump, error_message, unread
 from .event_types import AI_SDK_PART_TYPES as PART_TYPES
 
@@ -190,21 +193,26 @@ class AISDKAdapter:
         pieces = self._pieces.pop(cid, None)
         if "input" not in payload:
             return ops
-        restated = value if isinstance(value, str) and kind == "tool-input-error" else dump(value)
         if not pieces:
+            restated = (value if isinstance(value, str) and kind == "tool-input-error"
+                        else dump(value))
             ops.append(ArgsFinal(0, index, restated, id=cid))
             return ops
+        if kind != "tool-input-available":
+            return ops  # the input of an error is said with it, never weighed
+        # weighed by value: the SDK spells the input its own way. The value of
+        # what streamed is the call's, which the engine would parse again for
+        # its verdict: handed over with the text it is of
         streamed = "".join(pieces)
-        # text that is the restatement itself decodes to its value (JSON's
-        # NaN aside, which equals nothing): no second tree of a long input
-        same = streamed == restated and "NaN" not in restated
+        try:
+            parsed, no_floats = strict_loads(streamed)
+            same = parsed == value  # (NaN equals nothing, however it is spelled)
+        except (ValueError, RecursionError):
+            same = False  # the engine reports the streamed text; the restatement differs
+        else:
+            ops.append(ArgsParsed(0, index, streamed, parsed, no_floats))
         if not same:
-            try:
-                same = json.loads(streamed) == value
-            except (ValueError, RecursionError):
-                same = False  # the engine reports the streamed text; the restatement differs
-        if not same and kind == "tool-input-available":
-            ops.append(ArgsFinal(0, index, restated, id=cid))
+            ops.append(ArgsFinal(0, index, dump(value), id=cid))
         return ops
 
     def _finish(self, payload: dict[str, Any]) -> list[Op]:

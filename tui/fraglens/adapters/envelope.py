@@ -107,8 +107,8 @@ _BARE = re.compile(r'[^ \t\r\n{}\[\],:"]+')
 class Envelope:
     """The exact text around one call's argument string, and what it means."""
 
-    __slots__ = ("choice", "index", "label", "lead", "lead_groups", "parts", "pattern", "prefix",
-                 "suffix", "trail", "usage")
+    __slots__ = ("_pattern", "_source", "choice", "index", "label", "lead", "lead_groups",
+                 "opening", "parts", "prefix", "suffix", "trail", "usage")
 
     def __init__(self, prefix: str, suffix: str, choice: int, index: int, label: str) -> None:
         self.prefix = prefix  # ends with the string's opening quote
@@ -118,10 +118,15 @@ class Envelope:
         #: the stream view's type for such an event when it has no SSE name
         self.label = label
         #: with holes: the payloads this envelope is (the piece and each usage
-        #: hole a group, in the order of the text), and the bytes before the
-        #: piece and after it as expressions
-        self.pattern: re.Pattern[str] | None = None
+        #: hole a group, in the order of the text; compiled when first used,
+        #: see ``pattern``), and the bytes before the piece and after it as
+        #: expressions
+        self._source: str | None = None
+        self._pattern: re.Pattern[str] | None = None
         self.lead = self.trail = b""
+        #: with holes: what every such payload opens with (its tokens before
+        #: the first hole or space), which a payload is tested for first
+        self.opening = ""
         #: the usage every such event carries, with a hole per whole number in
         #: it (the groups other than the piece's, in order); None: no usage
         self.usage: UsageShape | None = None
@@ -144,15 +149,28 @@ class Envelope:
         if piece is None:
             piece = (len(self.prefix) - 1, len(data) - len(self.suffix), "piece")
         piece_at = piece[0]
-        text, (self.lead, self.trail), self.parts = _tokens(data, sorted([piece, *holes]))
-        self.pattern = re.compile(text)
+        self._source, (self.lead, self.trail), self.parts, self.opening = _tokens(
+            data, sorted([piece, *holes]))
         self.usage = usage
         self.lead_groups = sum(kind == "usage" and start < piece_at for start, _, kind in holes)
         return self
 
+    @property
+    def pattern(self) -> re.Pattern[str] | None:
+        """With holes: the payloads this envelope is, as an expression. It is
+        compiled when first used: a stream learns the envelope of every call
+        from its first continuation, and a reader in bulk may read all the
+        others (several calls in turn each compiled one, a millisecond each,
+        for a stream that never used it)."""
+        if self._pattern is None and self._source is not None:
+            self._pattern = re.compile(self._source)
+        return self._pattern
+
     def match(self, data: str) -> tuple[str, dict[str, Any] | None] | None:
         """The piece of ``data`` and its usage (None when it carries none),
         when ``data`` is this envelope's pattern; None when it is not."""
+        if not data.startswith(self.opening):
+            return None
         found = self.pattern.fullmatch(data)  # type: ignore[union-attr]
         if found is None:
             return None
@@ -162,8 +180,11 @@ class Envelope:
         if self.usage is None:
             return text, None
         numbers = found.groups()
-        return text, self.usage.make(
-            list(map(int, numbers[: piece - 1] + numbers[piece:])))
+        try:
+            values = list(map(int, numbers[: piece - 1] + numbers[piece:]))
+        except ValueError:  # more digits than Python turns into a number: no JSON to json either
+            return None
+        return text, self.usage.make(values)
 
     def encoded(self) -> tuple[bytes, bytes]:
         """The payload's bytes before the piece (opening quote included) and
@@ -175,13 +196,14 @@ class Envelope:
 
 def _tokens(
     text: str, marks: list[tuple[int, int, str]]
-) -> tuple[str, tuple[bytes, bytes], tuple[list[tuple[bytes, bytes | None]], ...]]:
+) -> tuple[str, tuple[bytes, bytes], tuple[list[tuple[bytes, bytes | None]], ...], str]:
     """The pattern of ``text``'s tokens, each marked span replaced by its hole
     (the piece: a group), and the same as bytes, cut where the piece is
-    (before it, after it). A gap of spaces is allowed where ``text`` has
-    whitespace between two tokens and before its last token (where providers
-    pad); a gap between any two would be as exact, and cost a step of the
-    expression per token on every event."""
+    (before it, after it); and the text of its tokens before the first hole
+    or gap, which every payload the pattern takes opens with. A gap of spaces
+    is allowed where ``text`` has whitespace between two tokens and before its
+    last token (where providers pad); a gap between any two would be as
+    exact, and cost a step of the expression per token on every event."""
     out: list[tuple[str, str]] = []
     literal: list[str | None] = []  # each token's text, when it is no hole
     gaps: list[bool] = []  # before each token
@@ -228,8 +250,14 @@ def _tokens(
     parts = [(r.encode("utf-8", "surrogatepass"),
               None if gap or t is None else t.encode("utf-8", "surrogatepass"))
              for (_, r), gap, t in zip(glued, gaps, literal, strict=True)]
+    opening: list[str] = []
+    for word, gap in zip(literal, gaps, strict=True):
+        if word is None or gap:
+            break
+        opening.append(word)
     return pattern, (lead.encode("utf-8", "surrogatepass"),
-                     trail.encode("utf-8", "surrogatepass")), (parts[:cut], parts[cut + 1 :])
+                     trail.encode("utf-8", "surrogatepass")), (parts[:cut], parts[cut + 1 :]), \
+        "".join(opening)
 
 
 class Envelopes:

@@ -19,6 +19,7 @@ from .diagnostics import CODES, SEVERITY_RANK, Diagnostic, Severity
 from .finalize import OK_STATUSES, Result
 from .fragments import (
     ArgsFinal,
+    ArgsParsed,
     Finish,
     Notice,
     Op,
@@ -37,6 +38,7 @@ __all__ = [
     "OK_STATUSES",
     "SEVERITY_RANK",
     "ArgsFinal",
+    "ArgsParsed",
     "Call",
     "Diagnostic",
     "Finish",

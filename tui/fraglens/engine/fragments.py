@@ -108,6 +108,30 @@ class ArgsFinal(FrozenRecord):
         self.replaces = replaces
 
 
+class ArgsParsed(FrozenRecord):
+    """What ``json.loads`` made of a call's streamed argument ``text``, and
+    whether it holds no float (``plain_json.strict_loads``), which the adapter
+    read to weigh the format's restatement against it by value (the AI SDK's
+    ``tool-input-available``): the engine keeps it for the call's verdict
+    while the call's text is still this text (``Call.text_value``), rather
+    than parse the same text again. It says nothing of the call otherwise."""
+
+    __slots__ = ("choice", "index", "text", "value", "no_floats")
+    choice: Final[int]
+    index: Final[int]
+    text: Final[str]
+    value: Final[Any]
+    no_floats: Final[bool]
+
+    def __init__(self, choice: int, index: int, text: str, value: Any,
+                 no_floats: bool = False) -> None:
+        self.choice = choice
+        self.index = index
+        self.text = text
+        self.value = value
+        self.no_floats = no_floats
+
+
 class TextDelta(Record):
     """Assistant text (``channel="content"``) or reasoning (``"reasoning"``)."""
 
@@ -205,8 +229,8 @@ class ToolOutput(FrozenRecord):
 
 
 Op = (
-    ToolDelta | ArgsFinal | TextDelta | Finish | Usage | StreamError | Terminal | Notice
-    | ToolOutput
+    ToolDelta | ArgsFinal | ArgsParsed | TextDelta | Finish | Usage | StreamError | Terminal
+    | Notice | ToolOutput
 )
 
 

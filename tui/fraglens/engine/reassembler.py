@@ -12,19 +12,21 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from heapq import merge
 from itertools import accumulate
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any
 
 from ..records import Record
-from .calls import Call, by_owner
+from .calls import Call
 from .cumulative import last_restatement
 from .diagnostics import Diagnostic, make
 from .finalize import Result, finalize
 from .fragments import (
     NO_OBJECT,
     ArgsFinal,
+    ArgsParsed,
     Finish,
     Notice,
     Op,
@@ -93,8 +95,8 @@ def _utf8_len(text: str) -> int:
 _ENCODE = methodcaller("encode", "utf-8", "surrogatepass")
 
 #: the ops that belong to one choice
-Chosen = ToolDelta | TextDelta | ArgsFinal | Finish | ToolOutput
-_CHOSEN = (ToolDelta, TextDelta, ArgsFinal, Finish, ToolOutput)
+Chosen = ToolDelta | TextDelta | ArgsFinal | ArgsParsed | Finish | ToolOutput
+_CHOSEN = (ToolDelta, TextDelta, ArgsFinal, ArgsParsed, Finish, ToolOutput)
 
 
 #: adapter notices told apart by what they say (they name calls, parts or types)
@@ -190,6 +192,8 @@ class Reassembler:
                 (ch.text if op.channel == "content" else ch.reasoning).append((event, op.text))
             elif isinstance(op, ArgsFinal):
                 self._args_final(event, op)
+            elif isinstance(op, ArgsParsed):
+                self._args_parsed(op)
             elif isinstance(op, Finish):
                 # deltas first, then finish: a whole call may ride with its finish
                 finishes.append(op)
@@ -260,18 +264,20 @@ class Reassembler:
         return True
 
     def continue_run(
-        self, first_event: int, choice: int, index: int, texts: list[str], step: int = 1
+        self, first_event: int, choice: int, index: int, texts: list[str], step: int = 1,
+        joined: str | None = None,
     ) -> int:
         """``continue_call`` for the events ``first_event``, ``first_event +
         step``, ..., one text each: how many of them were taken (from the
         first). A run stops before an empty text and before the text that
         would pass the size limit; the rest take ``continue_call``, which cuts
-        that text there."""
+        that text there. ``joined``: the texts joined, when they were (the
+        reader's, which others keep too: one copy)."""
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
             return 0
-        run = self._fitting(call, texts)
-        call.extend(first_event, run, step)
+        run, lengths = self._fitting(call, texts)
+        call.extend(first_event, run, step, lengths, joined if len(run) == len(texts) else None)
         return len(run)
 
     def continue_at(self, events: list[int], choice: int, index: int, texts: list[str]) -> int:
@@ -280,80 +286,90 @@ class Reassembler:
         call = self._slots.by_index.get((choice, index))
         if call is None or call.finalized or call.over_limit or self._slots.waiting(choice, index):
             return 0
-        run = self._fitting(call, texts)
+        run, lengths = self._fitting(call, texts)
         if run:
-            call.extend_at(events[:len(run)], run)
+            call.extend_at(events[:len(run)], run, lengths)
         return len(run)
 
-    def _fitting(self, call: Call, texts: list[str]) -> list[str]:
-        """The texts a run may give ``call``, from the first: up to an empty
-        one (no continuation, see ``continue_call``) and short of the size limit."""
-        taken = texts.index("") if "" in texts else len(texts)
-        run = texts[:taken] if taken < len(texts) else texts
+    def _fitting(self, call: Call, texts: list[str]) -> tuple[list[str], list[int]]:
+        """The texts a run may give ``call``, from the first, and their
+        lengths: up to an empty one (no continuation, see ``continue_call``)
+        and short of the size limit."""
+        lengths = list(map(len, texts))
+        taken = lengths.index(0) if 0 in lengths else len(texts)
+        if taken < len(texts):
+            texts, lengths = texts[:taken], lengths[:taken]
         # a character is at most 4 bytes: texts that end within a quarter of the
         # limit surely fit (as in _append); past it, their bytes are counted
-        if (call.length + sum(map(len, run))) * 4 > self.max_arg_bytes:
+        if (call.length + sum(lengths)) * 4 > self.max_arg_bytes:
             if call.nbytes is None:
                 call.nbytes = _utf8_len(call.text)
-            sizes = list(accumulate(map(len, map(_ENCODE, run)), initial=call.nbytes))
+            sizes = list(accumulate(map(len, map(_ENCODE, texts)), initial=call.nbytes))
             taken = bisect_right(sizes, self.max_arg_bytes) - 1
             call.nbytes = sizes[taken]
-            run = run[:taken]
-        return run
+            texts, lengths = texts[:taken], lengths[:taken]
+        return texts, lengths
 
     def continue_mixed(
-        self, first_event: int, keys: list[tuple[int, int]], owner: list[int], texts: list[str],
-        step: int = 1,
+        self, first_event: int, keys: list[tuple[int, int]], numbers: list[list[int]],
+        texts: list[list[str]], count: int, step: int = 1, joined: list[str] | None = None,
     ) -> int:
-        """``continue_call`` for consecutive events from ``first_event`` that
-        belong to several calls, the k-th to the call on ``keys[owner[k]]``
-        (calls streamed in turns, read in bulk): how many were taken, from the
-        first. It stops before the first text that is empty or that would pass
-        its call's size limit (those take ``continue_call``, one by one)."""
+        """``continue_call`` for the ``count`` events ``first_event``,
+        ``first_event + step``, ... of several calls in turns (read in bulk),
+        handed over put with their calls: the events ``numbers[k]`` (in
+        order) are the call's on ``keys[k]``, one text each of ``texts[k]``.
+        How many were taken, from the first in the stream's order: it stops
+        before the first text that is empty or that would pass its call's
+        size limit (those take ``continue_call``, one by one). ``joined``: each
+        key's texts joined, when they were (the reader's: one copy)."""
         found = [self._slots.by_index.get(key) for key in keys]
         if any(c is None or c.finalized or c.over_limit for c in found):
             return 0
-        # two keys may name one call (a call whose start was lost takes the
-        # pieces of both indexes): its pieces are taken in their order
         calls: list[Call] = []
-        slot: list[int] = []
-        for call in found:
+        mine: list[tuple[list[int], list[str]]] = []
+        whole: list[str | None] = list(joined) if joined is not None else [None] * len(keys)
+        for call, numbers_k, texts_k in zip(found, numbers, texts, strict=True):
             assert call is not None
             k = next((j for j, c in enumerate(calls) if c is call), len(calls))
             if k == len(calls):
                 calls.append(call)
-            slot.append(k)
-        if len(calls) < len(found):
-            owner = list(map(slot.__getitem__, owner))
-        taken = texts.index("") if "" in texts else len(texts)
-        if taken < len(texts):
-            owner, texts = owner[:taken], texts[:taken]
-        # each call's texts and events, in one pass over the run
-        mine, numbers = by_owner(owner, texts, len(calls)), by_owner(
-            owner, range(first_event, first_event + step * taken, step), len(calls))
-        for k, call in enumerate(calls):
-            if (call.length + sum(map(len, mine[k]))) * 4 <= self.max_arg_bytes:
+                mine.append((numbers_k, texts_k))
+                continue
+            # two keys name one call (a call whose start was lost takes the
+            # pieces of both indexes): its pieces are taken in their order
+            both = list(merge(zip(*mine[k], strict=True), zip(numbers_k, texts_k, strict=True)))
+            mine[k] = ([n for n, _ in both], [t for _, t in both])
+            whole[k] = None
+        del whole[len(calls):]
+        taken = count
+        lengths = [list(map(len, texts_k)) for _, texts_k in mine]
+        for call, (numbers_k, texts_k), lengths_k in zip(calls, mine, lengths, strict=True):
+            if 0 in lengths_k:
+                taken = min(taken, (numbers_k[lengths_k.index(0)] - first_event) // step)
+            if (call.length + sum(lengths_k)) * 4 <= self.max_arg_bytes:
                 continue
             # near the limit: UTF-8 bytes counted, the run cut before the text that passes it
             start = _utf8_len(call.text) if call.nbytes is None else call.nbytes
-            sizes = list(accumulate(map(len, map(_ENCODE, mine[k])), initial=start))
+            sizes = list(accumulate(map(len, map(_ENCODE, texts_k)), initial=start))
             fits = bisect_right(sizes, self.max_arg_bytes) - 1
-            if fits < len(mine[k]):
-                taken = min(taken, (numbers[k][fits] - first_event) // step)
+            if fits < len(texts_k):
+                taken = min(taken, (numbers_k[fits] - first_event) // step)
         if not taken:
             return 0
-        if taken < len(owner):
-            owner, texts = owner[:taken], texts[:taken]
-            mine, numbers = by_owner(owner, texts, len(calls)), by_owner(
-                owner, range(first_event, first_event + step * taken, step), len(calls))
-        for call, texts_k, numbers_k in zip(calls, mine, numbers, strict=True):
-            if not texts_k:
+        stop = first_event + step * taken
+        for call, (numbers_k, texts_k), lengths_k, joined_k in zip(calls, mine, lengths, whole,
+                                                                  strict=True):
+            cut = bisect_left(numbers_k, stop)
+            if not cut:
                 continue
-            if (call.length + sum(map(len, texts_k))) * 4 > self.max_arg_bytes:
+            if cut < len(texts_k):
+                numbers_k, texts_k, lengths_k = numbers_k[:cut], texts_k[:cut], lengths_k[:cut]
+                joined_k = None
+            if (call.length + sum(lengths_k)) * 4 > self.max_arg_bytes:
                 if call.nbytes is None:
                     call.nbytes = _utf8_len(call.text)
                 call.nbytes += sum(map(len, map(_ENCODE, texts_k)))
-            call.extend_at(numbers_k, texts_k)
+            call.extend_at(numbers_k, texts_k, lengths_k, joined_k)
         return taken
 
     def text_run(self, first_event: int, choice: int, channel: str, texts: list[str]) -> None:
@@ -443,7 +459,7 @@ class Reassembler:
         ):
             self._append(event, call, args)  # plain text for an open call: most fragments
             if d.args_value is not NO_OBJECT:
-                call.text_value = (args, d.args_value)
+                call.text_value = (args, d.args_value, True)
             return
         if call is None:
             self.unattributed.append((event, d))
@@ -464,7 +480,7 @@ class Reassembler:
         elif d.args:
             self._append(event, call, d.args)
             if d.args_value is not NO_OBJECT:
-                call.text_value = (d.args, d.args_value)
+                call.text_value = (d.args, d.args_value, True)
         elif d.args == "" and call.fragments == 0:
             # an empty first fragment is still a fragment (Anthropic's first partial_json)
             self._append(event, call, "")
@@ -517,6 +533,15 @@ class Reassembler:
         text = json.dumps(d.args_obj, ensure_ascii=False)
         call.obj_chars += len(text)
         self._append(event, call, text)
+
+    def _args_parsed(self, op: ArgsParsed) -> None:
+        """The adapter's parse of the call's text, kept for its verdict while
+        the text is still the one parsed (``ArgsParsed``)."""
+        call = self._slots.by_index.get((op.choice, op.index))
+        if call is None or call.finalized or call.restated is not None:
+            return
+        if call.is_text(op.text):  # (the text the call holds from here: ``known``'s)
+            call.text_value = (op.text, op.value, op.no_floats)
 
     def _args_final(self, event: int, op: ArgsFinal) -> None:
         call = self._slots.find_final(op)

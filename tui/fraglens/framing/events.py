@@ -13,6 +13,7 @@ from itertools import islice
 from operator import sub
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from ..engine import int64s
 from ..records import FrozenRecord, Record
 
 if TYPE_CHECKING:
@@ -213,7 +214,7 @@ class EventLog(Sequence[RawEvent]):
         payloads = lines.payloads if lines is not None else None
         per = 1 if comments is None else 2  # events a run's event makes
         width = 2 * per
-        bounds = array("q", islice(starts, count + 1))
+        bounds = int64s.of(starts[: count + 1])
         spans = self._span
         at = len(spans)
         spans.frombytes(bytes(width * count * spans.itemsize))
@@ -224,7 +225,7 @@ class EventLog(Sequence[RawEvent]):
             "i", map(sub, islice(payloads, count), bounds[:count]))
         trails = array("i", (trail,)) * count
         if comments is not None:
-            c_start, c_end, t_start, t_end = (array("q", islice(c, count)) for c in comments)
+            c_start, c_end, t_start, t_end = (int64s.of(c[:count]) for c in comments)
             spans[at::width] = c_start
             spans[at + 1 :: width] = c_end
             # the comment's text range, then the payload's, each from its own span

@@ -13,15 +13,18 @@ each frame costs two CRCs and a few Python calls in the framing, the envelope
 and the engine. Here, as sse_runs.py does for SSE, once the stream has read
 a message as a continuation in an envelope, the frames after it are found in
 C, end to end, by one expression of that frame's bytes with the piece as a
-hole (and its prelude and message CRC as four bytes each, whatever they
-hold), up to the first frame it does not match; what each frame found holds
-where its prelude, its head (the headers and the envelope before the piece)
-and its message CRC lie is then compared with what its body's length makes
-(the prelude) and what its bytes make (``zlib.crc32`` mapped over the
-bodies), all at once, and the run ends at the first that differs. The pieces
-are decoded by one ``json.loads``, and the event records and the call's
-records extended at once (``Stream.take_run``). No Python code runs per
-frame of a run.
+hole, two frames a match (``_Run``): it steps over where the prelude and the
+head lie and where the message CRC lies (as many bytes as the learned
+frame's, whatever they hold) and takes the body (the piece and the bytes
+after it) and the piece, up to the first frame it does not match. The frames
+those bodies make (the prelude each one's length makes, the learned head,
+the body, and the CRC of these bytes: ``zlib.crc32`` mapped over the bodies,
+from the CRC of the prelude and head) are then joined and compared with the
+input, a few dozen at a time: where they are the input, the frames found
+are those frames, and the run ends at the first that differs. The pieces
+are decoded as one JSON string (``_decoded``), and the event records and the
+call's records extended at once (``Stream.take_run``). No Python code runs
+per frame of a run.
 
 Why this is exact. A run is taken only at a message boundary with no damage
 pending, and only as many frames as the input holds byte for byte as built:
@@ -43,10 +46,12 @@ frames left go one by one again. Property tests
 ``InvokeModelWithResponseStream`` chunks wrap the model's own event as
 base64 in ``{"bytes":"..."}``: there the frame's piece is the base64, the
 run's chunks are decoded in bulk, and each wrapped event must be the learned
-wrapped event's bytes around another piece (``_wrapped``, ``_unwrapped``).
-Its base64 must open with that of the bytes before its piece (their whole
-3-byte groups), so the expression itself stops at the first chunk that
-wraps another event (the next call's): nothing past a call is decoded.
+wrapped event's bytes around another piece (``_wrapped``, ``_unwrapped``):
+each event is cut where the learned one's piece lies, and the events are
+compared with those the pieces make at once. Its base64 must open with that
+of the bytes before its piece (their whole 3-byte groups), so the expression
+itself stops at the first chunk that wraps another event (the next call's):
+nothing past a call is decoded.
 
 Padding. Real Bedrock ends every payload with a ``"p"`` field whose string
 is a prefix of ``a-zA-Z0-9...`` of a random length, so that a message's size
@@ -85,12 +90,12 @@ import sys
 import zlib
 from collections.abc import Callable
 from functools import partial
-from itertools import accumulate, repeat
-from operator import add, eq
-from typing import Any
+from itertools import accumulate, chain, repeat
+from operator import add, eq, getitem
+from typing import Any, cast
 
 from ..adapters.base import Continuation
-from ..adapters.envelope import Envelope, Envelopes
+from ..adapters.envelope import Envelope, Envelopes, scanstring
 from ..framing.events import FramingProblem
 from ..framing.eventstream import (
     PRELUDE,
@@ -107,10 +112,11 @@ from .stream import Stream, label_of
 #: what a run holds while it is read (a few hundred bytes an event, let go
 #: after it); a window holds about so many (sse_runs.next_window)
 MAX_RUN = 1 << 12
-#: bytes read one frame at a time after a run before the next is looked for;
-#: doubled after every slice not followed by runs at least as long, up to the
-#: caller's budget
-_FIRST_SLICE = 4096
+#: bytes read one frame at a time after a run before the next is looked for
+#: (a few frames: a call's first continuation is read one by one, and then its
+#: run can start); doubled after every slice not followed by runs at least as
+#: long, up to the caller's budget
+_FIRST_SLICE = 512
 #: bytes searched for a run's frames at once: at first, and the least and
 #: the most (sse_runs.next_window: a capture damaged every few frames costs a
 #: few searches of the bytes it has, not of a large window). The most stays
@@ -119,9 +125,11 @@ _FIRST_WINDOW = 16 * 1024
 _MAX_WINDOW = 8 * 1024 * 1024
 
 _U32 = struct.Struct(">I")
+#: put between pieces decoded as one string (``_decoded``)
+_NUL_ESCAPE = b"\\u0000"
 _LENGTHS = struct.Struct(">II")
-#: bytes of the learned head a frame's piece must follow (see _Run)
-_BEHIND = 8
+#: frames joined and compared with the input at a time (``_Run.holding``)
+_COMPARED = 64
 #: what the string of a field the adapter never reads (padding) may hold in a
 #: run: printable ASCII but the quote and the backslash, maybe empty. Bedrock
 #: pads with letters and digits; a string with anything else (an escape, a
@@ -130,7 +138,24 @@ _BEHIND = 8
 _PADDING = rb"[ !#-\[\]-~]*"
 #: base64 that ``b64decode(..., validate=True)`` may accept, at least one character
 _BASE64 = rb"[A-Za-z0-9+/]+={0,2}"
+#: a piece's contents in a frame: a JSON string's the scanner accepts (PIECE)
+_STRING = PIECE
+if sys.version_info >= (3, 11):
+    # The same, possessive: each repeat is followed by a byte it does not take
+    # (a quote, or a backslash inside a piece), so giving any back never makes
+    # a match, and without it the search keeps no state to backtrack with
+    # (a sixth of a converse frame's instructions). A piece's escapes are a
+    # backslash and any byte, as far as finding where it ends goes (its first
+    # quote outside an escape); the scanner that decodes the pieces refuses
+    # the escapes it does not read (``_decoded``), and an empty piece ends a
+    # run in the engine, as it is no continuation one by one.
+    _PADDING = rb"[ !#-\[\]-~]*+"
+    _BASE64 = rb"[A-Za-z0-9+/]++={0,2}+"
+    _STRING = rb'[^"\\\x00-\x1f]*+(?:\\.[^"\\\x00-\x1f]*+)*+'
 _BASE64_ONLY = re.compile(_BASE64)
+_PIECE_ONLY = re.compile(PIECE)
+#: bytes' slice (``operator.getitem``, typed for bytes)
+_cut = cast(Callable[[bytes, slice], bytes], getitem)
 # what the adapter's b64decode(validate=True) is: a2b_base64 in strict mode
 # since 3.11, after a check of the alphabet that _BASE64 makes before
 _a2b: Callable[[bytes], bytes]
@@ -140,8 +165,8 @@ else:
     _a2b = binascii.a2b_base64
 
 
-#: a wrapped event's bytes before its piece and after it, and their expression
-_Inner = tuple[bytes, bytes, "re.Pattern[bytes]"]
+#: a wrapped event's bytes before its piece and after it
+_Inner = tuple[bytes, bytes]
 
 
 class _Run:
@@ -160,27 +185,25 @@ class _Run:
         self.payload_at = PRELUDE + headers_length
         #: a frame's length but its body's and its tail's
         self.fixed = PRELUDE + len(head) + TRAILER
-        # A frame as four groups: what lies where the prelude and the head
-        # would be (checked after, against the prelude the frame's length
-        # makes and the head: one comparison in C, where the expression would
-        # test the head byte by byte); the body and the tail (the piece, or
-        # the piece, ``mid`` and the padding's string; then ``tail``, what
-        # follows them, as it is); the piece in it; and what lies where the
-        # message CRC would be (checked after, against the CRC of the bytes
-        # before it). Or else the rest of the window, in one step: found from
-        # a frame's start, such frames lie end to end, then at most one rest
-        # (empty groups) from the first other frame on. The piece (``piece``:
-        # a JSON string's contents, or base64) must follow the head's last
-        # bytes, which end with its opening quote after the colon of its key
-        # (or whitespace: see Envelopes._find), and stops at the latest at
-        # the next quote, as the padding's string does: the search stays linear.
+        # A frame as two groups: its body and tail (the piece, or the piece,
+        # ``mid`` and the padding's string; then ``tail``, what follows them,
+        # as it is), and the piece in it. What lies where the prelude and the
+        # head would be, and where the message CRC would be, is skipped here
+        # and checked after (``holding``): one comparison in C of the window
+        # with the frames the bodies make, where the expression would test the
+        # head byte by byte and a group apiece would make an object a frame.
+        # Two frames a match, the second if it is there (each match costs the
+        # search as much again as a frame). Or else the rest of the window, in
+        # one step: found from a frame's start, such frames lie end to end,
+        # then at most one rest (empty groups) from the first other frame on.
+        # The piece (``piece``: a JSON string's contents, or base64) stops at
+        # the latest at the next quote, as the padding's string does: the
+        # search stays linear.
         body = b"(%s)" % piece
         if mid is not None:
             body += re.escape(mid) + _PADDING
-        self.frame = re.compile(
-            b"(?s:(.{%d})(?<=%s)(%s%s)(.{4}))|%s"
-            % (PRELUDE + len(head), re.escape(head[-_BEHIND:]), body, re.escape(tail), REST),
-        )
+        frame = b"(?s:.{%d}(%s%s).{4})" % (PRELUDE + len(head), body, re.escape(tail))
+        self.frame = re.compile(b"%s(?:%s)?|%s" % (frame, frame, REST))
         #: body-and-tail length -> the bytes before them in a frame that
         #: carries such a body (the prelude its length makes, the head), and
         #: their CRC, which the message CRC goes on from
@@ -197,6 +220,52 @@ class _Run:
             start = sizes + _U32.pack(zlib.crc32(sizes)) + self.head
             self.starts[length] = start
             self.bases[length] = zlib.crc32(start)
+
+    def find(self, data: bytes, pos: int, end: int) -> tuple[list[bytes], list[bytes], bool]:
+        """The bodies and the pieces of the frames found end to end from
+        ``pos`` on (before ``end``), at most ``MAX_RUN``; and whether more
+        were found."""
+        found = self.frame.findall(data, pos, end)
+        if found and not found[-1][0]:
+            found.pop()  # the rest, from the first other frame on
+        if not found:
+            return [], [], False
+        # body, piece, body, piece: the second pair empty when a match held one frame
+        found_all: list[bytes] = list(chain.from_iterable(found))
+        bodies, pieces = found_all[0::2], found_all[1::2]
+        if not bodies[-1]:
+            bodies.pop()
+            pieces.pop()
+        full = len(bodies) > MAX_RUN
+        del bodies[MAX_RUN:], pieces[MAX_RUN:]
+        return bodies, pieces, full
+
+    def holding(self, data: bytes, pos: int, bodies: list[bytes], lengths: list[int]) -> int:
+        """How many of the frames found end to end from ``pos`` with these
+        bodies (of these lengths) are, from the first, exactly the frames
+        they make: the prelude their length makes, the head, the body, and
+        the CRC of those bytes. The frames made are joined and compared with
+        the input a few dozen at a time (what is joined stays in the cache
+        while it is compared); only where they differ, frame by frame, to
+        say where."""
+        self.learn(set(lengths))
+        made = list(map(self.starts.__getitem__, lengths))
+        sums = list(map(_U32.pack, map(zlib.crc32, bodies, map(self.bases.__getitem__, lengths))))
+        parts: list[bytes] = [b""] * (3 * len(bodies))
+        parts[0::3] = made
+        parts[1::3] = bodies
+        parts[2::3] = sums
+        join, at = b"".join, pos
+        for first in range(0, len(parts), 3 * _COMPARED):
+            frames = join(parts[first : first + 3 * _COMPARED])
+            if not data.startswith(frames, at):
+                break
+            at += len(frames)
+        else:
+            return len(bodies)
+        whole = list(map(join, zip(made, bodies, sums, strict=True)))
+        same = list(map(data.startswith, whole, accumulate(map(len, whole), initial=pos)))
+        return same.index(False)
 
 
 class EventStreamReader:
@@ -224,13 +293,22 @@ class EventStreamReader:
         self._window = _FIRST_WINDOW
         self._budget = _MAX_WINDOW
         self._runs: dict[tuple[bytes, bytes, bytes, bytes | None], _Run] = {}
-        #: wrapped events' bytes around their pieces -> their expression
-        self._inner: dict[tuple[bytes, bytes], re.Pattern[bytes]] = {}
+        #: what the last run repeated, and its last event's number: when the
+        #: last event is that one, the next run repeats the same
+        self._repeated: tuple[Envelope, _Run, _Inner | None] | None = None
+        self._repeated_at = -1
 
     def advance(self, budget: int) -> None:
-        """Read about ``budget`` bytes more (at least one slice)."""
+        """Read about ``budget`` bytes more (at least one slice, or a run)."""
         stop = self.pos + budget
         self._budget = budget
+        if self._repeated_at == len(self.stream.events) - 1:
+            # the last read stopped inside a run: it goes on in bulk, before
+            # anything is read one by one
+            while self.pos < stop and not self.done and self._take_run():
+                pass
+            if self.pos >= stop:
+                return
         while not self.done:
             self._slice_once(min(self._slice, budget))
             before = self.pos
@@ -281,39 +359,26 @@ class EventStreamReader:
             return False
         env, run, inner = learned
         end = min(len(data), pos + min(self._window, self._budget))
-        found = run.frame.findall(data, pos, end)
-        if found and not found[-1][0]:
-            found.pop()  # the rest, from the first other frame on
-        full = len(found) > MAX_RUN
-        del found[MAX_RUN:]
-        if not found:
+        bodies, pieces, full = run.find(data, pos, end)
+        if not bodies:
             return False
-        heads, bodies, wrapped, crcs = zip(*found, strict=True)
         lengths = list(map(len, bodies))
-        run.learn(set(lengths))
-        # the prelude each frame's length makes and the head, and the CRC of
-        # the frame's bytes: where the input holds them, the frames are the
-        # run's (else it ends at the first that differs)
-        made = tuple(map(run.starts.__getitem__, lengths))
-        sums = tuple(map(_U32.pack, map(zlib.crc32, bodies, map(run.bases.__getitem__, lengths))))
-        good = len(found)
-        if made != heads or sums != crcs:
-            good = min(_agreeing(made, heads), _agreeing(sums, crcs))
+        # where the frames the bodies make are the input's, the frames are
+        # the run's (else it ends at the first that differs)
+        good = run.holding(data, pos, bodies, lengths)
         starts = list(accumulate(map(add, lengths[:good], repeat(run.fixed)), initial=pos))
-        pieces = list(wrapped[:good])
+        del pieces[good:]
         if inner is not None and pieces:
             pieces = _unwrapped(pieces, *inner)
-        if len(pieces) < len(found):  # the run ends at the first frame that does not hold
+        if len(pieces) < len(bodies):  # the run ends at the first frame that does not hold
             full = False
             del starts[len(pieces) + 1 :]
         self._window = next_window(self._window, starts[-1] - pos, len(pieces),
                                    end - starts[-1], full, _FIRST_WINDOW, _MAX_WINDOW)
         if not pieces:
             return False
-        try:
-            # decoded strictly first: json.loads would let encoded surrogates through
-            texts: list[str] = json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))
-        except ValueError:
+        texts = _decoded(pieces, inner is None)
+        if texts is None:
             return False
         log = stream.events
         first = len(log)
@@ -321,6 +386,7 @@ class EventStreamReader:
         if not taken:
             return False
         self.runs.append(range(first, first + taken))
+        self._repeated, self._repeated_at = learned, first + taken - 1
         self.pos = starts[taken]
         return True
 
@@ -330,13 +396,17 @@ class EventStreamReader:
         that wraps the model's event in base64, that event's bytes around its
         piece (and their expression)."""
         stream = self.stream
+        if self._repeated_at == len(stream.events) - 1:
+            # the last event was read in a run, as the event it was learned
+            # from: what it repeats is learned again from it
+            return self._repeated
         padded = self._padded()
         if padded is not None:
             return padded
         env = stream.run_envelope()
         if env is not None:
             lead, trail = env.encoded()
-            run = self._run_of(lead, trail, PIECE)
+            run = self._run_of(lead, trail, _STRING)
             return None if run is None else (env, run, None)
         return self._wrapped()
 
@@ -392,7 +462,7 @@ class EventStreamReader:
             return None
         env = envelopes.items[0]
         cut = _around(text, env, padding)
-        run = None if cut is None else self._run_of(cut[0], cut[2], PIECE, cut[1])
+        run = None if cut is None else self._run_of(cut[0], cut[2], _STRING, cut[1])
         return None if run is None else (env, run, None)
 
     def _wrapped(self) -> tuple[Envelope, _Run, _Inner] | None:
@@ -446,13 +516,7 @@ class EventStreamReader:
             run = None if cut is None else self._run_of(cut[0], cut[2], expr, cut[1])
         if run is None:
             return None
-        inner = self._inner.get((lead, trail))
-        if inner is None:
-            if len(self._inner) >= 64:
-                self._inner.clear()
-            inner = self._inner[lead, trail] = re.compile(
-                re.escape(lead) + b"(" + PIECE + b")" + re.escape(trail) + b"|" + REST)
-        return env, run, (lead, trail, inner)
+        return env, run, (lead, trail)
 
     def _run_of(self, lead: bytes, trail: bytes, piece: bytes,
                 mid: bytes | None = None) -> _Run | None:
@@ -519,33 +583,65 @@ def _around(text: str, piece: Envelope, padding: Envelope) -> tuple[bytes, bytes
             b'"' + padding.suffix.encode("utf-8"))
 
 
-def _unwrapped(
-    wrapped: list[bytes], lead: bytes, trail: bytes, inner: re.Pattern[bytes]
-) -> list[bytes]:
+def _unwrapped(wrapped: list[bytes], lead: bytes, trail: bytes) -> list[bytes]:
     """The pieces of the events that chunks' base64 ``wrapped`` hold, from the
-    first, while each one is exactly ``lead``, a piece and ``trail``. All
-    decoded at once (``a2b_base64`` mapped; none when one is no base64), and
-    found by one search of them joined (``inner``: such an event, or else the
-    rest in one step). The matches lie end to end from the first event's
-    start until the rest; the first whose length is not its event's ends the
-    run: the ones before it are their events exactly, and an event that is
-    exactly ``lead``, a piece and ``trail`` is matched as long as it is (the
-    piece stops at its closing quote)."""
+    first, while each one is exactly ``lead``, a piece and ``trail``: the
+    bytes between them in each event, proved by one comparison of the events
+    joined with the ones those pieces make (an event shorter than ``lead`` and
+    ``trail`` makes a longer one, so the two differ), frame by frame only to
+    say where they differ. The pieces are proved JSON strings' contents as
+    they are decoded (``_decoded``).
+
+    All decoded at once: ``a2b_base64`` mapped, in its lenient mode (a call
+    with a keyword costs more than the decoding), which decodes what the
+    strict mode the adapter uses accepts the same, and refuses what it
+    refuses but one shape (``_BASE64`` holds the alphabet before at most two
+    ``=``): three characters past whole quads and then two ``=``, whose
+    length is no multiple of four, as every base64 the strict mode accepts
+    is. A chunk that is none is read one by one, as one the decoding refuses."""
+    if any(length & 3 for length in set(map(len, wrapped))):
+        return []
     try:
-        events = list(map(_a2b, wrapped))
+        events = list(map(binascii.a2b_base64, wrapped))
     except binascii.Error:
         return []
-    pieces = inner.findall(b"".join(events))
-    if pieces and not pieces[-1]:
-        pieces.pop()  # the rest: no piece is empty
-    fixed = len(lead) + len(trail)
-    same = list(map(eq, map(len, events), map(add, map(len, pieces), repeat(fixed))))
-    if False in same:
-        del pieces[same.index(False):]
-    return pieces
+    pieces: list[bytes] = list(map(_cut, events, repeat(slice(len(lead), -len(trail)))))
+    if b"".join(events) == lead + (trail + lead).join(pieces) + trail:
+        return pieces
+    same = list(map(eq, events, map(b"".join, zip(repeat(lead), pieces, repeat(trail)))))
+    return pieces[: same.index(False)]
 
 
-def _agreeing(made: tuple[bytes, ...], found: tuple[bytes, ...]) -> int:
-    """How many of ``made`` are the same as ``found``, from the first."""
-    same = list(map(eq, made, found))
-    return same.index(False) if False in same else len(same)
+def _decoded(pieces: list[bytes], whole: bool) -> list[str] | None:
+    """The texts of ``pieces``, each as it decodes alone as a JSON string's
+    contents, all decoded at once; None when one does not (or is not UTF-8).
+    ``whole``: each backslash of a piece takes the byte after it (the frame's
+    expression took them so).
+
+    The pieces are joined with ``\\u0000``, a NUL's escape, read as one
+    string and cut at its NULs. The scanner refuses a raw NUL, so each NUL is
+    an escape it read. Each escape put between two pieces is read as one,
+    from its backslash, when every backslash of a piece takes the byte after
+    it (a piece then ends outside an escape, or inside a ``\\u`` one that
+    the backslash put after it breaks), or when no piece holds the escape's
+    bytes and the string holds one NUL fewer than the pieces (no proper end
+    of those bytes begins them, so the joined bytes hold them only where
+    they were put). Then each piece was read alone, from outside an escape to
+    outside one, holding no quote the scanner stops at (it read to the end),
+    and the cut gives each one's text: as many as there are pieces, unless a
+    piece spells a NUL. Such pieces are proved one by one and decoded as a
+    JSON array."""
+    try:
+        if whole or _NUL_ESCAPE not in b"".join(pieces):
+            text = _NUL_ESCAPE.join(pieces).decode("utf-8") + '"'
+            found, end = scanstring(text, 0)
+            texts = found.split("\x00")
+            if end == len(text) and len(texts) == len(pieces):
+                return texts
+            if not whole:
+                return None
+        if not all(map(_PIECE_ONLY.fullmatch, pieces)):
+            return None
+        return json.loads((b'["' + b'","'.join(pieces) + b'"]').decode("utf-8"))  # type: ignore[no-any-return]
+    except ValueError:
+        return None

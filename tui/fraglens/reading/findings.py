@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..engine.plural import counted
-from ..framing.events import FramingProblem
+from ..framing.events import EventLog, FramingProblem
 from .stream import Stream
 
 
@@ -59,10 +59,12 @@ def report_replaced_bytes(stream: Stream, data: bytes, valid: Iterable[range] = 
     One strict pass over the input, and a look at an event only then. A
     recording keeps such reads as base64, so its own lines are UTF-8: the
     response body its chunks make up is what is checked (the spans index it).
-    ``valid``: events (in order) whose payloads a reader found valid UTF-8, not
-    looked at again. Of a binary frame only the payload is text: its prelude
-    and CRCs are not read as UTF-8. ``utf8``: the reader knows ``data`` is UTF-8
-    (a recording's body, from its reads: recording_runs.py)."""
+    ``valid``: events (in order) a reader found valid UTF-8, not looked at
+    again: of a text capture their whole bytes (then only the bytes between
+    them are read), of a binary frame its payload. Of a binary frame only the
+    payload is text: its prelude and CRCs are not read as UTF-8. ``utf8``: the
+    reader knows ``data`` is UTF-8 (a recording's body, from its reads:
+    recording_runs.py)."""
     if utf8:
         return
     if stream.framing == "recording" and stream.events.source is None:
@@ -72,10 +74,11 @@ def report_replaced_bytes(stream: Stream, data: bytes, valid: Iterable[range] = 
         from ..framing.recording import recording_to_sse
 
         data = recording_to_sse(data)
-    if is_utf8(data):
-        return
     events = stream.events
     binary = stream.framing == "eventstream"
+    valid = list(valid)
+    if _is_utf8_outside(events, data, valid) if valid and not binary else is_utf8(data):
+        return
     for number in _outside(len(events), valid):
         if not events.replaced(number):
             continue
@@ -105,22 +108,44 @@ def _outside(count: int, skipped: Iterable[range]) -> Iterator[int]:
     yield from range(at, count)
 
 
-def is_utf8(data: bytes) -> bool:
-    """Whether ``data`` is valid UTF-8, without building the decoded text: a
-    whole-input ``decode`` made a second copy of a 20 MB capture (and a third
-    of its peak memory) only to be thrown away. In steps of 64 KiB: below
-    the allocator's threshold for a mapping of its own, so each step's text
-    reuses the memory the one before freed (steps of a megabyte were each a
-    fresh mapping, faulted in page by page: three times the time)."""
-    if data.isascii():
+def is_utf8(data: bytes, start: int = 0, end: int | None = None) -> bool:
+    """Whether ``data[start:end]`` is valid UTF-8, without building the
+    decoded text: a whole-input ``decode`` made a second copy of a 20 MB
+    capture (and a third of its peak memory) only to be thrown away. In
+    steps of 64 KiB: below the allocator's threshold for a mapping of its
+    own, so each step's text reuses the memory the one before freed (steps
+    of a megabyte were each a fresh mapping, faulted in page by page: three
+    times the time)."""
+    end = len(data) if end is None else end
+    if start == 0 and end == len(data) and data.isascii():
         return True
     decoder = codecs.getincrementaldecoder("utf-8")()
     view = memoryview(data)
     step = 1 << 16
     try:
-        for start in range(0, len(data), step):
-            decoder.decode(view[start : start + step])
+        for at in range(start, end, step):
+            decoder.decode(view[at : min(at + step, end)])
         decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         return False
     return True
+
+
+def _is_utf8_outside(events: EventLog, data: bytes, valid: list[range]) -> bool:
+    """Whether the bytes around the events of ``valid`` (in order) are valid
+    UTF-8: every event outside them lies there. The bytes of an SSE run's
+    events were proved UTF-8 as they were read (reading/sse_runs.py), and a
+    long call's are most of a capture: only what lies between runs is read
+    again. False, too, when an event of ``valid`` has no span (then each
+    event outside them is looked at)."""
+    at = 0
+    for run in valid:
+        if not run:
+            continue
+        first, last = events.span(run.start), events.span(run.stop - 1)
+        if first is None or last is None or first[0] < at:
+            return False
+        if first[0] > at and not is_utf8(data, at, first[0]):
+            return False
+        at = last[1]
+    return at >= len(data) or is_utf8(data, at)

@@ -201,6 +201,13 @@ class _SSEReading(_RunReading):
             return self.problems[0].message
         return None
 
+    def finish(self) -> Framed:
+        self._close()
+        # the events a run read were found valid UTF-8 there: not read again
+        assert isinstance(self._reader, SSEReader)
+        report_replaced_bytes(self.stream, self._data, self._reader.runs)
+        return Framed(self.stream.framing, self.stream.events, self.meta, self.problems)
+
 
 class _EventStreamReading(_RunReading):
     def finish(self) -> Framed:

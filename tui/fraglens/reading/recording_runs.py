@@ -222,8 +222,7 @@ class RecordingReading:
         first = 0
         for k in range(1, len(unsure) + 1):
             if k == len(unsure) or unsure[k] != unsure[k - 1] + 1:  # the end of a run
-                start, end = bounds(unsure[first], unsure[k - 1])
-                if not is_utf8(body[start:end]):
+                if not is_utf8(body, *bounds(unsure[first], unsure[k - 1])):
                     return False
                 first = k
         return True

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from array import array
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
 from itertools import chain, compress, repeat
 from typing import TYPE_CHECKING, Any
 
@@ -176,14 +177,16 @@ class Stream:
         number = len(self.events)
         step = 1 if lines is None or lines.comments is None else 2
         first = number + step - 1  # the first data event
-        taken = self.reassembler.continue_run(first, env.choice, env.index, texts, step)
+        # joined once: the engine's text and the adapter's (AI SDK) are one string
+        joined = "".join(texts)
+        taken = self.reassembler.continue_run(first, env.choice, env.index, texts, step, joined)
         if not taken:
             return 0
         label = env.label if name is None else name
         self._run_labels(number, [self._types.setdefault(label, label)], None, taken, step)
         if self._continued is not None:
             self.adapter.continued_run(  # type: ignore[union-attr]
-                env.index, texts if taken == len(texts) else texts[:taken]
+                env.index, [joined] if taken == len(texts) else texts[:taken]
             )
         if env.usage is not None:
             assert usage is not None
@@ -200,36 +203,47 @@ class Stream:
         return [] if env is None else list(self._envelopes.items)  # type: ignore[union-attr]
 
     def take_mixed_run(
-        self, envs: list[Envelope], which: list[int], texts: list[str], name: str | None,
-        starts: list[int], lead: int, trail: int, usage: list[array[int]] | None = None,
-        lines: RunLines | None = None,
+        self, envs: list[Envelope], which: Sequence[int], texts: list[list[str]],
+        name: str | None, starts: list[int], lead: int, trail: int,
+        usage: list[array[int]] | None = None, lines: RunLines | None = None,
     ) -> int:
         """``take_run`` for events each of which is one of ``envs`` (the k-th
-        ``envs[which[k]]``) with the k-th of ``texts`` as its piece: several
-        calls' continuations in turns. ``usage``: when the envelopes carry it
-        (all of them, with as many holes each), one column per hole. Returns
-        how many were taken, from the first."""
-        keys: list[tuple[int, int]] = []
-        for env in envs:
-            if (env.choice, env.index) not in keys:
-                keys.append((env.choice, env.index))
-        call_of = [keys.index((env.choice, env.index)) for env in envs]
-        owner = list(map(call_of.__getitem__, which))
+        ``envs[which[k]]``) with another piece: several calls' continuations
+        in turns. ``texts``: each envelope's pieces, in order (shared out by
+        the reader, which decodes them so). ``usage``: when the envelopes
+        carry it (all of them, with as many holes each), one column per hole.
+        Returns how many were taken, from the first."""
+        count = len(which)
         number = len(self.events)
         step = 1 if lines is None or lines.comments is None else 2
         first = number + step - 1
-        taken = self.reassembler.continue_mixed(first, keys, owner, texts, step)
+        events = range(first, first + step * count, step)
+        numbers = by_owner(which, events, len(envs))
+        keys = [(env.choice, env.index) for env in envs]
+        if len(set(keys)) < len(keys):
+            # two envelopes of one call: its pieces put together in their order
+            unique = list(dict.fromkeys(keys))
+            owner = list(map([unique.index(key) for key in keys].__getitem__, which))
+            each = [iter(mine) for mine in texts]
+            texts = by_owner(owner, map(next, map(each.__getitem__, which)), len(unique))
+            numbers, keys = by_owner(owner, events, len(unique)), unique
+        # each call's joined once: the engine's text and the adapter's are one string
+        joined = ["".join(mine) for mine in texts]
+        taken = self.reassembler.continue_mixed(first, keys, numbers, texts, count, step, joined)
         if not taken:
             return 0
         types = self._types
         labels = [types.setdefault(label, label)
                   for label in (env.label if name is None else name for env in envs)]
-        self._run_labels(number, labels, which, taken, step)
+        self._run_labels(number, labels, which if len(set(labels)) > 1 else None, taken, step)
         if self._continued is not None:
-            mine = by_owner(owner[:taken], texts[:taken], len(keys))
-            for (_, index), texts_k in zip(keys, mine, strict=True):
-                if texts_k:
-                    self.adapter.continued_run(index, texts_k)  # type: ignore[union-attr]
+            stop = first + step * taken
+            for (_, index), numbers_k, texts_k, joined_k in zip(keys, numbers, texts, joined,
+                                                                 strict=True):
+                cut = bisect_left(numbers_k, stop)
+                if cut:
+                    self.adapter.continued_run(  # type: ignore[union-attr]
+                        index, [joined_k] if cut == len(texts_k) else texts_k[:cut])
         if envs[0].usage is not None:
             assert usage is not None
             self.reassembler.usage.add_run(
@@ -238,14 +252,20 @@ class Stream:
         self.events.add_run(name, starts, taken, lead, trail, lines)
         return taken
 
-    def run_entries(self, pieces: bool = False) -> Envelope | None:
+    def run_entries(
+        self, pieces: bool = False, ahead: Callable[[], str | None] | None = None
+    ) -> Envelope | None:
         """The envelope of the last event when it continues a streamed call
         with one entry (``Adapter.entry_chunk``: Vertex's partial arguments),
         for ``take_entries``: learned from the event's text, with a hole for
         the entry and one at each number of its usage, each proved
         (``adapters/envelope.py``). ``pieces``: the envelope around the
         entry's piece instead, when the entry continues a growing string
-        (``Adapter.piece_chunk``). None when it is no such event."""
+        (``Adapter.piece_chunk``). None when it is no such event, or when
+        what ``ahead`` gives, the payload of an event that a run from here
+        would hold (the reader's look further on), is no such continuation of
+        it: a run of pieces of another string is not learned for nothing
+        (Vertex's rows are strings of a few pieces each)."""
         adapter, log = self.adapter, self.events
         check = getattr(adapter, "piece_chunk" if pieces else "entry_chunk", None)
         if check is None or self.naive_log is not None or not log:
@@ -261,6 +281,13 @@ class Stream:
         number = check(payload)
         if number is None:
             return None
+        further = ahead() if ahead is not None else None
+        if further is not None:
+            try:
+                if check(_loads(further)) != number:
+                    return None
+            except (ValueError, RecursionError):
+                return None
         learned = self._piece_envelopes if pieces else self._entry_envelopes
         for env in learned:
             if env.choice == number and env.pattern.fullmatch(data):  # type: ignore[union-attr]
@@ -323,7 +350,7 @@ class Stream:
         return n
 
     def _run_labels(
-        self, number: int, labels: list[str], which: list[int] | None, count: int, step: int
+        self, number: int, labels: list[str], which: Sequence[int] | None, count: int, step: int
     ) -> None:
         """The labels of ``count`` events read in bulk from ``number`` on, each
         ``labels[which[k]]`` (``which`` None: the one label), each after a
