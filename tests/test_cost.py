@@ -13,12 +13,13 @@ import os
 import socket
 import subprocess
 import sys
+from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from fraglens.reading.capture import load_stream
+from fraglens.reading.capture import load_stream, stream_from_bytes
 from fraglens.report import cost as cost_module
 from fraglens.report.cost import PriceOptions, UserPrices, cost_of, cost_text
 from fraglens.report.document import build_report
@@ -238,9 +239,45 @@ def test_a_model_priced_once_is_read_from_the_cache(tmp_path, monkeypatch):
     again, _ = cost_of(usage, "gpt-4o", "openai-chat", PriceOptions())
     assert again == first
     # a new day (or a new table) reads the table again
-    monkeypatch.setattr(cost_module.time, "strftime", lambda fmt: "2099-01-01")
+    monkeypatch.setattr(cost_module.time, "strftime", lambda fmt, when=None: "2099-01-01")
     with pytest.raises(AssertionError, match="read again"):
         cost_of(usage, "gpt-4o", "openai-chat", PriceOptions())
+
+
+# DeepSeek's table prices change with the hour (off-peak from 16:30 to 00:30 UTC)
+_PEAK = 1764664568  # 2025-12-02 08:36 UTC: the deepseek sample's chunks' "created"
+_OFF_PEAK = _PEAK + 9 * 3600  # 17:36 UTC, the same day
+
+
+def test_a_price_that_changes_with_the_hour_is_the_one_in_force_when_the_stream_was_made(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    usage = read_usage({"prompt_tokens": 1_000_000, "completion_tokens": 1_000_000})
+    expected = {}
+    for at in (_PEAK, _OFF_PEAK):
+        calc = genai_prices.calc_price(
+            genai_prices.Usage(input_tokens=1_000_000, output_tokens=1_000_000),
+            model_ref="deepseek-reasoner", provider_id="deepseek",
+            genai_request_timestamp=datetime.fromtimestamp(at, timezone.utc))
+        expected[at] = float(calc.total_price)
+    assert expected[_PEAK] > expected[_OFF_PEAK]  # the table still prices the hours apart
+    for _ in range(2):  # the second time from the cache (in memory, then the file)
+        for at in (_PEAK, _OFF_PEAK, _PEAK):
+            cost, note = cost_of(usage, "deepseek-reasoner", "openai-chat",
+                                 PriceOptions(provider="deepseek"), at=at)
+            assert note is None and cost is not None
+            assert cost["total"] == pytest.approx(expected[at]), at
+        cost_module._RESOLVED.clear()
+
+
+def test_the_report_prices_a_stream_at_its_chunks_created_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    text = (SAMPLES / "backend_deepseek_reasoning_call.sse").read_text(encoding="utf-8")
+    assert f'"created":{_PEAK},' in text
+    peak = build_report(stream_from_bytes(text.encode(), "peak.sse")[0])["cost"]
+    late = text.replace(f'"created":{_PEAK},', f'"created":{_OFF_PEAK},')
+    off_peak = build_report(stream_from_bytes(late.encode(), "off_peak.sse")[0])["cost"]
+    assert peak["total"] > off_peak["total"] > 0
 
 
 def test_a_process_reads_the_cache_file_once_per_model(tmp_path, monkeypatch):

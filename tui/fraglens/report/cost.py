@@ -17,9 +17,10 @@ Importing ``genai-prices`` costs more than checking a small capture (its
 table is a megabyte of Python, and it loads an HTTP client for its optional
 updates), so a model's resolved unit prices are kept in a small cache file
 (``$XDG_CACHE_HOME/fraglens/prices.json``), keyed by the table's version,
-the day, the provider and the model: the table is loaded once a day per
-model, and never when a capture has no usage; a process reads the file once
-per model. A model the table does not know, or a stream without usage,
+the day, the provider and the model (and the minute, for a model whose
+price changes with the hour): the table is loaded once a day per model, and never when a capture has no usage; a process reads the file once
+per model. The price is the one in force when the stream says it was made
+(its chunks' ``created``), else now. A model the table does not know, or a stream without usage,
 gives no cost and a note saying why: never a guess.
 """
 
@@ -255,49 +256,73 @@ def _plain(price: Any) -> str | dict[str, Any] | None:
     return str(price)
 
 
-def _resolve(model: str, provider: str | None) -> dict[str, Any]:
+def _resolve(model: str, provider: str | None, at: float | None = None) -> dict[str, Any]:
     """The table's entry for ``model``: ``{"model", "provider", "units"}``, or
-    ``{"unknown": reason}``; from the cache when it has it."""
+    ``{"unknown": reason}``, at the time ``at`` (seconds since the epoch; None:
+    now); from the cache when it has it. A model whose price depends on the
+    time of day (``by_hour``: DeepSeek's off-peak hours) is resolved, and
+    cached, by the minute."""
     version = table_version() or ""
-    key = "|".join((version, time.strftime("%Y-%m-%d"), provider or "", model))
-    path = _cache_path()
-    known = _RESOLVED.get((path, key))
-    if known is None:
-        known = _resolve_from(path, key, model, provider)
-        if len(_RESOLVED) >= _CACHE_ENTRIES:
-            _RESOLVED.clear()
-        _RESOLVED[path, key] = known
+    day = time.strftime("%Y-%m-%d", time.localtime() if at is None else time.gmtime(at))
+    key = "|".join((version, day, provider or "", model))
+    known = _known(key, model, provider, at)
+    if known.get("by_hour"):
+        minute = time.strftime("%H:%MZ", time.gmtime(at))
+        known = _known(f"{key}|{minute}", model, provider, at)
     return dict(known)
 
 
-def _resolve_from(path: str, key: str, model: str, provider: str | None) -> dict[str, Any]:
+def _known(key: str, model: str, provider: str | None, at: float | None) -> dict[str, Any]:
+    path = _cache_path()
+    known = _RESOLVED.get((path, key))
+    if known is None:
+        known = _resolve_from(path, key, model, provider, at)
+        if len(_RESOLVED) >= _CACHE_ENTRIES:
+            _RESOLVED.clear()
+        _RESOLVED[path, key] = known
+    return known
+
+
+def _resolve_from(path: str, key: str, model: str, provider: str | None,
+                  at: float | None = None) -> dict[str, Any]:
     """``_resolve`` from the cache file at ``path``, else from the table (then cached there)."""
     cache = _cache_read(path)
     if key in cache:
         return dict(cache[key])
+    from datetime import datetime, timezone
+
     from genai_prices import Usage as TableUsage
     from genai_prices import calc_price
 
+    when = None if at is None else datetime.fromtimestamp(at, timezone.utc)
     try:
         calc = calc_price(TableUsage(input_tokens=1, output_tokens=1), model_ref=model,
-                          provider_id=provider)
+                          provider_id=provider, genai_request_timestamp=when)
     except (LookupError, ValueError) as exc:
         found: dict[str, Any] = {"unknown": str(exc)}
     else:
         units = {name: _plain(getattr(calc.model_price, name, None)) for name in _UNITS}
         found = {"model": calc.model.id, "provider": calc.provider.id,
                  "units": {k: v for k, v in units.items() if v is not None}}
+        if _by_hour(calc.model.prices):
+            found["by_hour"] = True
     cache[key] = found
     _cache_write(path, cache)
     return found
 
 
+def _by_hour(prices: Any) -> bool:
+    """Whether a model's table prices change with the time of day."""
+    return isinstance(prices, list) and any(
+        type(getattr(p, "constraint", None)).__name__ == "TimeOfDateConstraint" for p in prices)
+
+
 def _table_cost(usage: Usage, model: str, provider: str | None,
-                markup: float) -> tuple[dict[str, Any] | None, str | None]:
+                markup: float, at: float | None = None) -> tuple[dict[str, Any] | None, str | None]:
     source = table_version()
     if source is None:
         return None, "no cost: genai-prices is not installed (it needs Python 3.11 or later)"
-    entry = _resolve(model, provider)
+    entry = _resolve(model, provider, at)
     if "unknown" in entry:
         where = f" from {provider}" if provider else ""
         return None, f"no cost: no price for the model {model!r}{where} in {source}"
@@ -334,9 +359,10 @@ def warm(model: str | None, fmt: str | None, opts: PriceOptions) -> None:
 
 
 def cost_of(usage: Usage | None, model: str | None, fmt: str | None,
-            opts: PriceOptions) -> tuple[dict[str, Any] | None, str | None]:
+            opts: PriceOptions, at: float | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """The cost document (``check --json``'s ``cost``) and None, or None and
-    the reason there is no cost."""
+    the reason there is no cost. ``at``: when the exchange was made, in
+    seconds since the epoch, if the stream says (None: now)."""
     if usage is None:
         return None, NO_USAGE
     user = opts.user.get(model or "") or opts.user.get("*")
@@ -348,7 +374,7 @@ def cost_of(usage: Usage | None, model: str | None, fmt: str | None,
         return None, ("no cost: a local model (Ollama) has no price list; "
                       "give --price-in/--price-out")
     provider = opts.provider if opts.provider is not None else FORMAT_PROVIDERS.get(fmt or "")
-    return _table_cost(usage, model, provider, opts.markup)
+    return _table_cost(usage, model, provider, opts.markup, at)
 
 
 def cost_text(cost: Mapping[str, Any] | None, note: str | None = None) -> str:

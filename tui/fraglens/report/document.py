@@ -120,8 +120,9 @@ def stream_cost(
         return None, None, NO_USAGE
     from .cost import PriceOptions, cost_of  # the price table loads only for usage
 
-    model = model or streamed_identity(stream.events).model
-    cost, note = cost_of(usage, model, stream.format, prices or PriceOptions())
+    identity = streamed_identity(stream.events)
+    cost, note = cost_of(usage, model or identity.model, stream.format, prices or PriceOptions(),
+                         at=identity.created)
     return usage, cost, note
 
 
