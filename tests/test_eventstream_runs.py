@@ -449,18 +449,19 @@ def test_any_pieces_agree(pieces, invoke, ascii_only, limit, edit, where):
     _agree_edited(frames, pieces, ascii_only, limit, edit, where)
 
 
+#: the damages made to one frame alone, by name
+_DAMAGES = {"message crc": _damaged_message_crc, "prelude crc": _damaged_prelude_crc,
+            "wrong total": _wrong_total}
+
+
 def _agree_edited(frames: list[bytes], pieces: list[str], ascii_only: bool, limit: int,
                   edit: str, where: int, sliced: bool = False) -> None:
     """``frames`` with ``edit`` made at a place ``where`` picks: the bulk read
     agrees with the frame-by-frame one (and, if ``sliced``, so does a bulk
     read that looks for a run after every frame), or both refuse the capture."""
     k = where % len(frames)
-    if edit == "message crc":
-        frames[k] = _damaged_message_crc(frames[k])
-    elif edit == "prelude crc":
-        frames[k] = _damaged_prelude_crc(frames[k])
-    elif edit == "wrong total":
-        frames[k] = _wrong_total(frames[k])
+    if edit in _DAMAGES:
+        frames[k] = _DAMAGES[edit](frames[k])
     elif edit == "other headers":
         frames[k] = _frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {
             "toolUse": {"input": pieces[k % len(pieces)] or "x"}}}, ascii_only, extra="1")
@@ -746,12 +747,8 @@ def test_any_real_shape_damaged_agrees(fmt, calls, size, frag, seed, edit, where
     monkeypatch.setattr(eventstream_runs, "_COMPARED", window[1])
     frames = _frames_of(_SHAPES.real_shape(fmt, calls, size, frag, seed))
     k = where % len(frames)
-    if edit == "message crc":
-        frames[k] = _damaged_message_crc(frames[k])
-    elif edit == "prelude crc":
-        frames[k] = _damaged_prelude_crc(frames[k])
-    elif edit == "wrong total":
-        frames[k] = _wrong_total(frames[k])
+    if edit in _DAMAGES:
+        frames[k] = _DAMAGES[edit](frames[k])
     elif edit == "cut":
         frames[k] = frames[k][: where % len(frames[k])]
         del frames[k + 1 : k + 1 + where % 3]

@@ -18,10 +18,11 @@ table is a megabyte of Python, and it loads an HTTP client for its optional
 updates), so a model's resolved unit prices are kept in a small cache file
 (``$XDG_CACHE_HOME/fraglens/prices.json``), keyed by the table's version,
 the day, the provider and the model (and the minute, for a model whose
-price changes with the hour): the table is loaded once a day per model, and never when a capture has no usage; a process reads the file once
-per model. The price is the one in force when the stream says it was made
-(its chunks' ``created``), else now. A model the table does not know, or a stream without usage,
-gives no cost and a note saying why: never a guess.
+price changes with the hour): the table is loaded once a day per model,
+and never when a capture has no usage; a process reads the file once per
+model. The price is the one in force when the stream says it was made (its
+chunks' ``created``), else now. A model the table does not know, or a
+stream without usage, gives no cost and a note saying why: never a guess.
 """
 
 from __future__ import annotations
@@ -318,11 +319,12 @@ def _by_hour(prices: Any) -> bool:
 
 
 def _table_cost(usage: Usage, model: str, provider: str | None,
-                markup: float, at: float | None = None) -> tuple[dict[str, Any] | None, str | None]:
+                markup: float, made: float | None = None
+                ) -> tuple[dict[str, Any] | None, str | None]:
     source = table_version()
     if source is None:
         return None, "no cost: genai-prices is not installed (it needs Python 3.11 or later)"
-    entry = _resolve(model, provider, at)
+    entry = _resolve(model, provider, made)
     if "unknown" in entry:
         where = f" from {provider}" if provider else ""
         return None, f"no cost: no price for the model {model!r}{where} in {source}"
@@ -359,7 +361,8 @@ def warm(model: str | None, fmt: str | None, opts: PriceOptions) -> None:
 
 
 def cost_of(usage: Usage | None, model: str | None, fmt: str | None,
-            opts: PriceOptions, at: float | None = None) -> tuple[dict[str, Any] | None, str | None]:
+            opts: PriceOptions, at: float | None = None
+            ) -> tuple[dict[str, Any] | None, str | None]:
     """The cost document (``check --json``'s ``cost``) and None, or None and
     the reason there is no cost. ``at``: when the exchange was made, in
     seconds since the epoch, if the stream says (None: now)."""
