@@ -33,7 +33,15 @@ from fraglens.reading.findings import finish_stream, report_replaced_bytes
 from fraglens.reading.stream import Stream
 
 from .conftest import SAMPLES, examples
-from .test_runs import _SHAPES, _agree, _anthropic, _args_pieces, _one_by_one, _state
+from .test_runs import (
+    _SHAPES,
+    _agree,
+    _anthropic,
+    _args_pieces,
+    _one_by_one,
+    _refused_by_both,
+    _state,
+)
 
 # -- captures -------------------------------------------------------------------
 
@@ -477,11 +485,7 @@ def _agree_edited(frames: list[bytes], pieces: list[str], ascii_only: bool, limi
         data = data[: where % (len(data) + 1)]
     if not data:
         return
-    try:
-        _one_by_one(data)
-    except Exception:  # noqa: BLE001 - a capture refused whole: the bulk read must refuse it too
-        with pytest.raises(Exception):  # noqa: B017
-            stream_from_bytes(data, "capture", max_arg_bytes=limit)
+    if _refused_by_both(data, limit):
         return
     _agree_compared(data, max_arg_bytes=limit)
     if sliced:

@@ -267,11 +267,7 @@ def test_any_pieces_agree(pieces, build, eol, limit, cut):
     data = _sse(build(pieces), eol)
     if cut is not None:
         data = data[: cut % (len(data) + 1)]
-    try:
-        _one_by_one(data)
-    except Exception:  # noqa: BLE001 - a capture refused whole: the bulk read must refuse it too
-        with pytest.raises(Exception):  # noqa: B017
-            stream_from_bytes(data, "capture", max_arg_bytes=limit)
+    if _refused_by_both(data, limit):
         return
     _agree(data, max_arg_bytes=limit)
 
@@ -440,14 +436,22 @@ def test_real_envelopes_are_read_in_runs(shape, monkeypatch):
     assert {how for how, n in taken if n} == {"take_mixed_run" if calls > 1 else "take_run"}
 
 
-def _agree_or_both_refuse(data: bytes, monkeypatch, limit: int) -> None:
-    """The bulk read of ``data`` agrees with the full path, or refuses it as the
-    one-by-one reading does."""
+def _refused_by_both(data: bytes, limit: int) -> bool:
+    """Whether the one-by-one reading refuses ``data`` whole; if it does, the
+    bulk read must refuse it too (asserted here)."""
     try:
         _one_by_one(data)
     except Exception:  # noqa: BLE001 - a capture refused whole: the bulk read must refuse it too
         with pytest.raises(Exception):  # noqa: B017
             stream_from_bytes(data, "capture", max_arg_bytes=limit)
+        return True
+    return False
+
+
+def _agree_or_both_refuse(data: bytes, monkeypatch, limit: int) -> None:
+    """The bulk read of ``data`` agrees with the full path, or refuses it as the
+    one-by-one reading does."""
+    if _refused_by_both(data, limit):
         return
     _agree_with_the_full_path(data, monkeypatch, max_arg_bytes=limit)
 
