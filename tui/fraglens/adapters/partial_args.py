@@ -312,11 +312,8 @@ class PartialArgs:
                         node[seg] = new
                     node = node[seg]
                 else:
-                    if not isinstance(node, list) or seg > len(node) + MAX_GAP:
-                        self.problem = _CONTRADICTS
+                    if not self._reaches(node, seg):
                         return False
-                    while len(node) < seg:
-                        node.append(None)  # a gap: only possible out of order
                     if seg == len(node):
                         node.append(new)
                     elif node[seg] is None:  # a gap left by an item that came early
@@ -325,6 +322,16 @@ class PartialArgs:
         if not self._place(node, path[-1], value, appending):
             return False
         self._cursor = (parent, node)
+        return True
+
+    def _reaches(self, node: Any, seg: int) -> bool:
+        """Whether ``node`` is a list that can hold an item at ``seg`` (its
+        gaps before it filled with None); else the problem is said."""
+        if not isinstance(node, list) or seg > len(node) + MAX_GAP:
+            self.problem = _CONTRADICTS
+            return False
+        while len(node) < seg:
+            node.append(None)  # a gap: only possible out of order
         return True
 
     def _place(self, node: Any, seg: Segment, value: Any, appending: bool) -> bool:
@@ -340,11 +347,8 @@ class PartialArgs:
                 self._old = node.get(seg, _MISSING)
                 node[seg] = value
             return True
-        if not isinstance(node, list) or seg > len(node) + MAX_GAP:
-            self.problem = _CONTRADICTS
+        if not self._reaches(node, seg):
             return False
-        while len(node) < seg:
-            node.append(None)  # a gap: only possible out of order
         if seg == len(node):
             node.append(value)
         elif appending and isinstance(node[seg], str):
