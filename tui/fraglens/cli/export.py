@@ -16,7 +16,7 @@ from pathlib import Path
 from ..framing.detect import read_stream
 from ..framing.events import FramingError
 from ..framing.har import default_entry, har_entry_to_recording
-from ..framing.recording import parse_recording
+from ..framing.recording import is_recording, parse_recording, to_json_lines
 from ..reading.capture import read_bytes
 from .common import CliError
 
@@ -24,7 +24,8 @@ __all__ = ["body_of", "build", "run", "write_output"]
 
 EXAMPLES = """\
 examples:
-  fraglens export --sse rec.jsonl > capture.sse"""
+  fraglens export --sse rec.jsonl > capture.sse
+  fraglens export --jsonl rec.jsonl | jq -c 'select(.t > 1.5)'"""
 
 
 def write_output(data: bytes, out: str | None) -> None:
@@ -38,6 +39,21 @@ def write_output(data: bytes, out: str | None) -> None:
         raise CliError(f"-o {out}: {exc.strerror or exc}") from None
 
 
+def _json_lines(data: bytes, name: str) -> bytes:
+    """A recording (or a HAR's entry) as JSON lines, version 1."""
+    try:
+        framed = read_stream(data)
+    except FramingError as exc:
+        raise CliError(f"{name}: {exc}") from None
+    if framed.framing == "har" or "har" in framed.meta:
+        har = json.loads(data)
+        data = har_entry_to_recording(har, default_entry(har), fingerprints=False)
+    elif framed.framing not in ("recording", "websocket") or not is_recording(data):
+        raise CliError(f"{name}: --jsonl writes a recording or a HAR entry; this is "
+                       f"{framed.framing}")
+    return to_json_lines(data)
+
+
 # -- export --------------------------------------------------------------------------------
 
 
@@ -46,7 +62,13 @@ def build(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--sse",
         action="store_true",
-        help="write the response body as plain SSE text (the default and only format)",
+        help="write the response body as plain SSE text (the default)",
+    )
+    p.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="write a recording as JSON lines, a line per read (version 1: for jq, "
+        "or a fraglens older than version 3 recordings)",
     )
     p.add_argument("-o", "--output", metavar="OUT", help="where to write (default: stdout)")
 
@@ -81,6 +103,9 @@ def body_of(data: bytes, name: str) -> tuple[bytes, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.jsonl:
+        write_output(_json_lines(read_bytes(args.path), args.path), args.output)
+        return 0
     body, other = body_of(read_bytes(args.path), args.path)
     if not body:
         raise CliError(f"{args.path}: the recording holds no response body")

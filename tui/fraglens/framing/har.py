@@ -243,6 +243,7 @@ def har_entry_to_recording(har: Mapping[str, Any], index: int, fingerprints: boo
     body = _body(entry)
     if body:
         writer.chunk(body_end, secrets.scrub(body))
+    writer.flush()  # a HAR says nothing of how the stream ended: no end line
     return b"".join(out.parts)
 
 

@@ -47,6 +47,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
+from itertools import accumulate
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
@@ -65,12 +66,25 @@ __all__ = [
     "is_recording",
     "parse_recording",
     "recording_to_sse",
+    "to_json_lines",
 ]
 
-#: The newest version this module reads: a WebSocket recording's.
-RECORDING_VERSION = 2
-#: What an HTTP recording is written as (every fraglens reads it).
-HTTP_VERSION = 1
+#: The newest version this module reads.
+RECORDING_VERSION = 3
+#: What an HTTP recording is written as: its reads' bytes as they came (below).
+HTTP_VERSION = 3
+#: An HTTP recording of JSON lines alone, which every fraglens reads, written
+#: where the sink takes text (it cannot take raw bytes) or when asked for.
+JSON_LINES_VERSION = 1
+#: Version 3: what starts each line after the header; every other byte is a read's.
+RS = b"\x1e"
+#: Version 3: the reads whose times and sizes one line gives at most, and the
+#: seconds of the stream they span at most (the first to the last): a process
+#: killed before the line is written keeps their bytes, not their times.
+_INDEX_READS = 4096
+_INDEX_SECONDS = 1.0
+#: What a WebSocket connection's recording is written as.
+WEBSOCKET_VERSION = 2
 #: The header's ``transport`` of a WebSocket connection's recording.
 WEBSOCKET = "websocket"
 
@@ -141,12 +155,21 @@ class RecordingWriter:
     the chance.
     """
 
-    def __init__(self, fp: Sink) -> None:
+    def __init__(self, fp: Sink, version: int = HTTP_VERSION) -> None:
+        if version not in (JSON_LINES_VERSION, HTTP_VERSION):
+            raise ValueError(f"an HTTP recording is written as version 1 or 3, not {version!r}")
         self._fp = fp
         # text streams (files opened "w", StringIO, stdout) have an encoding; binary ones do not
         self._text = hasattr(fp, "encoding")
+        #: reads written raw, as version 3 (a text sink takes lines of JSON only)
+        self._raw = version == HTTP_VERSION and not self._text
         self._started = False
         self._ended = False
+        # version 3: the time and size of each read written since the last index
+        # line, and the first such time
+        self._times: list[float | None] = []
+        self._sizes: list[int] = []
+        self._since: float | None = None
 
     def start(
         self,
@@ -166,9 +189,12 @@ class RecordingWriter:
         if isinstance(created, datetime):
             created = created.astimezone(timezone.utc).isoformat(timespec="milliseconds")
             created = created.replace("+00:00", "Z")
+        if transport == WEBSOCKET:
+            self._raw = False  # a connection's messages are whole lines of their own
         header: dict[str, Any] = {
             "fraglens": "recording",
-            "version": RECORDING_VERSION if transport == WEBSOCKET else HTTP_VERSION,
+            "version": (WEBSOCKET_VERSION if transport == WEBSOCKET
+                        else HTTP_VERSION if self._raw else JSON_LINES_VERSION),
             "created": created or _now(),
             "request": _redact_request(request),
         }
@@ -179,7 +205,7 @@ class RecordingWriter:
         if secrets:
             header["secrets"] = secrets.as_json()
         self._started = True
-        self._write(header)
+        self._write(header, header=True)
 
     def response(self, status: int, headers: Headers | None = None, t: float | None = None) -> None:
         line: dict[str, Any] = {"response": {"status": status, "headers": redact_headers(headers)}}
@@ -187,13 +213,29 @@ class RecordingWriter:
             line["t"] = round(t, 6)
         self._write(line)
 
-    def chunk(self, t: float, data: bytes) -> None:
-        """One network read, exactly as received."""
+    def chunk(self, t: float | None, data: bytes) -> None:
+        """One network read, exactly as received (``t`` None: a read whose time
+        is not known, from a recording that did not keep it)."""
+        at = None if t is None else round(t, 6)
+        if self._raw and RS not in data:
+            self._check_open()
+            self._fp.write(data)
+            self._fp.flush()
+            if not self._times:
+                self._since = at
+            self._times.append(at)
+            self._sizes.append(len(data))
+            if len(self._times) >= _INDEX_READS or (
+                    at is not None and self._since is not None
+                    and not at - self._since < _INDEX_SECONDS):
+                self.flush()
+            return
+        line: dict[str, Any] = {} if at is None else {"t": at}
         try:
-            line: dict[str, Any] = {"t": round(t, 6), "b": data.decode("utf-8")}
+            line["b"] = data.decode("utf-8")
         except UnicodeDecodeError:
             # often only a character cut by the read boundary: keep the bytes exact
-            line = {"t": round(t, 6), "b64": base64.b64encode(data).decode("ascii")}
+            line["b64"] = base64.b64encode(data).decode("ascii")
         self._write(line)
 
     def frame(self, t: float, sender: str, data: str | bytes) -> None:
@@ -230,18 +272,34 @@ class RecordingWriter:
         self._write(line)
         self._ended = True
 
-    def _write(self, obj: dict[str, Any]) -> None:
+    def flush(self) -> None:
+        """Version 3: write the times and sizes of the reads written raw since
+        the last such line (at most a second of them are waiting; every other
+        line writes them first, and so does the end)."""
+        if self._times:
+            times, sizes = self._times, self._sizes
+            self._times, self._sizes = [], []
+            self._write({"times": times, "sizes": sizes})
+
+    def _check_open(self) -> None:
         if not self._started:
             raise ValueError("RecordingWriter.start() must come first")
         if self._ended:
             raise ValueError("RecordingWriter.end() was already called")
-        line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+    def _write(self, obj: dict[str, Any], header: bool = False) -> None:
+        self._check_open()
+        if self._times and "times" not in obj:
+            self.flush()  # the reads before this line are timed before it
+        # version 3: a line after the header opens with RS, which no read written raw holds
+        mark = "\x1e" if self._raw and not header else ""
+        line = mark + json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
             data = line.encode("utf-8")
         except UnicodeEncodeError:
             # a lone surrogate (a HAR's URL, a hand-made body) has no UTF-8: escaped,
             # as JSON allows, the line is still the same value
-            line = json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n"
+            line = mark + json.dumps(obj, ensure_ascii=True, separators=(",", ":")) + "\n"
             data = line.encode("ascii")
         self._fp.write(line if self._text else data)
         self._fp.flush()
@@ -395,6 +453,17 @@ class RecordingLines:
         self.unsure: list[int] = []
         self._bulk = bulk and len(data) >= _BULK_FROM
         self._decode: Callable[[bytes, int, int], Any] | None = None
+        #: version 3: reads written raw between lines that open with RS
+        self.raw = version >= 3
+
+    def read_bulk(self, size: int) -> tuple[list[float | None], list[int], list[Any]]:
+        """As :meth:`read`, each read's time and size, with its bytes in pieces
+        that may hold several reads each (``bytes`` or ``memoryview``), which
+        joined are the reads': a recording of version 3 is not cut read by read."""
+        if self.raw:
+            return self._read_raw(size)
+        times, chunks = self.read(size)
+        return times, list(map(len, chunks)), chunks
 
     @property
     def size(self) -> int:
@@ -409,6 +478,11 @@ class RecordingLines:
         """The time and bytes of each read in the next lines: about ``size``
         bytes of them, whole lines (the file's last line, cut off or not, with
         the rest)."""
+        if self.raw:
+            raw_times, sizes, pieces = self._read_raw(size)
+            joined = b"".join(pieces)
+            ends = list(accumulate(sizes, initial=0))
+            return raw_times, list(map(joined.__getitem__, map(slice, ends, ends[1:])))
         data, start = self._data, self.pos
         times: list[float | None] = []
         chunks: list[bytes] = []
@@ -446,10 +520,64 @@ class RecordingLines:
         self.reads += len(chunks)
         return times, chunks
 
+    def _read_raw(self, size: int) -> tuple[list[float | None], list[int], list[Any]]:
+        """Version 3: about ``size`` bytes of the recording after where the last
+        call stopped, to the end of a line. Each line opens with RS; the bytes
+        between two lines are reads, whose times and sizes the line after them
+        gives (``{"times": [...], "sizes": [...]}``). Bytes with no such line
+        after them are kept as one read with no time: at the end of the file,
+        a writer killed before it timed them; elsewhere, a damaged file."""
+        data, pos = self._data, self.pos
+        stop = pos + size
+        times: list[float | None] = []
+        sizes: list[int] = []
+        pieces: list[Any] = []
+        view = memoryview(data)
+        rec = self.recording
+        first = self.reads
+        while pos < len(data) and (pos < stop or not sizes):
+            mark = data.find(RS, pos)
+            if mark < 0:  # the writer was killed before it timed these
+                times.append(None)
+                sizes.append(len(data) - pos)
+                pieces.append(view[pos:])
+                rec.truncated = True
+                pos = len(data)
+                break
+            end = data.find(b"\n", mark)
+            after = len(data) if end < 0 else end + 1
+            obj = _loads(data[mark + 1 : after])
+            timed = _index(obj, mark - pos)
+            if timed is not None:
+                times += timed
+                sizes += obj["sizes"]
+                pieces.append(view[pos:mark])
+            else:
+                if mark > pos:  # reads no line times
+                    times.append(None)
+                    sizes.append(mark - pos)
+                    pieces.append(view[pos:mark])
+                    rec.skipped_lines += 1
+                if type(obj) is dict and "times" in obj:
+                    if mark == pos:
+                        rec.skipped_lines += 1  # an index of reads that are not there
+                else:
+                    chunks: list[bytes] = []
+                    line_times: list[float | None] = []
+                    self._take(obj, end < 0, line_times, chunks)
+                    times += line_times
+                    sizes += map(len, chunks)
+                    pieces += chunks
+            pos = after
+        self.pos = pos
+        self.reads += len(sizes)
+        # a read written raw may cut a character: none is known to be UTF-8 on its own
+        self.unsure += range(first, self.reads)
+        return times, sizes, pieces
+
     def _read_lines(self, start: int, end: int, times: list[float | None],
                     chunks: list[bytes]) -> None:
         """The lines of ``data[start:end]`` read by json, one at a time."""
-        rec = self.recording
         for cut, obj in _lines(self._data, start, end):
             # the writer's read line, {"t": seconds, "b": text}, nearly every line of a
             # recording: read here without the general checks below, to the same chunk
@@ -459,48 +587,56 @@ class RecordingLines:
                     times.append(t)
                     chunks.append(b.encode("utf-8", "surrogatepass"))
                     continue
-            if obj is _UNREADABLE:
-                if cut:  # the last line, with no line end: the writer was killed mid-line
-                    rec.truncated = True
-                else:
-                    rec.skipped_lines += 1
-            elif not isinstance(obj, dict):
+            self._take(obj, cut, times, chunks)
+
+    def _take(self, obj: Any, cut: bool, times: list[float | None],
+              chunks: list[bytes]) -> None:
+        """What one line says: a read's time and bytes go to ``times`` and
+        ``chunks``, the rest to :attr:`recording`. ``cut``: the line is the
+        file's last, with no line end."""
+        rec = self.recording
+        if obj is _UNREADABLE:
+            if cut:  # the last line, with no line end: the writer was killed mid-line
+                rec.truncated = True
+            else:
                 rec.skipped_lines += 1
-            elif "from" in obj:
-                frame = _frame(obj)
-                if frame is None:
-                    rec.skipped_lines += 1
-                else:
-                    rec.frames.append(frame)
-            elif "close" in obj and isinstance(obj["close"], Mapping):
-                close = obj["close"]
-                rec.close = {
-                    "code": close.get("code") if isinstance(close.get("code"), int) else None,
-                    "reason": close.get("reason") if isinstance(close.get("reason"), str) else "",
-                }
-                if close.get("from") in ("client", "server"):
-                    rec.close["from"] = close["from"]
-                if _time(obj.get("t")) is not None:
-                    rec.close["t"] = _time(obj.get("t"))
-            elif "b" in obj or "b64" in obj:
-                chunk = _chunk_bytes(obj)
-                if chunk is None:
-                    rec.skipped_lines += 1
-                else:
-                    times.append(_time(obj.get("t")))
-                    chunks.append(chunk)
-            elif "response" in obj and isinstance(obj["response"], Mapping):
-                response = obj["response"]
-                rec.response = {
-                    "status": response.get("status"),
-                    "headers": redact_headers(_mapping(response.get("headers"))),
-                }
-                if _time(obj.get("t")) is not None:
-                    rec.response["t"] = _time(obj.get("t"))
-            elif "end" in obj:
-                rec.end = {key: obj[key] for key in ("end", "error") if key in obj}
-                if _time(obj.get("t")) is not None:
-                    rec.end["t"] = _time(obj.get("t"))
+        elif not isinstance(obj, dict):
+            rec.skipped_lines += 1
+        elif "from" in obj:
+            frame = _frame(obj)
+            if frame is None:
+                rec.skipped_lines += 1
+            else:
+                rec.frames.append(frame)
+        elif "close" in obj and isinstance(obj["close"], Mapping):
+            close = obj["close"]
+            rec.close = {
+                "code": close.get("code") if isinstance(close.get("code"), int) else None,
+                "reason": close.get("reason") if isinstance(close.get("reason"), str) else "",
+            }
+            if close.get("from") in ("client", "server"):
+                rec.close["from"] = close["from"]
+            if _time(obj.get("t")) is not None:
+                rec.close["t"] = _time(obj.get("t"))
+        elif "b" in obj or "b64" in obj:
+            chunk = _chunk_bytes(obj)
+            if chunk is None:
+                rec.skipped_lines += 1
+            else:
+                times.append(_time(obj.get("t")))
+                chunks.append(chunk)
+        elif "response" in obj and isinstance(obj["response"], Mapping):
+            response = obj["response"]
+            rec.response = {
+                "status": response.get("status"),
+                "headers": redact_headers(_mapping(response.get("headers"))),
+            }
+            if _time(obj.get("t")) is not None:
+                rec.response["t"] = _time(obj.get("t"))
+        elif "end" in obj:
+            rec.end = {key: obj[key] for key in ("end", "error") if key in obj}
+            if _time(obj.get("t")) is not None:
+                rec.end["t"] = _time(obj.get("t"))
 
 
 def parse_recording(data: bytes, bulk: bool = True) -> Recording:
@@ -560,6 +696,23 @@ def _lines(data: bytes, start: int, end: int) -> Iterator[tuple[bool, Any]]:
         start = end + 1
 
 
+def _index(obj: Any, size: int) -> list[float | None] | None:
+    """The times of the reads a version 3 index line (``obj``) gives, when it
+    is one and the sizes it gives add up to the ``size`` bytes before it;
+    else None. A time no float holds is no time, as a read line's ``t``."""
+    if type(obj) is not dict:
+        return None
+    times, sizes = obj.get("times"), obj.get("sizes")
+    if (type(times) is not list or type(sizes) is not list or len(times) != len(sizes)
+            or not sizes or not set(map(type, sizes)) <= {int} or min(sizes) < 0
+            or sum(sizes) != size):
+        return None
+    # the writer's: finite floats, told in C; a hand-made file's one by one
+    if set(map(type, times)) <= {float} and all(map(math.isfinite, times)):
+        return times
+    return list(map(_time, times))
+
+
 def _loads(raw: bytes) -> Any:
     try:
         return json.loads(raw)
@@ -596,6 +749,40 @@ def _frame(obj: Mapping[str, Any]) -> Frame | None:
         return Frame(t, sender, refused=size, reason=reason if isinstance(reason, str) else None)
     data = _chunk_bytes({"b64": obj.get("b64")})
     return None if data is None else Frame(t, sender, data=data)
+
+
+def to_json_lines(data: bytes) -> bytes:
+    """An HTTP recording of any version as version 1, a line of JSON per read
+    (for ``jq``, or a fraglens before version 3); a WebSocket connection's,
+    lines already, as it is. What the lines say is what a reader of the
+    recording gets: damaged lines are left out, a read with no time has none."""
+    rec = parse_recording(data)
+    if rec.transport == WEBSOCKET:
+        return data
+    out = _Parts()
+    writer = RecordingWriter(out, version=JSON_LINES_VERSION)
+    writer.start(rec.request, format=rec.format, created=rec.created, secrets=rec.secrets)
+    if rec.response is not None:
+        writer.response(rec.response["status"], rec.response["headers"], rec.response.get("t"))
+    for t, chunk in rec.chunks:
+        writer.chunk(t, chunk)
+    if rec.end is not None:
+        writer.end(rec.end["end"], rec.end.get("error"), rec.end.get("t"))
+    return b"".join(out.parts)
+
+
+class _Parts:
+    """An in-memory sink (``io`` is off limits here)."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        self.parts.append(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
 
 
 def recording_to_sse(data: bytes) -> bytes:

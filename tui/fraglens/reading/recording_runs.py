@@ -58,10 +58,12 @@ class Head:
     """What a claim learned: the recording's lines being parsed, and the reads
     parsed so far (the body's first bytes)."""
 
-    def __init__(self, lines: RecordingLines, times: list[float | None],
-                 chunks: list[bytes], body: bytes) -> None:
+    def __init__(self, lines: RecordingLines, times: list[float | None], sizes: list[int],
+                 chunks: list[Any], body: bytes) -> None:
         self.lines = lines
         self.times = times
+        #: each read's size; ``chunks``: their bytes, in pieces of one read or more
+        self.sizes = sizes
         self.chunks = chunks
         #: the chunks joined
         self.body = body
@@ -79,16 +81,18 @@ def claim(data: bytes) -> Head | None:
     if lines.recording.transport == WEBSOCKET:
         return None
     times: list[float | None] = []
-    chunks: list[bytes] = []
+    sizes: list[int] = []
+    chunks: list[Any] = []
     size = _HEAD
     while True:
-        more_times, more = lines.read(size)
+        more_times, more_sizes, more = lines.read_bulk(size)
         times += more_times
+        sizes += more_sizes
         chunks += more
         body = b"".join(chunks)
         verdict = _sse_body(body, lines.done)
         if verdict is not None:
-            return Head(lines, times, chunks, body) if verdict else None
+            return Head(lines, times, sizes, chunks, body) if verdict else None
         size *= 2  # the bytes joined to look again add up to twice the body at most
 
 
@@ -157,7 +161,7 @@ class RecordingReading:
         self._body = head.body
         self._last: float | None = None  # the last read's time
         self._times = EventTimes()
-        self._add(head.times, head.chunks)
+        self._add(head.times, head.sizes, head.chunks)
         self._reader = GrowingSSEReader(stream, head.body, final=False)
         self._times.grow(head.body)
         # the events' times are worked out when they are read (a row shown, the
@@ -207,7 +211,8 @@ class RecordingReading:
 
     def finish(self) -> Framed:
         finish_stream(self.stream, self.problems, self.meta)
-        report_replaced_bytes(self.stream, self._body, utf8=self._utf8())
+        # the events a run read were found valid UTF-8 there: not read again
+        report_replaced_bytes(self.stream, self._body, self._reader.runs, utf8=self._utf8())
         return Framed(self.stream.framing, self.stream.events, self.meta, self.problems)
 
     def _utf8(self) -> bool:
@@ -215,8 +220,8 @@ class RecordingReading:
         own (``RecordingLines.unsure``: base64 lines, lines json read) alone: the
         others are, so each run of unsure reads between two of them, or an end,
         must be (a character cut between two reads makes both unsure)."""
-        if not self._lines.done:
-            return False
+        if not self._lines.done or self._lines.raw:
+            return False  # not known (version 3's reads are written raw): the report checks
         body, bounds = self._body, self._times.bounds
         unsure = self._lines.unsure
         first = 0
@@ -234,7 +239,7 @@ class RecordingReading:
         lines = self._lines
         stop = lines.pos + size
         while not lines.done and lines.pos < stop:
-            self._add(*lines.read(min(stop - lines.pos, _DRAIN)))
+            self._add(*lines.read_bulk(min(stop - lines.pos, _DRAIN)))
         self._meta()
 
     def _parse_rest(self) -> None:
@@ -242,9 +247,9 @@ class RecordingReading:
         if not self._reader.final:
             self._hand_over()
 
-    def _add(self, times: list[float | None], chunks: list[bytes]) -> None:
+    def _add(self, times: list[float | None], sizes: list[int], chunks: list[Any]) -> None:
         self._buf.writelines(chunks)
-        self._times.add(times, chunks)
+        self._times.add(times, sizes)
         if times:
             self._last = times[-1]
 

@@ -67,9 +67,9 @@ class EventTimes:
         self._end_time = _NONE
         self._complete = False
 
-    def add(self, times: list[float | None], chunks: list[bytes]) -> None:
-        """The next reads: each one's time (None: none) and bytes."""
-        ends = accumulate(map(len, chunks), initial=self._ends[-1] if self._ends else 0)
+    def add(self, times: list[float | None], sizes: list[int]) -> None:
+        """The next reads: each one's time (None: none) and size."""
+        ends = accumulate(sizes, initial=self._ends[-1] if self._ends else 0)
         self._ends.extend(islice(ends, 1, None))
         try:
             self._times.extend(array("d", times))  # type: ignore[arg-type]  # None: TypeError

@@ -78,6 +78,8 @@ def _write_all(flow: Flow, writer: RecordingWriter) -> None:
     if flow.finished:
         reason, error = end_reason(flow)
         writer.end(reason, error, flow.elapsed())
+    else:
+        writer.flush()  # a flow still arriving: the reads' times so far
 
 
 _REFUSED = re.compile(r"a (\d+)-byte message from the (client|server) was not kept: (.*)", re.S)
