@@ -449,7 +449,8 @@ class RecordingLines:
         #: the reads read so far
         self.reads = 0
         #: the numbers of the reads whose bytes may not be UTF-8 on their own (a
-        #: base64 line, a line json read); the others' are (``recording_reads.py``)
+        #: base64 line, a line json read); the others' are (``recording_reads.py``).
+        #: Not kept for version 3 (``raw``), whose reads are written as they came
         self.unsure: list[int] = []
         self._bulk = bulk and len(data) >= _BULK_FROM
         self._decode: Callable[[bytes, int, int], Any] | None = None
@@ -534,7 +535,6 @@ class RecordingLines:
         pieces: list[Any] = []
         view = memoryview(data)
         rec = self.recording
-        first = self.reads
         while pos < len(data) and (pos < stop or not sizes):
             mark = data.find(RS, pos)
             if mark < 0:  # the writer was killed before it timed these
@@ -553,14 +553,13 @@ class RecordingLines:
                 sizes += obj["sizes"]
                 pieces.append(view[pos:mark])
             else:
-                if mark > pos:  # reads no line times
+                damaged = rec.skipped_lines
+                if mark > pos:  # reads no line times: kept, with no time
                     times.append(None)
                     sizes.append(mark - pos)
                     pieces.append(view[pos:mark])
-                    rec.skipped_lines += 1
                 if type(obj) is dict and "times" in obj:
-                    if mark == pos:
-                        rec.skipped_lines += 1  # an index of reads that are not there
+                    rec.skipped_lines += 1  # an index that does not fit the bytes before it
                 else:
                     chunks: list[bytes] = []
                     line_times: list[float | None] = []
@@ -568,11 +567,11 @@ class RecordingLines:
                     times += line_times
                     sizes += map(len, chunks)
                     pieces += chunks
+                    if mark > pos and rec.skipped_lines == damaged:
+                        rec.skipped_lines += 1  # one damage: bytes before a line of another kind
             pos = after
         self.pos = pos
         self.reads += len(sizes)
-        # a read written raw may cut a character: none is known to be UTF-8 on its own
-        self.unsure += range(first, self.reads)
         return times, sizes, pieces
 
     def _read_lines(self, start: int, end: int, times: list[float | None],
