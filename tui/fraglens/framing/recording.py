@@ -24,9 +24,29 @@ instead of one per read, and the close::
     {"t":0.63,"from":"server","refused":20000000,"reason":"..."}   over the size limit
     {"close":{"code":1000,"reason":"","from":"server"},"t":3.1}
 
-HTTP recordings are still written as version 1, which every fraglens reads;
-the WebSocket variant is version 2 so that a fraglens that predates it says
+The WebSocket variant is version 2 so that a fraglens that predates it says
 "upgrade" instead of showing a recording with nothing in it.
+
+An HTTP recording is written as version 3: the header line as above, then
+each read's bytes exactly as they came, flushed as they come, and lines that
+open with RS (0x1E) between them: the response and end lines as above, and
+after at most a second of reads (or 4,096) the line that times them::
+
+    {"fraglens":"recording","version":3,...}            header, as above
+    \x1e{"response":{...},"t":0.41}
+    data: {...}\n\ndata: {"cho                         the reads' bytes, raw
+    \x1e{"times":[0.412,0.430],"sizes":[812,17]}        their times and sizes
+    \x1e{"t":0.44,"b64":"..."}                          a read that holds RS itself
+    \x1e{"end":"eof","t":3.2}
+
+Why: a read kept as a JSON string escapes every quote of the JSON inside it,
+and undoing that took nearly as long as reading the whole body; raw, the
+reads are read back as fast as the body itself (``RecordingLines.read_bulk``
+hands them on in pieces of many reads). A killed writer leaves every read's
+bytes; what it loses is the times of the reads it had not timed yet, which
+are then read as one read with no time. A text sink (``StringIO``) cannot
+take raw bytes: it is written version 1, as ``to_json_lines`` gives any
+recording back.
 
 ``t`` is seconds since the request was sent. Readers ignore keys and line
 kinds they do not know, so version 1 can grow; an incompatible change bumps
