@@ -248,3 +248,14 @@ def test_export_jsonl_gives_version_1_and_refuses_what_is_no_recording(tmp_path,
     assert main(["export", "--jsonl", str(sse)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--jsonl writes a recording" in err
+
+
+def test_the_documented_example_reads_as_the_docs_say():
+    text = (ROOT / "docs" / "recording-format.md").read_text(encoding="utf-8")
+    block = text.split("## Version 3")[1].split("```text\n")[1].split("```")[0]
+    rec = parse_recording(block.replace("\u241e", "\x1e").encode())
+    assert [t for t, _ in rec.chunks] == [0.415, 0.431, 0.447]
+    assert rec.response == {"status": 200, "t": 0.412, "headers": {
+        "content-type": "text/event-stream", "x-request-id": "req_abc"}}
+    assert rec.end == {"end": "eof", "t": 0.448} and not rec.skipped_lines
+    assert rec.body.startswith(b"data: {") and rec.body.endswith(b"data: [DONE]\n\n")
