@@ -16,9 +16,10 @@ from collections.abc import Iterable, Iterator
 
 __all__ = ["BatchPathError", "CAPTURE_SUFFIXES", "captures", "is_url"]
 
-#: what a file in a folder must end with to be read as a capture
-CAPTURE_SUFFIXES = (".sse", ".txt", ".jsonl", ".ndjson", ".json", ".har", ".eventstream",
-                    ".log", ".bin")
+#: what a file in a folder must end with to be read as a capture (``.fraglens``:
+#: the recordings fraglens writes); a file named outright is read whatever its name
+CAPTURE_SUFFIXES = (".fraglens", ".sse", ".txt", ".jsonl", ".ndjson", ".json", ".har",
+                    ".eventstream", ".log", ".bin")
 #: fraglens's own companions of a capture, never captures themselves
 _COMPANIONS = (".expected.json", ".tools.json")
 

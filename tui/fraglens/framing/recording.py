@@ -77,6 +77,7 @@ from .events import FramingError
 from .recording_header import is_recording
 
 __all__ = [
+    "RECORDING_SUFFIX",
     "RECORDING_VERSION",
     "WEBSOCKET",
     "Frame",
@@ -91,6 +92,10 @@ __all__ = [
 
 #: The newest version this module reads.
 RECORDING_VERSION = 3
+#: What fraglens names the recordings it writes: version 3 is not JSON Lines,
+#: and a ``.jsonl`` name would send ``jq`` at it. Readers go by the header
+#: line, never by the name, so a recording read back may be named anything.
+RECORDING_SUFFIX = ".fraglens"
 #: What an HTTP recording is written as: its reads' bytes as they came (below).
 HTTP_VERSION = 3
 #: An HTTP recording of JSON lines alone, which every fraglens reads, written

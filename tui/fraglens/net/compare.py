@@ -26,6 +26,7 @@ import anyio
 import httpx
 
 from ..engine.finalize import OK_STATUSES
+from ..framing.recording import RECORDING_SUFFIX
 from ..reading.capture import LoadError, stream_from_bytes
 from ..reading.stream import Stream
 from ..report.chunking import chunking_profile
@@ -70,10 +71,11 @@ class Backend:
 
 
 def recording_path(record_dir: Path, model: str, run: int | None = None) -> Path:
-    """``provider/model:tag`` -> ``record_dir/provider_model_tag.jsonl``
-    (``..._tag.2.jsonl`` for the second of repeated calls)."""
+    """``provider/model:tag`` -> ``record_dir/provider_model_tag.fraglens``
+    (``..._tag.2.fraglens`` for the second of repeated calls)."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("._") or "model"
-    return record_dir / (f"{safe}.jsonl" if run is None else f"{safe}.{run + 1}.jsonl")
+    numbered = safe if run is None else f"{safe}.{run + 1}"
+    return record_dir / (numbered + RECORDING_SUFFIX)
 
 
 def make_backends(

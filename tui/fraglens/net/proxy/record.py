@@ -18,14 +18,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
-from ...framing.recording import WEBSOCKET, RecordingWriter
+from ...framing.recording import RECORDING_SUFFIX, WEBSOCKET, RecordingWriter
 from .flows import Flow, FlowState
 
 __all__ = ["LiveRecording", "create_exclusive", "end_reason", "recording_name", "save_flow"]
 
 
 def recording_name(flow: Flow, attempt: int = 1) -> str:
-    """``20260102-030405-0007-post-v1-chat-completions.jsonl``: sorts by time.
+    """``20260102-030405-0007-post-v1-chat-completions.fraglens``: sorts by time.
 
     ``attempt`` > 1 adds ``-2``, ``-3``...: the name was taken (another proxy
     writing to the same directory numbers its flows from 1 too).
@@ -33,7 +33,8 @@ def recording_name(flow: Flow, attempt: int = 1) -> str:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(flow.started))
     slug = re.sub(r"[^a-z0-9]+", "-", flow.path.split("?", 1)[0].lower()).strip("-")
     again = f"-{attempt}" if attempt > 1 else ""
-    return f"{stamp}-{flow.number:04d}-{flow.method.lower()}-{slug[:60] or 'root'}{again}.jsonl"
+    name = f"{stamp}-{flow.number:04d}-{flow.method.lower()}-{slug[:60] or 'root'}{again}"
+    return name + RECORDING_SUFFIX
 
 
 #: names tried before a random one: enough for any number of proxies sharing a directory
@@ -48,7 +49,8 @@ def create_exclusive(directory: Path, flow: Flow) -> tuple[Path, IO[bytes]]:
             return path, path.open("xb")
         except FileExistsError:
             continue
-    path = directory / recording_name(flow).replace(".jsonl", f"-{uuid.uuid4().hex}.jsonl")
+    stem = recording_name(flow).removesuffix(RECORDING_SUFFIX)
+    path = directory / f"{stem}-{uuid.uuid4().hex}{RECORDING_SUFFIX}"
     return path, path.open("xb")
 
 
