@@ -32,11 +32,11 @@ EXAMPLES = """\
 examples:
   fraglens check capture.sse
   fraglens check --tools request.json capture.sse   # do the calls fit the declared tools?
-  fraglens check --stall-ms 500 recording.jsonl
+  fraglens check --stall-ms 500 rec.fraglens
   fraglens check --chunking capture.sse             # how the backend cut the calls up
   curl -sN ... | fraglens check --json - | jq '.calls[].status'
   fraglens check --jsonl recordings/ > day.jsonl     # one line per capture, on every core
-  fraglens check --jsonl --dask tcp://10.0.0.5:8786 's3://bucket/2026-12-01/*.jsonl'"""
+  fraglens check --jsonl --dask tcp://10.0.0.5:8786 's3://bucket/2026-12-01/*.fraglens'"""
 
 
 def build(p: argparse.ArgumentParser) -> None:

@@ -74,7 +74,7 @@ def build(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--record-dir",
         metavar="DIR",
-        help="write one recording per model there (MODEL.jsonl); created if missing",
+        help="write one recording per model there (MODEL.fraglens); created if missing",
     )
     add_price_options(p, ", every model")
     add_otlp_options(p, "backend")

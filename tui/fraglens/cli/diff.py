@@ -19,7 +19,7 @@ from .common import FORMATS, CliError, add_stream_options, write_json
 EXAMPLES = """\
 examples:
   fraglens diff provider.sse agui.sse          # did the agent layer change a call?
-  fraglens diff recording.jsonl export.har     # a recording against the browser's view
+  fraglens diff rec.fraglens export.har        # a recording against the browser's view
   fraglens diff --json a.sse b.sse | jq '.calls[] | select(.differs != [])'
   fraglens diff --app a.sse b.sse              # both side by side, the differences marked"""
 

@@ -24,8 +24,8 @@ __all__ = ["body_of", "build", "run", "write_output"]
 
 EXAMPLES = """\
 examples:
-  fraglens export --sse rec.jsonl > capture.sse
-  fraglens export --jsonl rec.jsonl | jq -c 'select(.t > 1.5)'"""
+  fraglens export --sse rec.fraglens > capture.sse
+  fraglens export --jsonl rec.fraglens | jq -c 'select(.t > 1.5)'   # JSON Lines, for jq"""
 
 
 def write_output(data: bytes, out: str | None) -> None:

@@ -18,7 +18,7 @@ __all__ = ["build", "run"]
 EXAMPLES = """\
 examples:
   fraglens import-har --list session.har
-  fraglens import-har session.har --index 12 -o rec.jsonl"""
+  fraglens import-har session.har --index 12 -o rec.fraglens"""
 
 
 def build(p: argparse.ArgumentParser) -> None:

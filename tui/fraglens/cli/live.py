@@ -58,7 +58,7 @@ __all__ = [
 EXAMPLES = """\
 examples:
   OPENAI_API_KEY=... fraglens live --url https://api.openai.com/v1 --model gpt-4o \\
-      --prompt "Weather in Paris and Tokyo?" --tools tools.json --record rec.jsonl
+      --prompt "Weather in Paris and Tokyo?" --tools tools.json --record rec.fraglens
   fraglens live --url http://127.0.0.1:8765/v1 --model demo --prompt hi --json
                                                  # against fraglens serve, no key needed
   fraglens live --url ws://127.0.0.1:8765/v1 --model gpt-5.1 --prompt hi --json
@@ -440,7 +440,8 @@ def run_app(
 
 
 def _numbered(record: str | None, attempt: int) -> str | None:
-    """rec.jsonl, then rec-2.jsonl, rec-3.jsonl...: a re-send never overwrites a recording."""
+    """rec.fraglens, then rec-2.fraglens, rec-3.fraglens... (whatever the suffix, or none):
+    a re-send never overwrites a recording."""
     if record is None:
         return None
     path = Path(record)

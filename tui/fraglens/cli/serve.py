@@ -13,7 +13,7 @@ __all__ = ["build", "chaos_from_args", "run"]
 
 EXAMPLES = """\
 examples:
-  fraglens serve rec.jsonl --port 8765               then point a client at http://127.0.0.1:8765/v1
+  fraglens serve rec.fraglens --port 8765            then point a client at http://127.0.0.1:8765/v1
   fraglens serve capture.sse --split-random 7 --stall-after 20"""
 
 
