@@ -112,7 +112,7 @@ def main() -> None:
                         spec, _ = build_bedrock_spec(
                             fmt, url=url, model="m", prompt="p", signer=SIGNER
                         )
-                    times[name].append(asyncio.run(one_run(spec, where / "rec.jsonl")))
+                    times[name].append(asyncio.run(one_run(spec, where / "rec.fraglens")))
     median = {name: statistics.median(values) for name, values in times.items()}
     print(f"{small:,} argument fragments, recording on, medians of {args.rounds} in turns")
     for name, (fmt, body) in captures.items():

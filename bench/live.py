@@ -90,7 +90,7 @@ def main() -> None:
         capture.write_bytes(body)
         for name, chaos_args, record in cases:
             with serve(capture, chaos_args) as url:
-                path = Path(tmp) / "bench.jsonl" if record else None
+                path = Path(tmp) / "bench.fraglens" if record else None
                 elapsed, call = asyncio.run(one_run(url, path))
             events = len(call.stream.events)
             size = f", recording {path.stat().st_size / 2**20:.1f} MiB" if path else ""

@@ -67,7 +67,7 @@ def main() -> None:
             for scale in (1, 10):
                 times = []
                 for prints in (False, True):
-                    path = Path(tmp) / f"{kind}-{scale}-{prints}.jsonl"
+                    path = Path(tmp) / f"{kind}-{scale}-{prints}.fraglens"
                     path.write_bytes(recording(kind, events * scale, prints))
                     times.append(cpu_of_check(path))
                 size = f"{path.stat().st_size / 1e6:.1f} MB"

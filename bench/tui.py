@@ -205,7 +205,7 @@ def main() -> None:
                 from fraglens.redact import Secrets
 
                 prints = Secrets([("bench", KEY)]).fingerprints() if args.secrets else None
-                rec = Path(tmp) / "capture.jsonl"
+                rec = Path(tmp) / "capture.fraglens"
                 rec.write_bytes(as_recording(path.read_bytes(), secrets=prints))
                 print(f"-- the same body as a recording ({rec.stat().st_size / 1e6:.0f} MB) --")
                 subprocess.run([sys.executable, __file__, "--child", str(rec)], check=True)

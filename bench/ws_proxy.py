@@ -118,7 +118,7 @@ def main() -> None:
           f"{'proxy/direct':>12}")
     with tempfile.TemporaryDirectory() as tmp:
         for connections, messages in plans:
-            rec = Path(tmp) / f"bench-{messages}.jsonl"
+            rec = Path(tmp) / f"bench-{messages}.fraglens"
             rec.write_bytes(recording(messages))
             up_port, proxy_port = free_port(), free_port()
             upstream = start(["serve", str(rec), "--port", str(up_port), "--pace", "fixed",

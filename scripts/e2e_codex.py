@@ -146,7 +146,7 @@ def start(args: list[str], marker: str) -> tuple[subprocess.Popen[str], str]:
 def main() -> int:
     binary = codex()
     work = Path(tempfile.mkdtemp(prefix="fraglens-e2e-codex-"))
-    rec = work / "codex-ws.jsonl"
+    rec = work / "codex-ws.fraglens"
     rec.write_bytes(recording())
     record_dir = work / "recordings"
     serve, up = start(["serve", str(rec), "--port", "0", "--pace", "fixed", "--rate", "200"],
@@ -193,7 +193,7 @@ def main() -> int:
     called = [[c["name"] for c in (f.get("check") or {}).get("calls", [])] for f in ws_flows]
     if ["get_weather"] not in called:
         problems.append(f"no WebSocket flow holds the get_weather call (calls: {called})")
-    recordings = list(record_dir.glob("*.jsonl")) if record_dir.exists() else []
+    recordings = list(record_dir.glob("*.fraglens")) if record_dir.exists() else []
     sent = [json.loads(line) for p in recordings for line in p.read_text().splitlines()]
     answered = any(line.get("from") == "client" and "function_call_output" in line["text"]
                    and "call_e2e_1" in line["text"] for line in sent)
