@@ -48,7 +48,7 @@ class Case:
 
     @property
     def suffix(self) -> str:
-        return {"stream": ".sse", "recording": ".jsonl", "har": ".har"}[self.kind]
+        return {"stream": ".sse", "recording": ".fraglens", "har": ".har"}[self.kind]
 
 
 @cache
@@ -187,7 +187,7 @@ def run(item: Case, path: Path) -> list[str]:
     path.write_bytes(item.data)
     commands = [*COMMANDS]
     if item.kind == "har":
-        commands.append(("import-har", "-o", str(path.with_suffix(".imported.jsonl"))))
+        commands.append(("import-har", "-o", str(path.with_suffix(".imported.fraglens"))))
     failures = []
     for command in commands:
         try:
@@ -199,6 +199,6 @@ def run(item: Case, path: Path) -> list[str]:
             continue
         if code not in (0, 1, 2):
             failures.append(f"{item.label} {' '.join(command)}: exit {code}")
-    for written in (path, path.with_suffix(".imported.jsonl")):
+    for written in (path, path.with_suffix(".imported.fraglens")):
         written.unlink(missing_ok=True)
     return failures

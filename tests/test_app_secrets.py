@@ -56,7 +56,7 @@ def upstream() -> Iterator[str]:
 @pytest.fixture
 def recording(upstream, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    path = tmp_path / "echo.jsonl"
+    path = tmp_path / "echo.fraglens"
     argv = ["live", "--url", upstream + "/v1", "--model", "m", "--prompt", "hi", "--json",
             "--record", str(path)]  # fmt: skip
     assert main(argv) == 0

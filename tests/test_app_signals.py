@@ -237,7 +237,7 @@ def live_call_in_flight(tmp_path: Path, stderr_to: Path | None = None):
     """``fraglens live --record`` in the app, half the stream arrived and recorded,
     the rest held back by the upstream: the call is surely in flight."""
     upstream = HeldUpstream(sample(CHAT), held=events_in(CHAT) // 2)
-    record = tmp_path / "call.jsonl"
+    record = tmp_path / "call.fraglens"
     with (
         ServerHandle(upstream, bind("127.0.0.1", 0)).start() as up,
         upstream.released_at_exit(),

@@ -124,6 +124,31 @@ def test_companions_and_hidden_files_in_a_folder_are_not_captures(tmp_path):
         captures([str(tmp_path / "*.nothing")])
 
 
+def test_a_folder_of_recordings_fraglens_wrote_is_checked_each_by_what_it_holds(tmp_path):
+    """``.fraglens`` is what the proxy, ``compare`` and the docs name a recording
+    (version 3, not JSON Lines); a file named outright is read whatever its name."""
+    from fraglens.framing.recording import RecordingWriter
+
+    body = (SAMPLES / "backend_glm_whole_call.sse").read_bytes()
+    with (tmp_path / "flow.fraglens").open("wb") as fp:
+        writer = RecordingWriter(fp)
+        writer.start({"method": "POST", "url": "https://h/v1/chat/completions"})
+        writer.response(200, [("content-type", "text/event-stream")], 0.01)
+        for k in range(0, len(body), 300):
+            writer.chunk(0.02 + k / 1e5, body[k : k + 300])
+        writer.end("eof", t=0.5)
+    assert (tmp_path / "flow.fraglens").read_bytes().startswith(b'{"fraglens":"recording"')
+    shutil.copy(tmp_path / "flow.fraglens", tmp_path / "flow.saved")  # no capture's suffix
+    assert [Path(p).name for p in captures([str(tmp_path)])] == ["flow.fraglens"]
+    run = fraglens("check", "--jsonl", str(tmp_path), str(tmp_path / "flow.saved"))
+    (from_folder, named) = lines(run)
+    assert from_folder.pop("file").endswith("flow.fraglens")
+    assert named.pop("file").endswith("flow.saved")
+    assert from_folder == named and from_folder["framing"] == "recording"
+    assert [c["status"] for c in from_folder["calls"]] == ["ok"]
+    assert run.returncode == 0
+
+
 def test_fsspec_urls_are_listed_and_read(tmp_path):
     pytest.importorskip("fsspec")
     for name in ("backend_glm_whole_call.sse", "quirk_args_repaired.sse"):

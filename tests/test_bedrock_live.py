@@ -308,7 +308,7 @@ def test_every_credential_is_scrubbed_by_value_in_every_spelling():
 
 def test_live_converse_is_signed_read_as_it_streams_and_recorded(upstream, work, aws, capsys):
     app, url = upstream
-    record = work / "converse.jsonl"
+    record = work / "converse.fraglens"
     code, out, err = cli(["live", "--format", "bedrock-converse", "--url", url, "--region",
                           REGION, "--model", "parallel", "--prompt", "stocks?", "--json",
                           "--record", str(record)], capsys)
@@ -339,7 +339,7 @@ def test_the_declared_tool_specs_check_the_calls_live_and_in_the_recording(
               "required": ["ticker"]}
     tools.write_text(json.dumps([{"toolSpec": {"name": "get_stock_price",
                                                "inputSchema": {"json": schema}}}]))
-    record = work / "converse-tools.jsonl"
+    record = work / "converse-tools.fraglens"
     code, out, err = cli(["live", "--format", "bedrock-converse", "--url", upstream[1],
                           "--region", REGION, "--model", "parallel", "--prompt", "stocks?",
                           "--tools", str(tools), "--json", "--record", str(record)], capsys)
@@ -377,7 +377,7 @@ async def test_a_damaged_message_is_read_live_as_check_reads_the_recording(upstr
     stamps it, so that the two give the same events at the same times."""
     spec, _ = build_bedrock_spec("bedrock-converse", url=upstream[1], model="damaged",
                                  prompt="hi", signer=SIGNER)
-    record = work / "damaged.jsonl"
+    record = work / "damaged.fraglens"
     call = LiveCall(spec, timeout=PATIENCE, record=record)
     status = await call.run()
     assert status.phase is Phase.DONE, status.message
@@ -477,7 +477,7 @@ async def test_a_call_is_signed_when_it_starts_not_when_it_was_built(upstream, a
 def test_an_exception_streamed_as_a_message_is_an_error(
     upstream, work, aws, capsys, model, fmt, said
 ):
-    record = work / f"{model}.jsonl"
+    record = work / f"{model}.fraglens"
     code, out, err = cli(["live", "--format", fmt, "--url", upstream[1], "--region", REGION,
                           "--model", model, "--request", str(_request(work, fmt)), "--json",
                           "--record", str(record)], capsys)
@@ -504,7 +504,7 @@ def _request(work: Path, fmt: str) -> Path:
     ("invalid", "HTTP 400 Bad Request: ValidationException: The model id is not valid."),
 ])
 def test_an_http_error_is_one_line_with_what_aws_said(upstream, work, aws, capsys, model, line):
-    record = work / f"http-{model}.jsonl"
+    record = work / f"http-{model}.fraglens"
     code, _, err = cli(["live", "--format", "bedrock-converse", "--url", upstream[1],
                         "--region", REGION, "--model", model, "--prompt", "hi", "--headless",
                         "--record", str(record)], capsys)
@@ -514,7 +514,7 @@ def test_an_http_error_is_one_line_with_what_aws_said(upstream, work, aws, capsy
 
 
 def test_a_message_that_never_ends_stops_at_the_cap(upstream, work, aws, capsys):
-    record = work / "endless.jsonl"
+    record = work / "endless.fraglens"
     code, _, err = cli(["live", "--format", "bedrock-converse", "--url", upstream[1],
                         "--region", REGION, "--model", "endless", "--prompt", "hi",
                         "--max-line-bytes", "64k", "--headless", "--record", str(record)],
@@ -558,7 +558,7 @@ def test_a_body_changed_after_signing_is_refused(upstream, aws):
 def test_echoed_credentials_reach_no_recording_and_no_output(
     upstream, work, aws, capsys, model, output
 ):
-    record = work / f"{model}{output}.jsonl"
+    record = work / f"{model}{output}.fraglens"
     code, out, err = cli(["live", "--format", "bedrock-converse", "--url", upstream[1],
                           "--region", REGION, "--model", model, "--prompt", "hi", output,
                           "--record", str(record)], capsys)
@@ -589,7 +589,7 @@ def test_compare_signs_one_request_per_model(upstream, work, aws, capsys):
     rows = {row["model"]: row for row in json.loads(out)["backends"]}
     assert rows["parallel"]["worst"] == "ok" and len(rows["parallel"]["calls"]) == 2
     recorded = sorted(p.name for p in (work / "compare").iterdir())
-    assert recorded == ["damaged.jsonl", "parallel.jsonl"]
+    assert recorded == ["damaged.fraglens", "parallel.fraglens"]
     assert code == 1  # the damaged stream is a problem compare reports
 
 
@@ -656,7 +656,7 @@ def test_a_bedrock_api_key_is_sent_instead_of_a_signature_without_botocore(
     monkeypatch.setenv("AWS_REGION", REGION)
     for name in [m for m in sys.modules if m == "botocore" or m.startswith("botocore.")]:
         monkeypatch.setitem(sys.modules, name, None)
-    record = work / "api-key.jsonl"
+    record = work / "api-key.fraglens"
     code, out, err = cli(["live", "--format", "bedrock-converse", "--url", upstream[1],
                           "--model", "parallel", "--prompt", "hi", "--json",
                           "--record", str(record)], capsys)
@@ -664,7 +664,7 @@ def test_a_bedrock_api_key_is_sent_instead_of_a_signature_without_botocore(
     assert upstream[0].seen[-1][1]["authorization"] == f"Bearer {API_KEY}"
     assert "x-amz-date" not in upstream[0].seen[-1][1]
     assert len(json.loads(out)["calls"]) == 2
-    echoed = work / "api-key-echo.jsonl"
+    echoed = work / "api-key-echo.fraglens"
     code, out, err = cli(["live", "--format", "bedrock-converse", "--url", upstream[1],
                           "--model", "echo-error", "--prompt", "hi", "--headless",
                           "--record", str(echoed)], capsys)
@@ -697,7 +697,7 @@ def test_no_credential_is_in_any_file_these_tests_wrote_or_any_output(upstream, 
                   if "authorization" in h]
     assert len(signatures) >= 5 and len(CAPTURED) >= 10  # the tests above ran
     values = [SESSION_TOKEN, ACCESS_KEY, API_KEY, *signatures]
-    files = [p for p in work.rglob("*.jsonl")]
+    files = [p for p in work.rglob("*.fraglens")]
     assert len(files) >= 5
     for path in files:
         data = path.read_bytes()

@@ -218,6 +218,16 @@ def test_compare_json_has_a_row_per_backend_and_the_differences(capsys, server, 
     assert difference["backends"]["qwen3-coder"]["arguments"]["query"] == 'rain "tod'
 
 
+def test_a_backends_recording_is_named_for_its_model_and_run():
+    """``.fraglens``, not ``.jsonl``: a recording is written as version 3, which is
+    not JSON Lines."""
+    where = Path("runs")
+    assert recording_path(where, "qwen/qwen3:8b") == where / "qwen_qwen3_8b.fraglens"
+    assert recording_path(where, "glm-4.6", 0) == where / "glm-4.6.1.fraglens"
+    assert recording_path(where, "glm-4.6", 1) == where / "glm-4.6.2.fraglens"
+    assert recording_path(where, "...") == where / "model.fraglens"
+
+
 def test_compare_records_each_backend_and_check_reads_the_recording_alike(capsys, server, tmp_path):
     code, out, _ = compare(
         capsys, server, "--models", ",".join(MODELS), "--json", "--record-dir", str(tmp_path)

@@ -93,7 +93,7 @@ async def test_backends_are_listed_as_they_finish_and_enter_opens_one(slow_serve
         await settle(pilot, lambda: not app.on_list and app.source.startswith("glm-4.6"), "open")
         assert [c.name for c in app.index.calls] == ["get_weather"]
         assert app.stream is app.backends[MODELS.index("glm-4.6")].call.stream
-        assert str(tmp_path / "glm-4.6.jsonl") in app.source
+        assert str(tmp_path / "glm-4.6.fraglens") in app.source
         before = app.step
         await pilot.press("n")  # the debugger's keys work on the panes
         assert app.step == before + 1
@@ -118,7 +118,7 @@ async def test_quitting_before_every_backend_is_in_cancels_the_calls_and_keeps_w
         # the app has quit: the calls were cancelled from its unmount, not left running
         assert not app._thread.is_alive()
         assert [c.status.phase for c in calls] == [Phase.CANCELLED, Phase.CANCELLED]
-        last = (tmp_path / "claude-sonnet-4-5.jsonl").read_text().splitlines()[-1]
+        last = (tmp_path / "claude-sonnet-4-5.fraglens").read_text().splitlines()[-1]
         assert json.loads(last)["end"] == "cancelled"  # the recording was ended, not cut
 
 

@@ -54,7 +54,7 @@ def _har(tmp_path, key_in_url: bool = False) -> str:
 
 
 async def test_export_sse_writes_back_exactly_the_bytes_that_came(tmp_path):
-    record = tmp_path / "live.jsonl"
+    record = tmp_path / "live.fraglens"
     with start_server([write(tmp_path, "chat.sse", OPENAI_SSE)]) as server:
         spec, _ = build_spec(server.url, model="m", prompt="p", environ={})
         await LiveCall(spec, record=record).run()
@@ -76,7 +76,7 @@ def test_export_of_a_json_body_says_it_is_not_sse(tmp_path, capsys):
 
 
 def test_export_of_nothing_readable_is_one_line_and_exit_2(tmp_path, capsys):
-    assert main(["export", str(tmp_path / "missing.jsonl")]) == 2
+    assert main(["export", str(tmp_path / "missing.fraglens")]) == 2
     assert main(["export", write(tmp_path, "x.txt", b"plain words")]) == 2
     err = capsys.readouterr().err
     assert err.count("fraglens: error:") == 2 and "Traceback" not in err
@@ -91,7 +91,7 @@ def test_import_har_lists_the_entries_and_marks_the_stream(tmp_path, capsys):
 
 
 def test_import_har_turns_the_stream_into_a_recording_with_secrets_redacted(tmp_path, capsys):
-    out = tmp_path / "from-har.jsonl"
+    out = tmp_path / "from-har.fraglens"
     assert main(["import-har", _har(tmp_path, key_in_url=True), "-o", str(out)]) == 0
     assert "entry 1" in capsys.readouterr().err
     text = out.read_text()
@@ -103,8 +103,8 @@ def test_import_har_turns_the_stream_into_a_recording_with_secrets_redacted(tmp_
 
 def test_import_har_index_picks_an_entry_and_a_bad_index_is_exit_2(tmp_path, capsys):
     har = _har(tmp_path)
-    assert main(["import-har", har, "--index", "0", "-o", str(tmp_path / "zero.jsonl")]) == 0
-    assert parse_recording((tmp_path / "zero.jsonl").read_bytes()).body == b"<html></html>"
+    assert main(["import-har", har, "--index", "0", "-o", str(tmp_path / "zero.fraglens")]) == 0
+    assert parse_recording((tmp_path / "zero.fraglens").read_bytes()).body == b"<html></html>"
     assert main(["import-har", har, "--index", "7"]) == 2
     assert main(["import-har", write(tmp_path, "no.har", b"[1, 2]")]) == 2
     err = capsys.readouterr().err

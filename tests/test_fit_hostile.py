@@ -458,7 +458,7 @@ def test_the_worker_imports_nothing_from_the_folder_check_runs_in(tmp_path):
 def test_a_recordings_own_tools_are_held_the_same_way(hostile, listener, tmp_path, capsys):
     from fraglens.framing.recording import RecordingWriter
 
-    path = tmp_path / "hostile.jsonl"
+    path = tmp_path / "hostile.fraglens"
     with path.open("wb") as out:
         writer = RecordingWriter(out)
         body = {"model": "m", "messages": [], "tools": tools_of(hostile)}

@@ -84,7 +84,7 @@ def test_a_stalled_recording_is_checked_against_its_own_request_and_shows_the_st
     name, tmp_path, capsys
 ):
     sample = SAMPLES / f"{name}.sse"
-    record = tmp_path / "rec.jsonl"
+    record = tmp_path / "rec.fraglens"
     chaos = Chaos(stall_after=STALL_AFTER, stall_seconds=STALL_SECONDS)
     with start_server([str(sample)], pace=FAST, chaos=chaos) as server:
         record_through(server.url, SHAPES[name], request_body(name), record)
@@ -108,7 +108,7 @@ def test_a_recording_whose_request_declares_no_tools_checks_nothing_and_raises_n
 ):
     sample = SAMPLES / f"{name}.sse"
     body = {k: v for k, v in request_body(name).items() if k not in ("tools", "toolConfig")}
-    record = tmp_path / "rec.jsonl"
+    record = tmp_path / "rec.fraglens"
     with start_server([str(sample)], pace=FAST) as server:
         record_through(server.url, SHAPES[name], body, record)
     code, doc = check_json(capsys, str(record))
@@ -120,7 +120,7 @@ def test_a_recording_whose_request_declares_no_tools_checks_nothing_and_raises_n
 
 
 def test_tools_given_on_the_command_line_replace_the_recorded_ones(tmp_path, capsys):
-    record = tmp_path / "rec.jsonl"
+    record = tmp_path / "rec.fraglens"
     with start_server([str(SAMPLES / "fit_openai_chat.sse")], pace=FAST) as server:
         record_through(
             server.url, SHAPES["fit_openai_chat"], request_body("fit_openai_chat"), record
@@ -177,7 +177,7 @@ def test_an_unreadable_tools_file_is_a_one_line_error_and_exit_2(tmp_path, capsy
 def test_live_headless_prints_the_fit_and_the_timing_as_the_stream_ends(tmp_path, capsys):
     request = tmp_path / "request.json"
     request.write_text(json.dumps(request_body("fit_openai_chat")), encoding="utf-8")
-    record = tmp_path / "rec.jsonl"
+    record = tmp_path / "rec.fraglens"
     chaos = Chaos(stall_after=STALL_AFTER, stall_seconds=STALL_SECONDS)
     with start_server([str(SAMPLES / "fit_openai_chat.sse")], pace=FAST, chaos=chaos) as server:
         code = main(
@@ -206,7 +206,7 @@ def test_live_headless_prints_the_fit_and_the_timing_as_the_stream_ends(tmp_path
 
 
 def test_the_text_report_has_one_line_per_call_and_per_stall(tmp_path, capsys):
-    record = tmp_path / "rec.jsonl"
+    record = tmp_path / "rec.fraglens"
     chaos = Chaos(stall_after=STALL_AFTER, stall_seconds=STALL_SECONDS)
     with start_server([str(SAMPLES / "fit_responses.sse")], pace=FAST, chaos=chaos) as server:
         record_through(server.url, SHAPES["fit_responses"], request_body("fit_responses"), record)

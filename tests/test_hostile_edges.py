@@ -148,7 +148,7 @@ def test_a_har_whose_url_holds_a_lone_surrogate_imports_lists_and_checks(tmp_pat
     har = _har_with_a_lone_surrogate(tmp_path / "s.har")
     code, out, _ = _run(["import-har", "--list", str(har)], capsys)
     assert code == 0 and "?q=\\ud800" in out  # shown as its escape
-    record = tmp_path / "s.jsonl"
+    record = tmp_path / "s.fraglens"
     code, _, err = _run(["import-har", str(har), "-o", str(record)], capsys)
     assert code == 0 and "?q=\\ud800" in err
     rec = parse_recording(record.read_bytes())
@@ -188,7 +188,7 @@ def upstream() -> Iterator[str]:
 
 def _live(argv: list[str], capsys, tmp_path: Path) -> str:
     """``live``'s one line of reason: exit 2, no recording started, no secret shown."""
-    record = tmp_path / "rec.jsonl"
+    record = tmp_path / "rec.fraglens"
     code, out, err = _run(
         ["live", "--model", "m", "--prompt", "hi", "--json", "--record", str(record), *argv],
         capsys,

@@ -157,7 +157,7 @@ def reread(recording: Path, capsys, more: str = "") -> None:
 
 def test_live_json_scrubs_a_key_joined_from_two_events(upstream, work, capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    record = work / "live.jsonl"
+    record = work / "live.fraglens"
     argv = ["live", "--url", upstream + "/v1", "--model", "m", "--prompt", "hi", "--json",
             "--record", str(record)]  # fmt: skip
     code, out, _ = run(argv, capsys)
@@ -231,7 +231,7 @@ def _har(key: str) -> dict:
 def test_import_har_scrubs_the_key_by_value_everywhere(work, capsys):
     har = work / "session.har"
     har.write_text(json.dumps(_har(KEY)))
-    record = work / "from-har.jsonl"
+    record = work / "from-har.fraglens"
     code, _, _ = run(["import-har", str(har), "-o", str(record)], capsys)
     assert code == 0
     text = reads_of(record)
@@ -252,7 +252,7 @@ def test_import_har_scrubs_the_key_by_value_everywhere(work, capsys):
 def test_a_recording_without_fingerprints_is_read_as_before(work, capsys, monkeypatch):
     """Fingerprints are optional: an older recording's report is what it was."""
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    lines = (work / "live.jsonl").read_text().split("\n")
+    lines = (work / "live.fraglens").read_text().split("\n")
     head = json.loads(lines[0])
     del head["secrets"]
     older = work / "older.txt"  # not .jsonl: the last test's grep must not find it

@@ -63,7 +63,7 @@ async def live(
 ):
     """Serve ``capture``, make one live call into a recording; (call, recording path, logs)."""
     logs: list[str] = []
-    record = tmp_path / "live.jsonl"
+    record = tmp_path / "live.fraglens"
     with start_server([capture], pace=FAST, chaos=chaos, log=logs.append) as server:
         call = LiveCall(spec_for(server.url, fmt), record=record, timeout=timeout, **kw)
         await call.run()
@@ -268,7 +268,7 @@ async def test_a_200_that_is_not_a_stream_is_read_as_one_json_body(tmp_path):
 
 
 async def test_connection_refused_is_one_clear_line_and_an_empty_recording(tmp_path):
-    record = tmp_path / "r.jsonl"
+    record = tmp_path / "r.fraglens"
     # bound and never listening: refused, and no one else can take the port meanwhile
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -306,7 +306,7 @@ def test_dns_and_connect_timeouts_are_named_for_what_they_are():
 
 async def test_cancel_keeps_what_arrived_and_says_so_in_the_recording(tmp_path):
     source = write(tmp_path, "chat.sse", OPENAI_SSE)
-    record = tmp_path / "r.jsonl"
+    record = tmp_path / "r.fraglens"
     with start_server([source], pace=FAST, chaos=Chaos(stall_after=6, stall_seconds=60)) as server:
         call = LiveCall(spec_for(server.url), record=record)
 
@@ -324,7 +324,7 @@ async def test_cancel_keeps_what_arrived_and_says_so_in_the_recording(tmp_path):
 
 async def test_the_recording_on_disk_holds_every_read_while_the_call_is_still_running(tmp_path):
     source = write(tmp_path, "chat.sse", OPENAI_SSE)
-    record = tmp_path / "r.jsonl"
+    record = tmp_path / "r.fraglens"
     on_disk: list[bytes] = []
     with start_server([source], pace=FAST, chaos=Chaos(stall_after=5, stall_seconds=60)) as server:
         call = LiveCall(spec_for(server.url), record=record)
@@ -339,12 +339,12 @@ async def test_the_recording_on_disk_holds_every_read_while_the_call_is_still_ru
     rec = parse_recording(on_disk[0])
     assert rec.end is None and not rec.truncated
     assert rec.body == OPENAI_SSE[: load_source(source).event_ends[4]]
-    assert report_of(str(write(tmp_path, "killed.jsonl", on_disk[0])))["events"] == 5
+    assert report_of(str(write(tmp_path, "killed.fraglens", on_disk[0])))["events"] == 5
 
 
 async def test_cancelling_the_task_from_outside_still_closes_the_recording(tmp_path):
     source = write(tmp_path, "chat.sse", OPENAI_SSE)
-    record = tmp_path / "r.jsonl"
+    record = tmp_path / "r.fraglens"
     with start_server([source], pace=FAST, chaos=Chaos(stall_after=2, stall_seconds=60)) as server:
         call = LiveCall(spec_for(server.url), record=record)
         task = asyncio.ensure_future(call.run())
@@ -386,7 +386,7 @@ def test_the_key_is_in_no_recording_output_or_error_even_when_the_server_echoes_
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    record = tmp_path / "echo.jsonl"
+    record = tmp_path / "echo.fraglens"
     with ServerHandle(EchoKeyApp(), bind("127.0.0.1", 0)).start() as server:
         code = main(
             [
@@ -415,7 +415,7 @@ def test_the_key_is_in_no_recording_output_or_error_even_when_the_server_echoes_
 def test_the_key_is_in_no_output_of_a_good_call_either(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     logs: list[str] = []
-    record = tmp_path / "r.jsonl"
+    record = tmp_path / "r.fraglens"
     with start_server(
         [write(tmp_path, "chat.sse", OPENAI_SSE)], pace=FAST, log=logs.append
     ) as server:
@@ -447,7 +447,7 @@ def test_the_key_is_in_no_output_of_a_good_call_either(tmp_path, monkeypatch, ca
 
 def test_headless_json_equals_check_json_on_the_recording(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    record = tmp_path / "r.jsonl"
+    record = tmp_path / "r.fraglens"
     with start_server([write(tmp_path, "chat.sse", OPENAI_SSE)], pace=FAST) as server:
         assert (
             main(
@@ -592,3 +592,14 @@ def without_recording_end(doc: dict, error: str) -> dict:
     ended = [d for d in doc["diagnostics"] if d["code"] == "recording-error"]
     assert [d["message"] for d in ended] == [f"the recording ends with an error: {error}"]
     return dict(doc, diagnostics=[d for d in doc["diagnostics"] if d not in ended])
+
+
+def test_a_resend_is_recorded_next_to_the_first_whatever_its_suffix():
+    """``ctrl+r``'s numbering works on the user's own name: ``rec.fraglens`` (what
+    fraglens names its recordings), an older ``.jsonl``, or none."""
+    from fraglens.cli.live import _numbered
+
+    assert _numbered("runs/rec.fraglens", 2) == str(Path("runs/rec-2.fraglens"))
+    assert _numbered("rec.jsonl", 3) == "rec-3.jsonl"
+    assert _numbered("v1.2/rec", 2) == str(Path("v1.2/rec-2"))
+    assert _numbered(None, 2) is None

@@ -92,7 +92,7 @@ def test_live_json_is_check_json_of_its_recording_when_lines_end_in_later_reads(
     server, tmp_path, capsys, monkeypatch, eol
 ):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    record = tmp_path / "split.jsonl"
+    record = tmp_path / "split.fraglens"
     code, live, _ = _live(f"{server}/split/{eol}/v1", record, capsys)
     # the reads arrived as sent: each event's closing line in a later read
     assert [chunk for _, chunk in parse_recording(record.read_bytes()).chunks] == _reads(
@@ -106,7 +106,7 @@ def test_live_max_decoded_bytes_never_cuts_an_uncompressed_stream(
     server, tmp_path, capsys, monkeypatch
 ):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    record = tmp_path / "long.jsonl"
+    record = tmp_path / "long.fraglens"
     code, out, err = _live(f"{server}/long/v1", record, capsys, "--max-decoded-bytes", "64k")
     assert code in (0, 1) and "--max-decoded-bytes" not in err
     assert parse_recording(record.read_bytes()).body == b"".join(LONG)
@@ -115,7 +115,7 @@ def test_live_max_decoded_bytes_never_cuts_an_uncompressed_stream(
 
 def test_live_max_stream_bytes_ends_the_call_at_its_cap(server, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    record = tmp_path / "capped.jsonl"
+    record = tmp_path / "capped.fraglens"
     code, _, err = _live(f"{server}/long/v1", record, capsys, "--max-stream-bytes", "64k")
     assert code == 2
     assert "the body ran past 64 KiB (--max-stream-bytes): the call was ended there" in err

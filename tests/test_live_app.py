@@ -38,7 +38,7 @@ async def test_the_calls_fill_in_while_the_server_streams_and_escape_cancels(tmp
     source = write(tmp_path, "chat.sse", OPENAI_SSE)
     # the stream stops after the first call's arguments: the app shows a call half written
     with start_server([source], pace=Pace("fixed", 0), chaos=Chaos(stall_after=5)) as server:
-        call = LiveCall(spec_for(server.url), record=tmp_path / "r.jsonl")
+        call = LiveCall(spec_for(server.url), record=tmp_path / "r.fraglens")
         app = make_live_app(call)
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(pilot, lambda: len(app.stream.events) == 5)

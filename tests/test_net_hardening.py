@@ -17,6 +17,7 @@ import asyncio
 import gzip
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -195,7 +196,7 @@ def test_live_an_echoed_key_reaches_no_recording_and_no_output(
     upstream, work, capsys, monkeypatch, output
 ):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    record = work / f"live-echo{output}.jsonl"
+    record = work / f"live-echo{output}.fraglens"
     code, out, err = _live(["--url", upstream[1] + "/v1", output, "--record", str(record)], capsys)
     assert code == 2
     assert "HTTP 401 Unauthorized: Incorrect API key provided: [redacted]" in err
@@ -206,7 +207,7 @@ def test_live_an_echoed_key_reaches_no_recording_and_no_output(
 
 def test_live_a_key_given_with_h_and_no_env_var_is_scrubbed(upstream, work, capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    record = work / "live-h.jsonl"
+    record = work / "live-h.fraglens"
     url = upstream[1] + "/v1/echo-stream/chat/completions"
     code, out, err = _live(
         ["--url", url, "-H", f"Authorization: Bearer {KEY}", "--json", "--record", str(record)],
@@ -220,7 +221,7 @@ def test_live_a_key_given_with_h_and_no_env_var_is_scrubbed(upstream, work, caps
 
 def test_live_a_url_password_is_a_credential_not_a_traceback(upstream, work, capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    record = work / "live-userinfo.jsonl"
+    record = work / "live-userinfo.fraglens"
     url = upstream[1].replace("http://", f"http://user:{KEY}@") + "/v1"
     code, out, err = _live(["--url", url, "--headless", "--record", str(record)], capsys)
     # the upstream got it (as Basic auth) and echoed it: a 401, said in one line
@@ -235,7 +236,7 @@ def test_live_a_credential_too_short_to_scrub_is_reported_not_ignored(
     upstream, work, capsys, monkeypatch
 ):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    record = work / "live-short.jsonl"
+    record = work / "live-short.fraglens"
     url = upstream[1] + "/v1"
     code, out, err = _live(
         ["--url", url, "-H", "x-api-key: short", "--headless", "--record", str(record)], capsys
@@ -248,7 +249,7 @@ def test_live_a_credential_too_short_to_scrub_is_reported_not_ignored(
 
 
 def test_live_an_endless_sse_line_ends_the_call_at_the_cap(upstream, work, capsys):
-    record = work / "live-endless.jsonl"
+    record = work / "live-endless.fraglens"
     url = upstream[1] + "/v1/endless-line/chat/completions"
     code, out, err = _live(
         ["--url", url, "--headless", "--record", str(record), "--max-line-bytes", "64k"], capsys
@@ -262,7 +263,7 @@ def test_live_an_endless_sse_line_ends_the_call_at_the_cap(upstream, work, capsy
 
 
 def test_live_a_gzip_bomb_is_inflated_up_to_the_cap_only(upstream, work, capsys):
-    record = work / "live-bomb.jsonl"
+    record = work / "live-bomb.fraglens"
     url = upstream[1] + "/v1/gzip-bomb/chat/completions"
     code, out, err = _live(
         ["--url", url, "--json", "--record", str(record), "--max-decoded-bytes", "256k"], capsys
@@ -479,6 +480,30 @@ def test_two_proxies_sharing_a_record_dir_never_overwrite_each_other(work):
     assert len(list(directory.iterdir())) == 6
     for proxy, rec in recordings:
         assert parse_recording(rec.path.read_bytes()).request["body"] == f"proxy {proxy}"
+
+
+def test_a_taken_name_gets_a_number_then_a_random_part_and_keeps_its_suffix(tmp_path, monkeypatch):
+    """Every name a proxy gives ends ``.fraglens`` (not JSON Lines: version 3), the
+    suffix ``check --jsonl`` picks out of a folder."""
+    from fraglens.batch.paths import captures
+    from fraglens.net.proxy import record
+
+    flow = FlowStore().new_flow(
+        method="POST", path="/v1/chat/completions", url="http://u/v1/chat/completions",
+        request_headers={}, request_body=b"{}", format="openai-chat", started=1_767_000_000.0,
+    )  # fmt: skip
+    made = []
+    for attempts in (100, 100, 2):  # the third finds both numbered names taken
+        monkeypatch.setattr(record, "_ATTEMPTS", attempts)
+        path, fp = record.create_exclusive(tmp_path, flow)
+        fp.close()
+        made.append(path)
+    first, second, third = (p.name for p in made)
+    assert first.endswith("-0001-post-v1-chat-completions.fraglens")
+    stem = first.removesuffix(".fraglens")
+    assert second == f"{stem}-2.fraglens"
+    assert re.fullmatch(re.escape(stem) + r"-[0-9a-f]{32}\.fraglens", third)
+    assert captures([str(tmp_path)]) == sorted(map(str, made))
 
 
 async def test_proxy_the_client_is_not_slowed_by_a_flow_it_cannot_decode(upstream, work):

@@ -148,7 +148,7 @@ def _recorded(body: bytes) -> bytes:
 
 def test_export_writes_a_recorded_binary_body_back_as_received(tmp_path, capsys):
     body = (SAMPLES / "bedrock_converse_parallel.eventstream").read_bytes()
-    record, out = tmp_path / "rec.jsonl", tmp_path / "body.bin"
+    record, out = tmp_path / "rec.fraglens", tmp_path / "body.bin"
     record.write_bytes(_recorded(body))
     assert main(["export", str(record), "-o", str(out)]) == 0
     assert out.read_bytes() == body

@@ -39,7 +39,7 @@ def test_a_base_url_goes_to_the_native_endpoint_without_a_key():
 
 async def test_live_ollama_against_serve_reads_ndjson_as_it_comes(tmp_path):
     capture = str(SAMPLES / "ollama_native_parallel.ndjson")
-    record = tmp_path / "ollama.jsonl"
+    record = tmp_path / "ollama.fraglens"
     seen: list[int] = []
     with start_server([capture], pace=FAST) as server:
         spec, _ = build_spec(server.url, format="ollama", model="llama3.1:8b", prompt="hi",

@@ -298,7 +298,7 @@ def test_a_saved_flow_is_a_recording_with_the_same_calls(tmp_path):
     flow.response_headers = {"content-type": "text/event-stream", "set-cookie": "[redacted]"}
     flow.state, flow.ended = FlowState.DONE, flow.t0 + 1
     path = save_flow(flow, tmp_path / recording_name(flow))
-    assert path.name.endswith("-0001-post-v1-chat-completions.jsonl")
+    assert path.name.endswith("-0001-post-v1-chat-completions.fraglens")
     stream, framed = load_stream(str(path))
     assert framed.framing == "recording"
     assert framed.meta["format"] == "openai-chat"
@@ -315,7 +315,7 @@ def test_a_saved_flow_redacts_what_the_store_did_not(tmp_path):
         request_headers={"x-api-key": KEY, "cookie": KEY},
         url=f"https://h/v1/chat/completions?key={KEY}",
     )
-    path = save_flow(flow, tmp_path / "f.jsonl")
+    path = save_flow(flow, tmp_path / "f.fraglens")
     assert KEY.encode() not in path.read_bytes()
 
 

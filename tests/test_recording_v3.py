@@ -236,7 +236,7 @@ def test_index_times_no_float_holds_are_no_times():
 
 def test_export_jsonl_gives_version_1_and_refuses_what_is_no_recording(tmp_path, capsys):
     reads = _reads(real_shape("anthropic", 1, 100, seed=1), random.Random(1))
-    new = tmp_path / "rec.jsonl"
+    new = tmp_path / "rec.fraglens"
     new.write_bytes(_write(reads, 3))
     out = tmp_path / "v1.jsonl"
     assert main(["export", "--jsonl", str(new), "-o", str(out)]) == 0

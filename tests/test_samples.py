@@ -196,7 +196,7 @@ def test_bytes_that_are_not_utf8_are_named_in_a_recording_too(tmp_path):
 
     path = SAMPLES / "verdict_bytes_replaced.sse"
     data = path.read_bytes()
-    out = tmp_path / "bytes.jsonl"
+    out = tmp_path / "bytes.fraglens"
     with out.open("wb") as fp:
         writer = RecordingWriter(fp)
         writer.start({"method": "POST", "url": "https://relay.example/v1/chat/completions"})

@@ -24,7 +24,7 @@ FAST = Pace("fixed", 0)
 
 def _recording(tmp_path: Path, body: bytes, reads: list[int], status: int = 200) -> str:
     """A recording of ``body`` cut into reads at ``reads``, a tenth of a second apart."""
-    path = tmp_path / "rec.jsonl"
+    path = tmp_path / "rec.fraglens"
     with path.open("wb") as fp:
         writer = RecordingWriter(fp)
         writer.start(

@@ -299,7 +299,7 @@ def test_import_har_lists_and_converts_a_websocket_entry_without_its_keys(tmp_pa
     assert main(["import-har", str(har), "--list"]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert listed[1].startswith("*   1") and "(11 WebSocket messages)" in listed[1]
-    out = tmp_path / "conn.jsonl"
+    out = tmp_path / "conn.fraglens"
     assert main(["import-har", str(har), "-o", str(out)]) == 0
     text = out.read_text()
     assert "sk-har-0123456789" not in text and "sk-in-query-99" not in text

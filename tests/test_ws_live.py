@@ -33,7 +33,7 @@ def test_a_websocket_mode_response_is_shown_recorded_and_checks_the_same(
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    record = tmp_path / "ws.jsonl"
+    record = tmp_path / "ws.fraglens"
     with start_server([str(TWO)], pace=FAST) as server:
         code = live(ws(server.url) + "/v1", record)
     out = capsys.readouterr()
@@ -55,7 +55,7 @@ def test_a_websocket_mode_response_is_shown_recorded_and_checks_the_same(
 
 def test_a_live_recording_is_replayed_by_serve_frame_for_frame(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    record = tmp_path / "ws.jsonl"
+    record = tmp_path / "ws.fraglens"
     with start_server([str(TWO)], pace=FAST) as server:
         assert live(ws(server.url) + "/v1", record) == 0
     capsys.readouterr()
@@ -79,7 +79,7 @@ def test_realtime_takes_the_model_in_the_url_and_its_tools_in_the_response(
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    record = tmp_path / "rt.jsonl"
+    record = tmp_path / "rt.fraglens"
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps([{"type": "function", "function": {
         "name": "get_weather", "parameters": {"type": "object", "properties": {
@@ -136,7 +136,7 @@ def test_a_server_closing_mid_response_aborts_it_with_the_close_code(
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    record = tmp_path / "cut.jsonl"
+    record = tmp_path / "cut.fraglens"
     with ServerHandle(_CutOff(), bind("127.0.0.1", 0)).start() as server:
         code = live(ws(server.url) + "/v1", record)
     out = capsys.readouterr()
@@ -157,7 +157,7 @@ def test_a_message_over_max_line_bytes_is_refused_with_a_clear_reason(
     tmp_path, monkeypatch, capsys
 ):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    record = tmp_path / "big.jsonl"
+    record = tmp_path / "big.fraglens"
     with ServerHandle(_CutOff(big=50_000), bind("127.0.0.1", 0)).start() as server:
         code = live(ws(server.url) + "/v1", record, "--max-line-bytes", "10000")
     out = capsys.readouterr()
@@ -174,7 +174,7 @@ def test_a_message_over_max_line_bytes_is_refused_with_a_clear_reason(
 def test_a_refused_handshake_is_one_line_with_the_status(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     with start_server([str(SAMPLES / "demo.sse")], pace=FAST) as server:
-        code = live(ws(server.url) + "/v1", tmp_path / "r.jsonl")
+        code = live(ws(server.url) + "/v1", tmp_path / "r.fraglens")
     err = capsys.readouterr().err
     assert code == 2
     assert ("the server refused the WebSocket handshake: HTTP 404: fraglens serve: no "
@@ -202,7 +202,7 @@ async def test_the_live_app_shows_a_websocket_response_and_its_fit(tmp_path):
     with start_server([str(TWO)], pace=Pace("fixed", 200)) as server:
         spec, _ = build_ws_spec(ws(server.url) + "/v1", model="gpt-5.1", prompt="hi",
                                 tools=tools, environ={"OPENAI_API_KEY": FAKE_KEY})
-        call = WSLiveCall(spec, record=tmp_path / "r.jsonl")
+        call = WSLiveCall(spec, record=tmp_path / "r.fraglens")
         app = make_live_app(call)
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(pilot, lambda: call.status.phase.finished)
@@ -247,7 +247,7 @@ def test_a_key_streamed_back_in_two_pieces_is_scrubbed_from_the_report_and_the_r
     joined arguments are scrubbed in the report (the call's own credentials),
     and in check's report of the recording (their fingerprints in its header)."""
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-    served, record = tmp_path / "served.jsonl", tmp_path / "ws.jsonl"
+    served, record = tmp_path / "served.jsonl", tmp_path / "ws.fraglens"
     _split_key_recording(served, FAKE_KEY)
     with start_server([str(served)], pace=FAST) as server:
         code = live(ws(server.url) + "/v1", record)

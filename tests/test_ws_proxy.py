@@ -287,7 +287,7 @@ def test_a_websocket_flow_saved_from_the_flows_screen_checks_as_its_response(tmp
             asyncio.run(responses_mode(ws(proxy.url) + "/v1/responses"))
             flows = wait_flows(store, 2)
     with store.lock:
-        saved = save_flow(flows[1], tmp_path / "second.jsonl")
+        saved = save_flow(flows[1], tmp_path / "second.fraglens")
     stream, _ = stream_from_bytes(saved.read_bytes())
     doc = build_report(stream)
     assert [(c["name"], c["response_id"]) for c in doc["calls"]] == [("get_time", "resp_ws_02")]
