@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import math
 import random
 import re
 import struct
@@ -283,3 +284,14 @@ def test_the_documented_example_reads_as_the_docs_say():
         "content-type": "text/event-stream", "x-request-id": "req_abc"}}
     assert rec.end == {"end": "eof", "t": 0.448} and not rec.skipped_lines
     assert rec.body.startswith(b"data: {") and rec.body.endswith(b"data: [DONE]\n\n")
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(times=st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=30))
+def test_packed_times_read_back_as_the_doubles_they_are_and_none_where_not_finite(times):
+    head = _write([], 3, end=None)
+    packed = (base64.b64encode(struct.pack(f"<{len(times)}d", *times)),
+              base64.b64encode(struct.pack(f"<{len(times)}Q", *[1] * len(times))))
+    data = head + b"x" * len(times) + RS + b'{"times":"%s","sizes":"%s"}\n' % packed
+    got = [t for t, _ in parse_recording(data).chunks]
+    assert got == [t if math.isfinite(t) else None for t in times]

@@ -735,8 +735,10 @@ def _index(obj: Any, size: int) -> tuple[array[float], array[int]] | None:
         times, sizes = _unpacked("d", times), _unpacked("Q", sizes)
         if times is None or sizes is None:
             return None
-        if _INF in times or -_INF in times:
-            times = array("d", (t if math.isfinite(t) else _NAN for t in times))
+        if times[1]:  # an infinity is no time (NaN, the writer's own, stays)
+            times = array("d", (t if math.isfinite(t) else _NAN for t in times[0]))
+        else:
+            times = times[0]
     elif (type(times) is list and type(sizes) is list
           and set(map(type, sizes)) <= {int} and not (sizes and min(sizes) < 0)):
         times = array("d", (_NAN if t is None else t for t in map(_time, times)))
@@ -766,7 +768,10 @@ def _packed(code: str, values: list[Any]) -> str:
 
 def _unpacked(code: str, text: str) -> Any:
     """What ``_packed`` made ``text`` of (an array), or None when it is not
-    that: not base64 as the writer spells it, or no whole number of items."""
+    that: not base64 as the writer spells it, or no whole number of items.
+    Of doubles (``d``), with whether any may not be finite, told from their
+    sign-and-exponent bytes alone (a double is NaN or infinite only when its
+    exponent's bits are all set), not a float object each."""
     try:
         raw = binascii.a2b_base64(text)
     except (binascii.Error, ValueError):
@@ -781,7 +786,10 @@ def _unpacked(code: str, text: str) -> Any:
     values.frombytes(raw)
     if sys.byteorder == "big":
         values.byteswap()
-    return values
+    if code != "d":
+        return values
+    high = raw[7::8]  # little-endian: the sign and the exponent's top 7 bits
+    return values, b"\x7f" in high or b"\xff" in high
 
 
 def _loads(raw: bytes) -> Any:
