@@ -69,9 +69,9 @@ import re
 import sys
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import accumulate
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import accumulate
 from typing import Any, Protocol
 
 from ..redact import REDACTED, Fingerprints, Headers, redact_headers, redact_url
@@ -477,8 +477,9 @@ class RecordingLines:
         self.unsure: list[int] = []
         self._bulk = bulk and len(data) >= _BULK_FROM
         self._decode: Callable[[bytes, int, int], Any] | None = None
-        #: version 3: reads written raw between lines that open with RS
-        self.raw = version >= 3
+        #: version 3: reads written raw between lines that open with RS (a
+        #: WebSocket connection's messages are lines of their own in any version)
+        self.raw = version >= 3 and self.recording.transport != WEBSOCKET
 
     def read_bulk(self, size: int) -> tuple[Sequence[float | None], Sequence[int], list[Any]]:
         """As :meth:`read`, each read's time (NaN or None: none) and size, with
