@@ -66,7 +66,6 @@ import binascii
 import json
 import math
 import re
-import sys
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -756,13 +755,15 @@ def _index(obj: Any, size: int) -> tuple[array[float], array[int]] | None:
 
 #: a version 3 time the writer did not know
 _NAN = math.nan
+#: this machine stores numbers big end first (version 3's arrays are little-endian)
+_BIG_ENDIAN = array("H", [1]).tobytes() == b"\x00\x01"
 _INF = math.inf
 
 
 def _packed(code: str, values: list[Any]) -> str:
     """``values`` as an array of ``code`` (``d``, ``Q``), little-endian, in base64."""
     packed = array(code, values)
-    if sys.byteorder == "big":
+    if _BIG_ENDIAN:
         packed.byteswap()
     return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
 
@@ -785,7 +786,7 @@ def _unpacked(code: str, text: str) -> Any:
     if len(raw) % values.itemsize:
         return None
     values.frombytes(raw)
-    if sys.byteorder == "big":
+    if _BIG_ENDIAN:
         values.byteswap()
     if code != "d":
         return values
