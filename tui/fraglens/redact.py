@@ -9,13 +9,10 @@ takes and returns values.
 from __future__ import annotations
 
 import base64
-import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
-from secrets import token_bytes
 from typing import Any
-from urllib.parse import quote, unquote, unquote_plus, urlsplit, urlunsplit
 
 __all__ = [
     "MIN_SECRET",
@@ -119,6 +116,12 @@ def redact_url(url: str) -> str:
     Never raises: a URL that does not parse has every ``...@`` before its path
     and every secret-looking query value replaced by hand.
     """
+    if _PLAIN_URL.fullmatch(url):
+        # what urlsplit and urlunsplit would give back unchanged (see _PLAIN_URL)
+        head, mark, query = url.partition("?")
+        return head + mark + _redact_query(query) if mark else url
+    from urllib.parse import urlsplit, urlunsplit
+
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -132,7 +135,18 @@ def redact_url(url: str) -> str:
 
 
 #: what a URL's userinfo becomes: "[redacted]", percent-encoded (see redact_url)
-_USERINFO = quote(REDACTED, safe="")
+_USERINFO = "%5Bredacted%5D"
+#: a URL that urlsplit splits where its "://", first "/" and first "?" are, and
+#: urlunsplit joins again as it was: a lower-case scheme (urlsplit lowers it), a
+#: host, no userinfo, escape, fragment, bracket, space or control character,
+#: and a "?" only before a query (urlunsplit drops an empty one). Most URLs a
+#: recording holds are such, and reading one then needs no urllib.parse, whose
+#: import (ipaddress with it) was a tenth of what a recording's reader loads.
+#: The tests hold it to urlsplit and urlunsplit.
+_PLAIN_URL = re.compile(
+    r"[a-z][a-z0-9+.-]*://[A-Za-z0-9._~:-]+(?:/[A-Za-z0-9._~:/!$&'()*+,;=-]*)?"
+    r"(?:\?[A-Za-z0-9._~:/?!$&'()*+,;=-]+)?"
+)
 _AUTHORITY = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)([^/?#]*)")
 
 
@@ -151,10 +165,20 @@ def _redact_query(query: str) -> str:
     params = []
     for param in query.split("&"):
         name, eq, _ = param.partition("=")
-        if eq and _is_secret_param(unquote(name)):
+        if eq and _is_secret_param(_unquote(name)):
             param = f"{name}={REDACTED}"
         params.append(param)
     return "&".join(params)
+
+
+def _unquote(text: str) -> str:
+    """``urllib.parse.unquote``, which returns text without a ``%`` as it is:
+    loaded only for text with one (start-up)."""
+    if "%" not in text:
+        return text
+    from urllib.parse import unquote
+
+    return unquote(text)
 
 
 def _is_secret_param(name: str) -> bool:
@@ -357,6 +381,8 @@ class Secrets:
     def fingerprints(self, salt: bytes | None = None) -> Fingerprints:
         """What finds these values again without holding them (see ``Fingerprints``);
         ``salt``: random unless given."""
+        from secrets import token_bytes  # only a writer makes fingerprints (start-up)
+
         return Fingerprints.of(self.spelled, token_bytes(16) if salt is None else salt)
 
     def scrubber(self) -> Scrubber:
@@ -409,6 +435,8 @@ def _sigv4_parts(token: str) -> list[str]:
 def _url_secrets(url: str) -> list[tuple[str, str]]:
     if not url:
         return []
+    from urllib.parse import unquote, unquote_plus, urlsplit
+
     try:
         parts = urlsplit(url)
         user, password = parts.username, parts.password
@@ -523,11 +551,17 @@ _SCRYPT: dict[str, int] = {"n": 2**12, "r": 8, "p": 1, "dklen": 16}
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\/")
 
 
+# hashlib (with OpenSSL) is loaded where a fingerprint is made or sought, not
+# by every reader of a recording (start-up)
 def _quick(salt: bytes, value: str) -> str:
+    import hashlib
+
     return hashlib.sha256(salt + value.encode("utf-8", "surrogatepass")).hexdigest()[:4]
 
 
 def _slow(salt: bytes, value: str) -> str:
+    import hashlib
+
     return hashlib.scrypt(value.encode("utf-8", "surrogatepass"), salt=salt, **_SCRYPT).hex()
 
 
@@ -702,7 +736,7 @@ def _decodings(text: str) -> list[str]:
     if "\\" in text:
         forms.append(_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else "/", text))
     if "%" in text:
-        forms.append(unquote(text))
+        forms.append(_unquote(text))
     return forms
 
 
