@@ -24,9 +24,29 @@ instead of one per read, and the close::
     {"t":0.63,"from":"server","refused":20000000,"reason":"..."}   over the size limit
     {"close":{"code":1000,"reason":"","from":"server"},"t":3.1}
 
-HTTP recordings are still written as version 1, which every fraglens reads;
-the WebSocket variant is version 2 so that a fraglens that predates it says
+The WebSocket variant is version 2 so that a fraglens that predates it says
 "upgrade" instead of showing a recording with nothing in it.
+
+An HTTP recording is written as version 3: the header line as above, then
+each read's bytes exactly as they came, flushed as they come, and lines that
+open with RS (0x1E) between them: the response and end lines as above, and
+after at most a second of reads (or 4,096) the line that times them::
+
+    {"fraglens":"recording","version":3,...}            header, as above
+    \x1e{"response":{...},"t":0.41}
+    data: {...}\n\ndata: {"cho                         the reads' bytes, raw
+    \x1e{"times":[0.412,0.430],"sizes":[812,17]}        their times and sizes
+    \x1e{"t":0.44,"b64":"..."}                          a read that holds RS itself
+    \x1e{"end":"eof","t":3.2}
+
+Why: a read kept as a JSON string escapes every quote of the JSON inside it,
+and undoing that took nearly as long as reading the whole body; raw, the
+reads are read back as fast as the body itself (``RecordingLines.read_bulk``
+hands them on in pieces of many reads). A killed writer leaves every read's
+bytes; what it loses is the times of the reads it had not timed yet, which
+are then read as one read with no time. A text sink (``StringIO``) cannot
+take raw bytes: it is written version 1, as ``to_json_lines`` gives any
+recording back.
 
 ``t`` is seconds since the request was sent. Readers ignore keys and line
 kinds they do not know, so version 1 can grow; an incompatible change bumps
@@ -490,7 +510,8 @@ class RecordingLines:
         #: the reads read so far
         self.reads = 0
         #: the numbers of the reads whose bytes may not be UTF-8 on their own (a
-        #: base64 line, a line json read); the others' are (``recording_reads.py``)
+        #: base64 line, a line json read); the others' are (``recording_reads.py``).
+        #: Not kept for version 3 (``raw``), whose reads are written as they came
         self.unsure: list[int] = []
         self._bulk = bulk and len(data) >= _BULK_FROM
         self._decode: Callable[[bytes, int, int], Any] | None = None
@@ -575,7 +596,6 @@ class RecordingLines:
         pieces: list[Any] = []
         view = memoryview(data)
         rec = self.recording
-        first = self.reads
         while pos < len(data) and (pos < stop or not sizes):
             mark = data.find(RS, pos)
             if mark < 0:  # the writer was killed before it timed these
@@ -594,14 +614,13 @@ class RecordingLines:
                 sizes += obj["sizes"]
                 pieces.append(view[pos:mark])
             else:
-                if mark > pos:  # reads no line times
+                damaged = rec.skipped_lines
+                if mark > pos:  # reads no line times: kept, with no time
                     times.append(None)
                     sizes.append(mark - pos)
                     pieces.append(view[pos:mark])
-                    rec.skipped_lines += 1
                 if type(obj) is dict and "times" in obj:
-                    if mark == pos:
-                        rec.skipped_lines += 1  # an index of reads that are not there
+                    rec.skipped_lines += 1  # an index that does not fit the bytes before it
                 else:
                     chunks: list[bytes] = []
                     line_times: list[float | None] = []
@@ -609,11 +628,11 @@ class RecordingLines:
                     times += line_times
                     sizes += map(len, chunks)
                     pieces += chunks
+                    if mark > pos and rec.skipped_lines == damaged:
+                        rec.skipped_lines += 1  # one damage: bytes before a line of another kind
             pos = after
         self.pos = pos
         self.reads += len(sizes)
-        # a read written raw may cut a character: none is known to be UTF-8 on its own
-        self.unsure += range(first, self.reads)
         return times, sizes, pieces
 
     def _read_lines(self, start: int, end: int, times: list[float | None],
