@@ -8,10 +8,13 @@ was cut or damaged, and version 1 given back whole by ``export --jsonl``."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
+import math
 import random
 import re
+import struct
 import sys
 
 import pytest
@@ -76,6 +79,14 @@ def _index_lines(data: bytes) -> list[bytes]:
     return [seg.split(b"\n", 1)[0] for seg in data.split(RS)[1:]]
 
 
+def _timed(line: bytes) -> tuple[list[float], list[int]]:
+    """A times line's times and sizes: little-endian doubles and 64-bit counts."""
+    obj = json.loads(line)
+    times, sizes = base64.b64decode(obj["times"]), base64.b64decode(obj["sizes"])
+    return (list(struct.unpack(f"<{len(times) // 8}d", times)),
+            list(struct.unpack(f"<{len(sizes) // 8}Q", sizes)))
+
+
 # -- the layout ------------------------------------------------------------------------
 
 
@@ -90,19 +101,22 @@ def test_the_layout_is_a_header_line_then_raw_reads_and_rs_lines():
     rest = rest.split(b"\n", 1)[1]
     # the reads as they came, then the line that times them, then the end
     body = b"".join(r for _, r in reads)
-    assert rest == (body + b'\x1e{"times":[0.25,0.5,0.75],"sizes":[15,11,4]}\n'
+    times = base64.b64encode(struct.pack("<3d", 0.25, 0.5, 0.75))
+    sizes = base64.b64encode(struct.pack("<3Q", 15, 11, 4))
+    assert rest == (body + b'\x1e{"times":"' + times + b'","sizes":"' + sizes + b'"}\n'
                     + b'\x1e{"end":"eof","t":9.0}\n')
 
 
 def test_an_index_line_every_second_of_the_stream_or_every_4096_reads():
     reads = [(k / 128, b"x") for k in range(320)]  # 2.5 s of reads, 1/128 s apart
     data = _write(reads, 3, end=None)
-    index = [json.loads(line) for line in _index_lines(data)[1:]]
+    index = [_timed(line) for line in _index_lines(data)[1:]]
     # a line once a read comes a second or more after the first one it has not timed
-    assert [len(i["times"]) for i in index] == [129, 129, 62]
-    assert [t for i in index for t in i["times"]] == [round(t, 6) for t, _ in reads]
+    assert [len(times) for times, _ in index] == [129, 129, 62]
+    assert [t for times, _ in index for t in times] == [round(t, 6) for t, _ in reads]
+    assert {n for _, sizes in index for n in sizes} == {1}
     many = _write([(0.5, b"y")] * 5000, 3, end=None)
-    assert [len(json.loads(line)["sizes"]) for line in _index_lines(many)[1:]] == [4096, 904]
+    assert [len(_timed(line)[1]) for line in _index_lines(many)[1:]] == [4096, 904]
 
 
 def test_a_text_sink_is_written_version_1():
@@ -212,6 +226,13 @@ def test_reads_after_the_last_index_line_are_kept_untimed_as_a_killed_writer_lef
     b'{"times":"0.1","sizes":[9]}',
     b'{"times":[0.1,0.2],"sizes":[9',  # a line cut short, then more lines
     b"[1,2]",
+    # the writer's spelling, damaged: base64 that is not, stray characters, an odd
+    # byte count, times and sizes that differ in count, sizes that do not add up
+    b'{"times":"AAAA!AAAAAA=","sizes":"EAAAAAAAAAA="}',
+    b'{"times":"AAAAAAAAAAA=","sizes":"EAAA AAAAAAA="}',
+    b'{"times":"AAAAAAAAAAA=","sizes":"EAAAAAAA"}',
+    b'{"times":"AAAAAAAAAAAAAAAAAAAAAA==","sizes":"EAAAAAAAAAA="}',
+    b'{"times":"AAAAAAAAAAA=","sizes":"DwAAAAAAAAA="}',
 ])
 def test_a_damaged_index_keeps_its_reads_bytes_untimed(line):
     head = _write([], 3, end=None)
@@ -228,6 +249,10 @@ def test_index_times_no_float_holds_are_no_times():
     head = _write([], 3, end=None)
     data = head + b"ab" + RS + b'{"times":[1e999,null],"sizes":[1,1]}\n'
     assert parse_recording(data).chunks == [(None, b"a"), (None, b"b")]
+    packed = (base64.b64encode(struct.pack("<3d", float("inf"), float("nan"), 0.5)),
+              base64.b64encode(struct.pack("<3Q", 1, 1, 1)))
+    data = head + b"abc" + RS + b'{"times":"%s","sizes":"%s"}\n' % packed
+    assert parse_recording(data).chunks == [(None, b"a"), (None, b"b"), (0.5, b"c")]
     assert parse_recording(head + b"a" + RS + b'{"times":[],"sizes":[]}\n').skipped_lines == 1
 
 
@@ -259,3 +284,14 @@ def test_the_documented_example_reads_as_the_docs_say():
         "content-type": "text/event-stream", "x-request-id": "req_abc"}}
     assert rec.end == {"end": "eof", "t": 0.448} and not rec.skipped_lines
     assert rec.body.startswith(b"data: {") and rec.body.endswith(b"data: [DONE]\n\n")
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(times=st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=30))
+def test_packed_times_read_back_as_the_doubles_they_are_and_none_where_not_finite(times):
+    head = _write([], 3, end=None)
+    packed = (base64.b64encode(struct.pack(f"<{len(times)}d", *times)),
+              base64.b64encode(struct.pack(f"<{len(times)}Q", *[1] * len(times))))
+    data = head + b"x" * len(times) + RS + b'{"times":"%s","sizes":"%s"}\n' % packed
+    got = [t for t, _ in parse_recording(data).chunks]
+    assert got == [t if math.isfinite(t) else None for t in times]

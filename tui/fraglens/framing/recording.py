@@ -66,7 +66,9 @@ import binascii
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+import sys
+from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -305,7 +307,8 @@ class RecordingWriter:
         if self._times:
             times, sizes = self._times, self._sizes
             self._times, self._sizes = [], []
-            self._write({"times": times, "sizes": sizes})
+            self._write({"times": _packed("d", [_NAN if t is None else t for t in times]),
+                         "sizes": _packed("Q", sizes)})
 
     def _check_open(self) -> None:
         if not self._started:
@@ -518,10 +521,11 @@ class RecordingLines:
         #: version 3: reads written raw between lines that open with RS
         self.raw = version >= 3
 
-    def read_bulk(self, size: int) -> tuple[list[float | None], list[int], list[Any]]:
-        """As :meth:`read`, each read's time and size, with its bytes in pieces
-        that may hold several reads each (``bytes`` or ``memoryview``), which
-        joined are the reads': a recording of version 3 is not cut read by read."""
+    def read_bulk(self, size: int) -> tuple[Sequence[float | None], Sequence[int], list[Any]]:
+        """As :meth:`read`, each read's time (NaN or None: none) and size, with
+        its bytes in pieces that may hold several reads each (``bytes`` or
+        ``memoryview``), which joined are the reads': a recording of version 3
+        is not cut read by read, nor its times made a float object each."""
         if self.raw:
             return self._read_raw(size)
         times, chunks = self.read(size)
@@ -544,7 +548,8 @@ class RecordingLines:
             raw_times, sizes, pieces = self._read_raw(size)
             joined = b"".join(pieces)
             ends = list(accumulate(sizes, initial=0))
-            return raw_times, list(map(joined.__getitem__, map(slice, ends, ends[1:])))
+            return ([None if t != t else t for t in raw_times],  # NaN: no time
+                    list(map(joined.__getitem__, map(slice, ends, ends[1:]))))
         data, start = self._data, self.pos
         times: list[float | None] = []
         chunks: list[bytes] = []
@@ -582,24 +587,25 @@ class RecordingLines:
         self.reads += len(chunks)
         return times, chunks
 
-    def _read_raw(self, size: int) -> tuple[list[float | None], list[int], list[Any]]:
+    def _read_raw(self, size: int) -> tuple[array[float], array[int], list[Any]]:
         """Version 3: about ``size`` bytes of the recording after where the last
         call stopped, to the end of a line. Each line opens with RS; the bytes
         between two lines are reads, whose times and sizes the line after them
-        gives (``{"times": [...], "sizes": [...]}``). Bytes with no such line
-        after them are kept as one read with no time: at the end of the file,
-        a writer killed before it timed them; elsewhere, a damaged file."""
+        gives (``{"times": ..., "sizes": ...}``, ``_index``). Bytes with no such
+        line after them are kept as one read with no time (NaN): at the end of
+        the file, a writer killed before it timed them; elsewhere, a damaged
+        file."""
         data, pos = self._data, self.pos
         stop = pos + size
-        times: list[float | None] = []
-        sizes: list[int] = []
+        times = array("d")
+        sizes = array("Q")
         pieces: list[Any] = []
         view = memoryview(data)
         rec = self.recording
         while pos < len(data) and (pos < stop or not sizes):
             mark = data.find(RS, pos)
             if mark < 0:  # the writer was killed before it timed these
-                times.append(None)
+                times.append(_NAN)
                 sizes.append(len(data) - pos)
                 pieces.append(view[pos:])
                 rec.truncated = True
@@ -610,13 +616,13 @@ class RecordingLines:
             obj = _loads(data[mark + 1 : after])
             timed = _index(obj, mark - pos)
             if timed is not None:
-                times += timed
-                sizes += obj["sizes"]
+                times += timed[0]
+                sizes += timed[1]
                 pieces.append(view[pos:mark])
             else:
                 damaged = rec.skipped_lines
                 if mark > pos:  # reads no line times: kept, with no time
-                    times.append(None)
+                    times.append(_NAN)
                     sizes.append(mark - pos)
                     pieces.append(view[pos:mark])
                 if type(obj) is dict and "times" in obj:
@@ -625,8 +631,8 @@ class RecordingLines:
                     chunks: list[bytes] = []
                     line_times: list[float | None] = []
                     self._take(obj, end < 0, line_times, chunks)
-                    times += line_times
-                    sizes += map(len, chunks)
+                    times.extend(_NAN if t is None else t for t in line_times)
+                    sizes.extend(map(len, chunks))
                     pieces += chunks
                     if mark > pos and rec.skipped_lines == damaged:
                         rec.skipped_lines += 1  # one damage: bytes before a line of another kind
@@ -756,21 +762,75 @@ def _lines(data: bytes, start: int, end: int) -> Iterator[tuple[bool, Any]]:
         start = end + 1
 
 
-def _index(obj: Any, size: int) -> list[float | None] | None:
-    """The times of the reads a version 3 index line (``obj``) gives, when it
-    is one and the sizes it gives add up to the ``size`` bytes before it;
-    else None. A time no float holds is no time, as a read line's ``t``."""
+def _index(obj: Any, size: int) -> tuple[array[float], array[int]] | None:
+    """The times (NaN: none) and sizes of the reads a version 3 times line
+    (``obj``) gives, when it is one and the sizes add up to the ``size``
+    bytes before it; else None. The writer's are base64 of little-endian IEEE
+    754 doubles (NaN: a time it did not know) and unsigned 64-bit sizes; a
+    hand-written line may give JSON numbers. A time no float holds is no
+    time, as a read line's ``t``."""
     if type(obj) is not dict:
         return None
     times, sizes = obj.get("times"), obj.get("sizes")
-    if (type(times) is not list or type(sizes) is not list or len(times) != len(sizes)
-            or not sizes or not set(map(type, sizes)) <= {int} or min(sizes) < 0
-            or sum(sizes) != size):
+    if type(times) is str and type(sizes) is str:
+        times, sizes = _unpacked("d", times), _unpacked("Q", sizes)
+        if times is None or sizes is None:
+            return None
+        if times[1]:  # an infinity is no time (NaN, the writer's own, stays)
+            times = array("d", (t if math.isfinite(t) else _NAN for t in times[0]))
+        else:
+            times = times[0]
+    elif (type(times) is list and type(sizes) is list
+          and set(map(type, sizes)) <= {int} and not (sizes and min(sizes) < 0)):
+        times = array("d", (_NAN if t is None else t for t in map(_time, times)))
+        try:
+            sizes = array("Q", sizes)
+        except OverflowError:
+            return None
+    else:
         return None
-    # the writer's: finite floats, told in C; a hand-made file's one by one
-    if set(map(type, times)) <= {float} and all(map(math.isfinite, times)):
-        return times
-    return list(map(_time, times))
+    if len(times) != len(sizes) or not sizes or sum(sizes) != size:
+        return None
+    return times, sizes
+
+
+#: a version 3 time the writer did not know
+_NAN = math.nan
+_INF = math.inf
+
+
+def _packed(code: str, values: list[Any]) -> str:
+    """``values`` as an array of ``code`` (``d``, ``Q``), little-endian, in base64."""
+    packed = array(code, values)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
+
+
+def _unpacked(code: str, text: str) -> Any:
+    """What ``_packed`` made ``text`` of (an array), or None when it is not
+    that: not base64 as the writer spells it, or no whole number of items.
+    Of doubles (``d``), with whether any may not be finite, told from their
+    sign-and-exponent bytes alone (a double is NaN or infinite only when its
+    exponent's bits are all set), not a float object each."""
+    try:
+        raw = binascii.a2b_base64(text)
+    except (binascii.Error, ValueError):
+        return None
+    # the one spelling the writer gives: any other (stray characters, which
+    # a2b_base64 passes over) is damage
+    if binascii.b2a_base64(raw, newline=False) != text.encode("ascii", "replace"):
+        return None
+    values = array(code)
+    if len(raw) % values.itemsize:
+        return None
+    values.frombytes(raw)
+    if sys.byteorder == "big":
+        values.byteswap()
+    if code != "d":
+        return values
+    high = raw[7::8]  # little-endian: the sign and the exponent's top 7 bits
+    return values, b"\x7f" in high or b"\xff" in high
 
 
 def _loads(raw: bytes) -> Any:

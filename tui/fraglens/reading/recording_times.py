@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
+from collections.abc import Sequence
 from itertools import accumulate, chain, compress, islice, repeat
 from operator import not_, sub
 
@@ -67,8 +68,8 @@ class EventTimes:
         self._end_time = _NONE
         self._complete = False
 
-    def add(self, times: list[float | None], sizes: list[int]) -> None:
-        """The next reads: each one's time (None: none) and size."""
+    def add(self, times: Sequence[float | None], sizes: Sequence[int]) -> None:
+        """The next reads: each one's time (None or NaN: none) and size."""
         ends = accumulate(sizes, initial=self._ends[-1] if self._ends else 0)
         self._ends.extend(islice(ends, 1, None))
         try:
