@@ -295,3 +295,25 @@ def test_packed_times_read_back_as_the_doubles_they_are_and_none_where_not_finit
     data = head + b"x" * len(times) + RS + b'{"times":"%s","sizes":"%s"}\n' % packed
     got = [t for t, _ in parse_recording(data).chunks]
     assert got == [t if math.isfinite(t) else None for t in times]
+
+
+def test_every_read_is_flushed_as_it_comes_and_every_line_when_written():
+    flushed: list[bytes] = []
+
+    class Sink(io.BytesIO):
+        def flush(self) -> None:
+            flushed.append(self.getvalue())
+
+    out = Sink()
+    writer = RecordingWriter(out)
+    writer.start(REQUEST)
+    writer.chunk(0.1, b"data: a\n\n")
+    assert flushed[-1].endswith(b"\ndata: a\n\n")  # on disk before any line times it
+    writer.chunk(0.2, b"data: b\n\n")
+    assert flushed[-1].endswith(b"data: a\n\ndata: b\n\n")
+    writer.end("eof", t=0.3)
+    # the times line, then the end line, each flushed as written
+    assert flushed[-2].endswith(b"data: b\n\n" + _index_lines(out.getvalue())[0].join(
+        [RS, b"\n"]))
+    assert flushed[-1] == out.getvalue() and out.getvalue().endswith(b'\x1e{"end":"eof","t":0.3}\n')
+    assert parse_recording(out.getvalue()).chunks == [(0.1, b"data: a\n\n"), (0.2, b"data: b\n\n")]

@@ -518,8 +518,9 @@ class RecordingLines:
         self.unsure: list[int] = []
         self._bulk = bulk and len(data) >= _BULK_FROM
         self._decode: Callable[[bytes, int, int], Any] | None = None
-        #: version 3: reads written raw between lines that open with RS
-        self.raw = version >= 3
+        #: version 3: reads written raw between lines that open with RS (a
+        #: WebSocket connection's messages are lines of their own in any version)
+        self.raw = version >= 3 and self.recording.transport != WEBSOCKET
 
     def read_bulk(self, size: int) -> tuple[Sequence[float | None], Sequence[int], list[Any]]:
         """As :meth:`read`, each read's time (NaN or None: none) and size, with
