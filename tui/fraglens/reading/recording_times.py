@@ -28,14 +28,19 @@ closed ends in a blank line of line feeds and takes the time of the read its
 last byte came in: the events that end in each read are counted in C (a
 binary search per read), and only comments and the last event take the rule
 above one by one.
+
+The report's timing needs no event's time but a few (the first, the last,
+each call's), when no two neighbouring events lie a stall apart: ``steady``
+tells that from the reads, without the time of every event (see there).
 """
 
 from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from itertools import accumulate, chain, compress, islice, repeat
+from math import isfinite
 from operator import not_, sub
 
 from ..framing.events import EventLog
@@ -49,6 +54,12 @@ _BLANK = (b"\n\n", b"\r\n\r\n")
 _NONE = float("nan")
 #: events timed at a time by ``_by_reads``
 _RUN = 256
+#: the widest window ``steady`` looks in for an event, as a share of the stall: under
+#: half, so that a gap wider than a stall holds a whole window (rounding aside)
+_WINDOW = 0.45
+#: at most this many windows a read, and this many more: past that, working out
+#: every event's time costs less
+_WINDOWS_A_READ, _WINDOWS = 0.25, 64
 
 
 class EventTimes:
@@ -142,6 +153,64 @@ class EventTimes:
                 break
             out[k] = t
         return out
+
+    def steady(self, log: EventLog, seconds: float) -> tuple[float, float] | None:
+        """The times of the first and the last event of ``log``, when every event
+        has a time and no two neighbouring ones lie more than ``seconds`` apart
+        (``(later - earlier) * 1000 > seconds * 1000`` holds for none); None
+        when the reads do not show that at a glance (the caller then reads
+        every event's time): what the report's timing asks of a long call with
+        no stall, told without working out 100k times.
+
+        Why it holds. Every read is in, the reads' times are finite and never
+        go back, nor does the end's: then each event's time is one of them, and
+        they never go back from one event to the next (a held carriage return,
+        a comment and the end only give an event a later read's time than its
+        last byte's, never one later than the next event's). The span from
+        the first event's time to the last one's is cut into windows under
+        half a stall wide: a gap wider than a stall between two neighbouring
+        events holds a whole window in which no event has its time. So each
+        window is shown to hold an event's time - the first event completed
+        in the reads of the window, where its time is its last byte's read's -
+        and a window that cannot be shown so gives None."""
+        n, times, ends, body = len(log), self._times, self._ends, self._body
+        if not (self._complete and n and times and seconds > 0 and isfinite(seconds)):
+            return None
+        end = self._end_time
+        reads = times.tolist()
+        # finite and never going back: the sum of finite times may overflow, then None
+        if not (isfinite(sum(reads)) and end >= reads[-1] and sorted(reads) == reads):
+            return None
+        spans = log.span_ends()
+        if b"\xff" * 8 in spans.tobytes():  # an event with no span (-1; offsets are < 2**56)
+            return None
+        first_time, last_time = self.of(log, 0, 1)[0], self.of(log, n - 1, n)[0]
+        step = _WINDOW * seconds
+        windows = (last_time - first_time) / step
+        if windows > _WINDOWS_A_READ * len(reads) + _WINDOWS or step <= abs(last_time) * 1e-9:
+            return None
+        edges = [first_time + k * step for k in range(int(windows) + 1)]
+        edges.append(max(last_time, first_time + len(edges) * step))
+        # each window's reads: from the first at or after its start to the last at or before its end
+        lows = list(map(bisect_left, repeat(reads), edges[:-1]))
+        highs = list(map(bisect_right, repeat(reads), edges[1:]))
+        kinds = ("data", "done")
+        for low, high, start, stop in zip(lows, highs, edges[:-1], edges[1:], strict=True):
+            if start <= first_time <= stop or start <= last_time <= stop:
+                continue  # the first or the last event's time lies in it
+            if low >= high:
+                return None  # no read's time in it
+            # the first event whose last byte lies in those reads
+            k = bisect_right(spans, ends[low - 1] if low else 0)
+            if k >= n or spans[k] > ends[high - 1]:
+                return None
+            if (k == n - 1 or log.kind(k) not in kinds
+                    or not body.endswith(_BLANK, 0, spans[k])):
+                # its time is not its last byte's read's (perhaps): worked out
+                t = self.of(log, k, k + 1)
+                if not (len(t) and start <= t[0] <= stop):
+                    return None
+        return first_time, last_time
 
     def _one(self, log: EventLog, i: int) -> array[float] | None:
         """The time of event ``i`` alone (a row the app shows) where it is the
