@@ -210,20 +210,21 @@ def test_the_stalls_found_in_bulk_are_those_found_one_event_at_a_time(steps, sta
 
 def _three_timings(data: bytes, stall_ms: float) -> tuple:
     """The timing of a recording read in runs, asked for first (told from the
-    reads where they show no stall), and again once every event's time is
-    worked out, and the timing of the read-by-read reading."""
+    reads), and again once every event's time is worked out, and the timing
+    of the read-by-read reading."""
     fresh, _ = stream_from_bytes(data)
     told = stream_timing(fresh, stall_ms=stall_ms)
     worked, _ = stream_from_bytes(data)
     worked.events.time_array()
-    assert worked.events.steady(stall_ms / 1000) is None  # the times are read now
+    assert worked.events.wide_gaps(stall_ms) is None  # the times are read now
     one_by_one = stream_from_framed(read_stream(data))
     return told, stream_timing(worked, stall_ms=stall_ms), stream_timing(one_by_one, stall_ms)
 
 
-def _steady(data: bytes, stall_ms: float = 1000.0):
+def _told(data: bytes, stall_ms: float = 1000.0):
+    """What a recording's reads tell of its times: the first, the last, the wide gaps."""
     stream, _ = stream_from_bytes(data)
-    return stream.events.steady(stall_ms / 1000)
+    return stream.events.wide_gaps(stall_ms)
 
 
 def _body(eol: bytes, pieces: int, comment: bool, tail: bytes) -> bytes:
@@ -296,41 +297,47 @@ def test_real_shapes_timing_told_from_the_reads_agrees(fmt, stall_ms):
     assert told == worked == one_by_one
 
 
-def test_a_long_call_with_no_stall_is_told_so_from_its_reads():
-    data = as_recording(real_shape("openai-chat", 1, 20_000))
+def test_a_long_calls_stalls_are_told_from_its_reads():
+    body = real_shape("openai-chat", 1, 20_000)
+    # reads of 300 bytes (cut anywhere) 5 ms apart, three of them after a 1.2 s silence
+    reads = [(0.2 + k * 0.005 + sum(1.2 for j in (70, 90, 200) if j <= k), body[a : a + 300])
+             for k, a in enumerate(range(0, len(body), 300))]
+    data = recording_v(reads, end=reads[-1][0])
     stream, _ = stream_from_bytes(data)
-    told = stream.events.steady(1.0)
-    assert told is not None  # and no event's time was worked out to tell it
-    assert stream.events._settled == 0
+    told = stream.events.wide_gaps(1000.0)
+    assert stream.events._settled == 0  # no event's time was kept to tell it
     times = stream.events.times()
-    assert told == (times[0], times[-1])
-    assert _steady(data, stall_ms=5.0) is None  # reads up to 20 ms apart: perhaps a stall
+    pairs = enumerate(zip(times, times[1:], strict=False), 1)
+    wide = [(k, a, b) for k, (a, b) in pairs if b - a > 1]
+    assert len(wide) == 3
+    assert told == (times[0], times[-1], wide)
+    assert _told(data, stall_ms=1210.0) == (times[0], times[-1], [])  # 1.205 s apart
 
 
-def test_reads_that_do_not_show_a_steady_stream_tell_nothing():
+def test_reads_that_do_not_show_a_stream_timed_throughout_tell_nothing():
     pieces = events_of(OPENAI_SSE)
     steady = [(0.2 + k / 100, p) for k, p in enumerate(pieces)]
-    assert _steady(recording(steady)) is not None
+    assert _told(recording(steady)) == (0.2, 0.3, [])  # the times written to the microsecond
     stalled = steady[:5] + [(t + 1.5, p) for t, p in steady[5:]]
-    assert _steady(recording(stalled)) is None
+    assert _told(recording(stalled)) == (0.2, 1.8, [(5, 0.24, 1.75)])
     back = steady[:5] + [(t - 0.03, p) for t, p in steady[5:]]  # a read before the one before
-    assert _steady(recording(back)) is None
+    assert _told(recording(back)) is None
     untimed = steady[:5] + [(None, steady[5][1])] + steady[6:]
-    assert _steady(recording_v(untimed, end=1.0)) is None
-    assert _steady(recording_v(steady, end=0.2)) is None  # the end before the last read
+    assert _told(recording_v(untimed, end=1.0)) is None
+    assert _told(recording_v(steady, end=0.2)) is None  # the end before the last read
     # a comment's time is its next line's read's, here 1.3 s after its own: no stall
     comment = [(0.2, pieces[0][:-1]), (1.5, b"\n" + pieces[1])]
     comment += [(t + 1.3, p) for t, p in steady[2:]]
     assert pieces[0].startswith(b":")
-    assert _steady(recording(comment)) == (1.5, comment[-1][0])
+    assert _told(recording(comment)) == (1.5, 1.6, [])
 
 
-def test_a_comment_whose_next_line_came_a_stall_later_shows_no_steady_stream():
+def test_a_comment_whose_next_line_came_a_stall_later_ends_the_stall_then():
     # the comment's bytes came at 0.7 s, 0.5 s after the event before it, but
     # the line that ended it at 1.5 s: its time, 1.3 s after that event's
     pieces = events_of(OPENAI_SSE)
     assert pieces[0].startswith(b":")
     reads = [(0.2, pieces[1]), (0.7, pieces[0][:-1]), (1.5, b"\n" + pieces[2])]
     reads += [(1.5 + k / 100, p) for k, p in enumerate(pieces[3:])]
-    assert _steady(recording(reads)) is None
+    assert _told(recording(reads)) == (0.2, 1.57, [(1, 0.2, 1.5)])
     assert timing_of(recording(reads))["stalls"] == [{"gap_ms": 1300.0, "event": 1}]

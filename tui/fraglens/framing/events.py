@@ -78,6 +78,8 @@ _TEXT, _FAR = -1, -2
 _WIDEST = (1 << 31) - 1
 #: late times worked out at once by a loop over the events, as it reaches them
 _SETTLE_AHEAD = 4096
+#: the first and the last event's times, and the wide gaps: (event after, earlier, later)
+WideGaps = tuple[float, float, list[tuple[int, float, float]]]
 
 
 class RunLines(Record):
@@ -141,8 +143,8 @@ class EventLog(Sequence[RawEvent]):
         #: (``time_later``), and how many of them are in _times so far
         self._late: Callable[[EventLog, int, int], Sequence[float]] | None = None
         self._settled = 0
-        #: what that reader tells of the times without working each out (``steady``)
-        self._steady: Callable[[EventLog, float], tuple[float, float] | None] | None = None
+        #: what that reader tells of the times without working each out (``wide_gaps``)
+        self._gaps: Callable[[EventLog, float], WideGaps | None] | None = None
 
     def append(self, ev: RawEvent) -> None:
         n = len(self._kind)
@@ -253,7 +255,7 @@ class EventLog(Sequence[RawEvent]):
         """Every event's time at once (None: no time), replacing what it had:
         a recording's body read whole, each event then given the time of the
         read it was completed in."""
-        self._late = self._steady = None
+        self._late = self._gaps = None
         self._times = array("d", (_NO_TIME if t is None else t for t in times))
 
     def time_later(self, times: Callable[[EventLog, int, int], Sequence[float]]) -> None:
@@ -266,11 +268,11 @@ class EventLog(Sequence[RawEvent]):
         Each event's time must depend on nothing but the reads, so that one
         asked for alone, a slice's and all at once agree.
 
-        When ``times`` is a method of an object that also has a ``steady``
-        method, ``steady`` (below) asks it first."""
+        When ``times`` is a method of an object that also has a ``wide_gaps``
+        method, ``wide_gaps`` (below) asks it."""
         self._late = times
         self._settled = len(self)
-        self._steady = getattr(getattr(times, "__self__", times), "steady", None)
+        self._gaps = getattr(getattr(times, "__self__", times), "wide_gaps", None)
 
     def _settle(self, stop: int | None = None) -> None:
         """The late times of the events before ``stop`` (all), as far as they are known, kept."""
@@ -392,17 +394,18 @@ class EventLog(Sequence[RawEvent]):
         times = self._times
         return None if times is None or times[i] != times[i] else times[i]
 
-    def steady(self, seconds: float) -> tuple[float, float] | None:
-        """The first and the last event's times, when every event has a time
-        and no two neighbouring ones lie more than ``seconds`` apart, told
-        without every event's time (a recording's reads tell it: see
-        reading/recording_times.py); None when that is not told so (the
-        caller reads ``time_array``). Once the times are all worked out, they
-        are read instead."""
-        steady = self._steady
-        if steady is None or self._settled >= len(self):
+    def wide_gaps(self, ms: float) -> WideGaps | None:
+        """The first and the last event's times, and every gap between two
+        neighbouring events wider than ``ms`` milliseconds (``(later -
+        earlier) * 1000 > ms``): the number of the event after it, and the
+        two times; when every event has a time, told without every event's
+        time (a recording's reads tell it: reading/recording_times.py). None
+        when that is not told so (the caller reads ``time_array``), as once
+        the times are all worked out."""
+        gaps = self._gaps
+        if gaps is None or self._settled >= len(self):
             return None
-        return steady(self, seconds)
+        return gaps(self, ms)
 
     def replaced(self, i: int) -> bool:
         """Whether event ``i``'s payload holds U+FFFD (bytes that were not

@@ -29,9 +29,9 @@ last byte came in: the events that end in each read are counted in C (a
 binary search per read), and only comments and the last event take the rule
 above one by one.
 
-The report's timing needs no event's time but a few (the first, the last,
-each call's), when no two neighbouring events lie a stall apart: ``steady``
-tells that from the reads, without the time of every event (see there).
+The report's timing needs no event's time but a few: the first, the last,
+each call's, and those either side of a stall. ``wide_gaps`` finds them
+from the reads, without the time of every event (see there).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from itertools import accumulate, chain, compress, islice, repeat
 from math import isfinite
 from operator import not_, sub
 
-from ..framing.events import EventLog
+from ..framing.events import EventLog, WideGaps
 
 #: what ends a line, and so may end an event
 _EOL = frozenset(b"\r\n")
@@ -60,6 +60,9 @@ _WINDOW = 0.45
 #: at most this many windows a read, and this many more: past that, working out
 #: every event's time costs less
 _WINDOWS_A_READ, _WINDOWS = 0.25, 64
+#: at most this many windows searched for the events around them (each a few
+#: dozen events' times): past that, so is every event's time
+_SEARCHES = 64
 
 
 class EventTimes:
@@ -154,13 +157,14 @@ class EventTimes:
             out[k] = t
         return out
 
-    def steady(self, log: EventLog, seconds: float) -> tuple[float, float] | None:
-        """The times of the first and the last event of ``log``, when every event
-        has a time and no two neighbouring ones lie more than ``seconds`` apart
-        (``(later - earlier) * 1000 > seconds * 1000`` holds for none); None
-        when the reads do not show that at a glance (the caller then reads
-        every event's time): what the report's timing asks of a long call with
-        no stall, told without working out 100k times.
+    def wide_gaps(self, log: EventLog, ms: float) -> WideGaps | None:
+        """The times of the first and the last event of ``log``, and each gap
+        between two neighbouring events wider than ``ms`` milliseconds
+        (``(later - earlier) * 1000 > ms``) as the number of the event after
+        it and the two times, when every event has a time; told from the
+        reads, with the time of a few events worked out, not of every one
+        (what the report's timing asks of a long call). None when the reads do
+        not show that at a glance: the caller then reads every event's time.
 
         Why it holds. Every read is in, the reads' times are finite and never
         go back, nor does the end's: then each event's time is one of them, and
@@ -168,13 +172,13 @@ class EventTimes:
         a comment and the end only give an event a later read's time than its
         last byte's, never one later than the next event's). The span from
         the first event's time to the last one's is cut into windows under
-        half a stall wide: a gap wider than a stall between two neighbouring
+        half of ``ms`` wide: a gap wider than that between two neighbouring
         events holds a whole window in which no event has its time. So each
-        window is shown to hold an event's time - the first event completed
-        in the reads of the window, where its time is its last byte's read's -
-        and a window that cannot be shown so gives None."""
+        window is shown to hold an event's time (the first event completed in
+        the reads of the window, whose time is its last byte's read's), or
+        else the events around it are found by their times, a binary search."""
         n, times, ends, body = len(log), self._times, self._ends, self._body
-        if not (self._complete and n and times and seconds > 0 and isfinite(seconds)):
+        if not (self._complete and n and times and ms > 0 and isfinite(ms)):
             return None
         end = self._end_time
         reads = times.tolist()
@@ -184,8 +188,8 @@ class EventTimes:
         spans = log.span_ends()
         if b"\xff" * 8 in spans.tobytes():  # an event with no span (-1; offsets are < 2**56)
             return None
-        first_time, last_time = self.of(log, 0, 1)[0], self.of(log, n - 1, n)[0]
-        step = _WINDOW * seconds
+        first_time, last_time = self._at(log, 0), self._at(log, n - 1)
+        step = _WINDOW * ms / 1000
         windows = (last_time - first_time) / step
         if windows > _WINDOWS_A_READ * len(reads) + _WINDOWS or step <= abs(last_time) * 1e-9:
             return None
@@ -195,22 +199,43 @@ class EventTimes:
         lows = list(map(bisect_left, repeat(reads), edges[:-1]))
         highs = list(map(bisect_right, repeat(reads), edges[1:]))
         kinds = ("data", "done")
+        gaps: list[tuple[int, float, float]] = []
+        searches = 0
+        after = first_time  # the time of the event after the last gap found
         for low, high, start, stop in zip(lows, highs, edges[:-1], edges[1:], strict=True):
-            if start <= first_time <= stop or start <= last_time <= stop:
-                continue  # the first or the last event's time lies in it
-            if low >= high:
-                return None  # no read's time in it
-            # the first event whose last byte lies in those reads
-            k = bisect_right(spans, ends[low - 1] if low else 0)
-            if k >= n or spans[k] > ends[high - 1]:
+            if start <= first_time <= stop or start <= last_time <= stop or stop < after:
+                continue  # the first or the last event's time lies in it, or a gap found spans it
+            if low < high:
+                # the first event whose last byte lies in the window's reads
+                k = bisect_right(spans, ends[low - 1] if low else 0)
+                if k < n and spans[k] <= ends[high - 1]:
+                    if (k != n - 1 and log.kind(k) in kinds
+                            and body.endswith(_BLANK, 0, spans[k])):
+                        continue  # its time is its last byte's read's, in the window
+                    if start <= self._at(log, k) <= stop:
+                        continue
+            # no event shown in the window: the first one at or after its start
+            searches += 1
+            if searches > _SEARCHES:
                 return None
-            if (k == n - 1 or log.kind(k) not in kinds
-                    or not body.endswith(_BLANK, 0, spans[k])):
-                # its time is not its last byte's read's (perhaps): worked out
-                t = self.of(log, k, k + 1)
-                if not (len(t) and start <= t[0] <= stop):
-                    return None
-        return first_time, last_time
+            lo, hi = 1, n - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if self._at(log, mid) < start:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            after = self._at(log, lo)
+            if after <= stop:
+                continue  # it lies in the window after all
+            before = self._at(log, lo - 1)
+            if (after - before) * 1000 > ms:
+                gaps.append((lo, before, after))
+        return first_time, last_time, gaps
+
+    def _at(self, log: EventLog, i: int) -> float:
+        """Event ``i``'s time, once every read is in."""
+        return self.of(log, i, i + 1)[0]
 
     def _one(self, log: EventLog, i: int) -> array[float] | None:
         """The time of event ``i`` alone (a row the app shows) where it is the

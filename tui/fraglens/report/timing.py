@@ -41,18 +41,20 @@ def stream_timing(stream: Stream, stall_ms: float = DEFAULT_STALL_MS) -> dict[st
     the report turns that into the position in its ``calls`` list. ``stalls``
     lists every gap longer than ``stall_ms`` between two events' receive times,
     with the number of the event that ended it. One pass over the events, or
-    none: a recording whose reads show that no two events lie a stall apart
-    tells the first and the last event's times without the others'
-    (``EventLog.steady``).
+    none: a recording's reads tell the stalls and the first and the last
+    event's times with a few events' times (``EventLog.wide_gaps``).
     """
     events = stream.events
     if not events.timed:
         return None
-    steady = events.steady(stall_ms / 1000) if stream.framing != "har" else None
-    if steady is not None:
-        # a recording whose reads show every event timed and no stall between
-        # two of them: the few times read below are worked out alone
-        return _report(stream, stall_ms, steady[0], steady[1], [], events.time_of)
+    told = events.wide_gaps(stall_ms) if stream.framing != "har" else None
+    if told is not None:
+        # a recording whose reads show every event timed: its stalls, and the
+        # few times read below, worked out alone
+        first, last, wide = told
+        return _report(stream, stall_ms, first, last,
+                       [{"gap_ms": _ms(later - earlier), "event": number}
+                        for number, earlier, later in wide], events.time_of)
     times = events.time_array()  # NaN: no time
     # every event timed (the sum of the times is no NaN, nor infinite): the
     # passes below run in C, with no float object made per event
