@@ -194,25 +194,25 @@ class EventTimes:
             return None
         edges = [first_time + k * step for k in range(int(windows) + 1)]
         edges.append(max(last_time, first_time + len(edges) * step))
-        # each window's reads: from the first at or after its start to the last at or before its end
-        lows = list(map(bisect_left, repeat(reads), edges[:-1]))
-        highs = list(map(bisect_right, repeat(reads), edges[1:]))
+        # each window's reads: from the first at or after its start to the last
+        # at or before its end; where they lie in the body (read k from bounds[k])
+        bounds = array("q", (0,)) + ends
+        starts = map(bounds.__getitem__, map(bisect_left, repeat(reads), edges[:-1]))
+        stops = map(bounds.__getitem__, map(bisect_right, repeat(reads), edges[1:]))
+        # the first event whose last byte lies at or after the start of each window's reads
+        firsts = map(bisect_right, repeat(spans), starts)
         kinds = ("data", "done")
         gaps: list[tuple[int, float, float]] = []
         searches = 0
         after = first_time  # the time of the event after the last gap found
-        for low, high, start, stop in zip(lows, highs, edges[:-1], edges[1:], strict=True):
+        for k, last, start, stop in zip(firsts, stops, edges[:-1], edges[1:], strict=True):
             if start <= first_time <= stop or start <= last_time <= stop or stop < after:
                 continue  # the first or the last event's time lies in it, or a gap found spans it
-            if low < high:
-                # the first event whose last byte lies in the window's reads
-                k = bisect_right(spans, ends[low - 1] if low else 0)
-                if k < n and spans[k] <= ends[high - 1]:
-                    if (k != n - 1 and log.kind(k) in kinds
-                            and body.endswith(_BLANK, 0, spans[k])):
-                        continue  # its time is its last byte's read's, in the window
-                    if start <= self._at(log, k) <= stop:
-                        continue
+            if k < n and spans[k] <= last:  # it ends in the window's reads (with none, last <= its start)
+                if k != n - 1 and log.kind(k) in kinds and body.endswith(_BLANK, 0, spans[k]):
+                    continue  # its time is its last byte's read's, in the window
+                if start <= self._at(log, k) <= stop:
+                    continue
             # no event shown in the window: the first one at or after its start
             searches += 1
             if searches > _SEARCHES:
