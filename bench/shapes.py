@@ -366,11 +366,12 @@ def identical(fmt: str, calls: int = 1, arg_bytes: int = 1_000_000, frag: int = 
     return format_stream(fmt, arg_bytes, frag)
 
 
-def recording(body: bytes, seed: int = 24, secrets: Any = None) -> bytes:
+def recording(body: bytes, seed: int = 24, secrets: Any = None, version: int = 3) -> bytes:
     """``body`` as a fraglens recording of the reads that delivered it: each
     read 1-3 events, one read in five cut inside the next event, and about
     one cut in three of those inside a UTF-8 character. ``secrets``: the
-    fingerprints its header carries (``redact.Fingerprints``), if any."""
+    fingerprints its header carries (``redact.Fingerprints``), if any;
+    ``version``: 3, as fraglens writes it, or 1 (JSON lines)."""
     from fraglens.framing.recording import RecordingWriter
 
     rnd = random.Random(seed)
@@ -382,7 +383,7 @@ def recording(body: bytes, seed: int = 24, secrets: Any = None) -> bytes:
     if not ends or ends[-1] != len(body):
         ends.append(len(body))
     out = io.BytesIO()
-    writer = RecordingWriter(out)
+    writer = RecordingWriter(out, version=version)
     writer.start({"method": "POST", "url": "https://api.example.com/v1/chat/completions",
                   "headers": {"content-type": "application/json"}, "body": {"stream": True}},
                  created="2026-12-02T08:00:00.000Z", secrets=secrets)

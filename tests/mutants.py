@@ -62,10 +62,11 @@ def _damaged_recordings() -> tuple[tuple[str, bytes], ...]:
     return tuple((p.name, p.read_bytes()) for p in sorted(SAMPLES.glob("*.jsonl")))
 
 
-def recording(name: str, body: bytes) -> bytes:
-    """``body`` as a recording: its bytes in reads of a few hundred bytes."""
+def recording(name: str, body: bytes, version: int = 3) -> bytes:
+    """``body`` as a recording: its bytes in reads of a few hundred bytes;
+    ``version`` 3 as fraglens writes it, or 1 (JSON lines)."""
     out = io.BytesIO()
-    writer = RecordingWriter(out)
+    writer = RecordingWriter(out, version=version)
     writer.start({"method": "POST", "url": "https://api.example.com/v1/chat/completions",
                   "headers": {"authorization": "Bearer sk-never-written"}, "body": _REQUEST},
                  created="2026-12-01T10:00:00.000Z")
@@ -158,8 +159,8 @@ def case(n: int, seed: int = SEED) -> Case:
         damaged = _damaged_recordings()
         if damaged and rng.random() < 0.1:
             name, seed_bytes = rng.choice(damaged)
-        else:
-            seed_bytes = recording(name, body)
+        else:  # most as fraglens writes them now, some as it wrote them before
+            seed_bytes = recording(name, body, 1 if rng.random() < 0.3 else 3)
         how, data = mutate(rng, seed_bytes, others)
     elif rng.random() < 0.5:
         # the bytes of the export damaged: mostly JSON that no longer parses

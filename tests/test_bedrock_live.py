@@ -565,8 +565,9 @@ def test_echoed_credentials_reach_no_recording_and_no_output(
     assert code == (2 if model == "echo-error" else 1)
     signature = upstream[0].seen[-1][1]["authorization"].rpartition("Signature=")[2]
     rec = parse_recording(record.read_bytes())
-    # the body as recorded (base64 in the file) decoded, and the file's own bytes
-    texts = [rec.body.decode("utf-8", "replace"), record.read_text(), out, err]
+    # the body as recorded (raw or base64 in the file) decoded, and the file's own bytes
+    texts = [rec.body.decode("utf-8", "replace"),
+             record.read_bytes().decode("utf-8", "replace"), out, err]
     for value in (SECRET_KEY, SESSION_TOKEN, ACCESS_KEY, signature):
         for text in texts:
             for spelling in spellings(value):

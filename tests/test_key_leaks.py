@@ -25,6 +25,7 @@ import httpx
 import pytest
 
 from fraglens.cli import main
+from fraglens.framing.recording import to_json_lines
 from fraglens.net.serve import ServerHandle, bind
 
 from .conftest import PATIENCE, ROOT
@@ -135,7 +136,8 @@ def scrubbed_answer(doc: dict, more: str = "") -> None:
 def reads_of(recording: Path) -> str:
     """The recording's text, and proof that it keeps the key's pieces (each in its
     own read, as the server sent them), which is why the reports must scrub."""
-    text = recording.read_text()
+    # version 3 keeps the reads as they came, not as JSON text: read as bytes
+    text = recording.read_bytes().decode("utf-8", "replace")
     assert KEY[:12] in text and KEY[12:] in text
     assert '"secrets":{"salt":' in text.split("\n")[0]  # the fingerprints, in the header
     return text
@@ -236,10 +238,11 @@ def test_import_har_scrubs_the_key_by_value_everywhere(work, capsys):
     assert code == 0
     text = reads_of(record)
     assert leaks(text) == []
-    head = json.loads(text.split("\n")[0])
+    lines = to_json_lines(record.read_bytes()).splitlines()
+    head = json.loads(lines[0])
     assert head["request"]["headers"]["X-Debug-Echo"] == "[redacted]"  # by value, not name
     assert head["request"]["body"]["note"] == "[redacted]"
-    response = json.loads(text.split("\n")[1])["response"]
+    response = json.loads(lines[1])["response"]
     assert response["headers"]["x-request-note"] == "key=[redacted]"
     reread(record, capsys, more=" [redacted] [redacted] [redacted]")
     # the HAR itself, read directly: its own credentials scrub the report

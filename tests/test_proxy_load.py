@@ -15,6 +15,7 @@ import json
 
 import httpx
 
+from fraglens.framing.recording import to_json_lines
 from fraglens.net.limits import Limits
 from fraglens.net.proxy.child import ChildProxy, PipeSink
 from fraglens.net.proxy.flows import FlowState, FlowStore
@@ -81,7 +82,7 @@ def test_a_stuck_flows_side_costs_the_client_nothing_and_the_flow_says_it_fell_b
     assert "the flows fell 64 KiB behind the forwarding: not decoded further" in flow.notes
     assert flow.received < len(BODY)  # what was copied before the backlog's end
     (recording,) = tmp_path.iterdir()
-    last = json.loads(recording.read_bytes().splitlines()[-1])
+    last = json.loads(to_json_lines(recording.read_bytes()).splitlines()[-1])
     assert "fell 64 KiB behind" in json.dumps(last)
 
 

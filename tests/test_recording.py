@@ -42,9 +42,12 @@ def record(
     status: int = 200,
     end: tuple[str, str | None] | None = ("eof", None),
     request: dict[str, Any] = REQUEST,
+    version: int = 1,
 ) -> bytes:
+    """The reads as a recording: version 1 by default, whose lines these tests
+    take apart (version 3 reads back the same: tests/test_recording_v3.py)."""
     out = io.BytesIO()
-    writer = RecordingWriter(out)
+    writer = RecordingWriter(out, version=version)
     writer.start(request, format="openai-chat", created="2026-01-02T03:04:05.000Z")
     writer.response(status, SSE_HEADERS if headers is None else headers, t=0.25)
     for t, data in chunks:
@@ -78,7 +81,7 @@ def test_recording_lines_are_header_response_chunks_end():
 
 def test_every_call_writes_and_flushes_one_line():
     out = FlushCounter()
-    writer = RecordingWriter(out)
+    writer = RecordingWriter(out, version=1)
     writer.start(REQUEST)
     writer.response(200, SSE_HEADERS)
     writer.chunk(0.1, b"data: a\n\n")

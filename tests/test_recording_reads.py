@@ -39,9 +39,24 @@ from .test_runs import _state
 
 sys.path.insert(0, str(ROOT / "bench"))
 from shapes import FORMATS, real_shape  # noqa: E402
-from shapes import recording as as_recording  # noqa: E402
+from shapes import recording as shaped_recording  # noqa: E402
 
 HEADER = b'{"fraglens":"recording","version":1,"request":{"method":"POST","url":"http://h/v1"}}'
+
+
+#: the version ``as_recording`` writes (the ``version`` fixture's)
+_VERSION = {"written": 3}
+
+
+def as_recording(body: bytes, **kwargs) -> bytes:
+    return shaped_recording(body, version=_VERSION["written"], **kwargs)
+
+
+@pytest.fixture(params=[1, 3], ids=["v1", "v3"])
+def version(request, monkeypatch):
+    """Recordings written as version 1 (JSON lines) and as version 3 (raw reads)."""
+    monkeypatch.setitem(_VERSION, "written", request.param)
+    return request.param
 
 
 @pytest.fixture
@@ -167,7 +182,7 @@ def _utf8(data: bytes) -> bool:
     min_size=1, max_size=20))
 def test_the_writers_read_lines_are_decoded_in_bulk(reads):
     out = io.BytesIO()
-    writer = RecordingWriter(out)
+    writer = RecordingWriter(out, version=1)
     writer.start({"method": "POST", "url": "http://h/v1"})
     for t, chunk in reads:
         writer.chunk(t, chunk)
@@ -253,7 +268,7 @@ def _ask_times(events, want: list[float | None], rng: random.Random) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_real_shapes_recorded_read_in_slices_agree(bulk, fmt, monkeypatch):
+def test_real_shapes_recorded_read_in_slices_agree(version, bulk, fmt, monkeypatch):
     # every shape (SSE bodies read in runs; the event-stream and NDJSON ones framed whole)
     data = as_recording(real_shape(fmt, 2, 1500))
     _agree_in_slices(data, 211, monkeypatch)
@@ -265,8 +280,8 @@ def test_real_shapes_recorded_read_in_slices_agree(bulk, fmt, monkeypatch):
                             "dashscope", "ai-sdk"]),
        seed=st.integers(0, 10**6), slice_bytes=st.integers(1, 4000),
        cut=st.one_of(st.none(), st.integers(min_value=1)))
-def test_any_recorded_reads_read_in_slices_agree(bulk, monkeypatch, fmt, seed, slice_bytes,
-                                                 cut):
+def test_any_recorded_reads_read_in_slices_agree(version, bulk, monkeypatch, fmt, seed,
+                                                 slice_bytes, cut):
     data = as_recording(real_shape(fmt, 1, 400, seed=seed), seed=seed)
     if cut is not None:  # the recorder killed mid-line
         data = data[: len(data) - 1 - cut % (len(data) // 2)]
@@ -279,7 +294,7 @@ def test_any_recorded_reads_read_in_slices_agree(bulk, monkeypatch, fmt, seed, s
        bad=st.lists(st.tuples(st.integers(min_value=0), st.sampled_from(
            [b"\xff", b"\x80", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xc3\xa9"])),
            max_size=4))
-def test_bytes_that_are_not_utf8_are_reported_as_read_by_read(bulk, monkeypatch, seed,
+def test_bytes_that_are_not_utf8_are_reported_as_read_by_read(version, bulk, monkeypatch, seed,
                                                               slice_bytes, bad):
     # bytes put in the body's payloads: read in runs, the body is known to be UTF-8 from
     # its base64 reads alone, and else checked whole; either way each is reported as
@@ -293,7 +308,7 @@ def test_bytes_that_are_not_utf8_are_reported_as_read_by_read(bulk, monkeypatch,
     _agree_in_slices(as_recording(body, seed=seed), slice_bytes, monkeypatch)
 
 
-def test_a_body_that_shows_it_is_sse_late_is_still_read_in_runs(bulk, monkeypatch):
+def test_a_body_that_shows_it_is_sse_late_is_still_read_in_runs(version, bulk, monkeypatch):
     # a minute of keep-alives before the first data line: the claim parses on until it comes
     body = b": keep-alive\n\n" * 5000 + real_shape("anthropic", 1, 2000)
     data = as_recording(body)
@@ -301,7 +316,7 @@ def test_a_body_that_shows_it_is_sse_late_is_still_read_in_runs(bulk, monkeypatc
     _agree_in_slices(data, 997, monkeypatch)
 
 
-def test_the_first_slice_needs_only_the_first_lines(bulk, monkeypatch):
+def test_the_first_slice_needs_only_the_first_lines(version, bulk, monkeypatch):
     data = as_recording(real_shape("openai-chat", 1, 200_000))
     monkeypatch.setattr(progressive, "SLICE_BYTES", 4096)
     job = Loading(data)
@@ -314,7 +329,7 @@ def test_the_first_slice_needs_only_the_first_lines(bulk, monkeypatch):
     assert lines.done and job.fraction == 1.0
 
 
-def test_a_recording_of_another_body_is_framed_whole(bulk):
+def test_a_recording_of_another_body_is_framed_whole(version, bulk):
     data = as_recording(b'{"error":{"message":"overloaded"}}' * 3000)
     stream, framed = stream_from_bytes(data)
     assert framed.framing == "recording" and framed.meta["body_framing"] != "sse"

@@ -38,9 +38,11 @@ def _agree(data: bytes) -> None:
     assert new_framed.problems == old_framed.problems
 
 
-def _recording(reads: list[tuple[float, bytes]], end: float | None = None) -> bytes:
-    out = io.StringIO()
-    writer = RecordingWriter(out)
+def _recording(reads: list[tuple[float, bytes]], end: float | None = None,
+               version: int = 1) -> bytes:
+    # a text sink takes lines of JSON alone: version 1; version 3 writes reads raw
+    out: io.StringIO | io.BytesIO = io.StringIO() if version == 1 else io.BytesIO()
+    writer = RecordingWriter(out, version=version)
     writer.start({"method": "POST", "url": "https://api.example.com/v1/chat/completions",
                   "headers": {}}, format=None)
     writer.response(200, {"content-type": "text/event-stream"}, t=0.05)
@@ -48,7 +50,16 @@ def _recording(reads: list[tuple[float, bytes]], end: float | None = None) -> by
         writer.chunk(t, chunk)
     if end is not None:
         writer.end("eof", t=end)
-    return out.getvalue().encode()
+    else:
+        writer.flush()  # the reads' times, with no end line
+    value = out.getvalue()
+    return value.encode() if isinstance(value, str) else value
+
+
+def _agree_recorded(reads: list[tuple[float, bytes]], end: float | None = None) -> None:
+    """The reads recorded as version 1 and as version 3: each read in runs as read by read."""
+    for version in (1, 3):
+        _agree(_recording(reads, end, version))
 
 
 def _split(body: bytes, cuts: list[int]) -> list[tuple[float, bytes]]:
@@ -78,7 +89,7 @@ def test_a_long_call_recorded_read_by_read_is_read_in_runs():
     # one read per event, as a live call records them
     events = body.split(b"\n\n")
     reads = [(0.2 + k / 1000, e + b"\n\n") for k, e in enumerate(events[:-1])]
-    _agree(_recording(reads, end=9.5))
+    _agree_recorded(reads, end=9.5)
 
 
 EOLS = st.sampled_from([b"\n", b"\r\n", b"\r"])
@@ -99,7 +110,7 @@ def test_any_reads_agree(eol, cuts, pieces, end, tail, comment):
         body = body.replace(b"\n\nevent: content_block_stop", b"\n\n: keep-alive\n\nevent: "
                             b"content_block_stop", 1)
     body = body.replace(b"\n", eol) + tail.replace(b"\n", eol)
-    _agree(_recording(_split(body, cuts), end))
+    _agree_recorded(_split(body, cuts), end)
 
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"], ids=["lf", "crlf", "cr"])
@@ -113,7 +124,7 @@ def test_a_comment_takes_the_time_of_the_read_whose_line_ends_it(eol):
     cuts = {c + d for c in range(len(body)) if body[c] in b"\r\n" for d in (0, 1, 2)}
     for cut in sorted(cuts & set(range(1, len(body)))):
         reads = [(0.1, body[:cut]), (0.2, body[cut:])]
-        _agree(_recording(reads, end=0.3))
+        _agree_recorded(reads, end=0.3)
 
 
 def test_a_held_carriage_return_takes_the_next_reads_time():
@@ -124,7 +135,7 @@ def test_a_held_carriage_return_takes_the_next_reads_time():
     cuts = [a + 1 for a in at if rng.random() < 0.5]
     reads = _split(body, cuts)
     reads.insert(3, (0.5, b""))  # an empty read holds nothing
-    _agree(_recording(reads, end=3.0))
+    _agree_recorded(reads, end=3.0)
 
 
 @settings(max_examples=examples(300), deadline=None)

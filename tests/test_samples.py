@@ -188,22 +188,27 @@ def test_sample_scanned_on_every_event_gives_its_golden_too(path):
     assert _eager_report(path) == report_for(path)
 
 
-def test_bytes_that_are_not_utf8_are_named_in_a_recording_too(tmp_path):
-    """A recording keeps a read that is not UTF-8 as base64, so the file
-    itself is UTF-8: the bytes are still named, at the same event, by offset
-    in the response body."""
+@pytest.mark.parametrize("version", [1, 3])
+def test_bytes_that_are_not_utf8_are_named_in_a_recording_too(tmp_path, version):
+    """A recording of version 1 keeps a read that is not UTF-8 as base64, so
+    the file itself is UTF-8; version 3 keeps the bytes as they came. Either
+    way the bytes are still named, at the same event, by offset in the
+    response body."""
     from fraglens.framing.recording import RecordingWriter
 
     path = SAMPLES / "verdict_bytes_replaced.sse"
     data = path.read_bytes()
     out = tmp_path / "bytes.jsonl"
     with out.open("wb") as fp:
-        writer = RecordingWriter(fp)
+        writer = RecordingWriter(fp, version=version)
         writer.start({"method": "POST", "url": "https://relay.example/v1/chat/completions"})
         for k in range(0, len(data), 500):
             writer.chunk(k / 1e4, data[k : k + 500])
         writer.end("eof")
-    assert '"b64"' in out.read_text(encoding="utf-8")
+    if version == 1:
+        assert '"b64"' in out.read_text(encoding="utf-8")
+    else:
+        assert data in out.read_bytes()  # the reads, as they came
     want = [d for d in report_for(path)["diagnostics"] if d["code"] == "bytes-replaced"]
     stream, _ = load_stream(str(out))
     got = [d.as_json() for d in stream.reassembler.diagnostics() if d.code == "bytes-replaced"]

@@ -190,7 +190,7 @@ def test_a_refused_frame_says_its_size_and_why():
 
 
 def test_a_newer_version_is_refused():
-    data = record(two_responses()).replace(b'"version":2', b'"version":3', 1)
+    data = record(two_responses()).replace(b'"version":2', b'"version":4', 1)
     with pytest.raises(FramingError, match="upgrade fraglens"):
         parse_recording(data)
 

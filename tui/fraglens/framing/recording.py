@@ -24,9 +24,29 @@ instead of one per read, and the close::
     {"t":0.63,"from":"server","refused":20000000,"reason":"..."}   over the size limit
     {"close":{"code":1000,"reason":"","from":"server"},"t":3.1}
 
-HTTP recordings are still written as version 1, which every fraglens reads;
-the WebSocket variant is version 2 so that a fraglens that predates it says
+The WebSocket variant is version 2 so that a fraglens that predates it says
 "upgrade" instead of showing a recording with nothing in it.
+
+An HTTP recording is written as version 3: the header line as above, then
+each read's bytes exactly as they came, flushed as they come, and lines that
+open with RS (0x1E) between them: the response and end lines as above, and
+after at most a second of reads (or 4,096) the line that times them::
+
+    {"fraglens":"recording","version":3,...}            header, as above
+    \x1e{"response":{...},"t":0.41}
+    data: {...}\n\ndata: {"cho                         the reads' bytes, raw
+    \x1e{"times":[0.412,0.430],"sizes":[812,17]}        their times and sizes
+    \x1e{"t":0.44,"b64":"..."}                          a read that holds RS itself
+    \x1e{"end":"eof","t":3.2}
+
+Why: a read kept as a JSON string escapes every quote of the JSON inside it,
+and undoing that took nearly as long as reading the whole body; raw, the
+reads are read back as fast as the body itself (``RecordingLines.read_bulk``
+hands them on in pieces of many reads). A killed writer leaves every read's
+bytes; what it loses is the times of the reads it had not timed yet, which
+are then read as one read with no time. A text sink (``StringIO``) cannot
+take raw bytes: it is written version 1, as ``to_json_lines`` gives any
+recording back.
 
 ``t`` is seconds since the request was sent. Readers ignore keys and line
 kinds they do not know, so version 1 can grow; an incompatible change bumps
@@ -46,10 +66,12 @@ import binascii
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
-from itertools import accumulate
+import sys
+from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import accumulate
 from typing import Any, Protocol
 
 from ..redact import REDACTED, Fingerprints, Headers, redact_headers, redact_url
@@ -279,7 +301,8 @@ class RecordingWriter:
         if self._times:
             times, sizes = self._times, self._sizes
             self._times, self._sizes = [], []
-            self._write({"times": times, "sizes": sizes})
+            self._write({"times": _packed("d", [_NAN if t is None else t for t in times]),
+                         "sizes": _packed("Q", sizes)})
 
     def _check_open(self) -> None:
         if not self._started:
@@ -449,17 +472,20 @@ class RecordingLines:
         #: the reads read so far
         self.reads = 0
         #: the numbers of the reads whose bytes may not be UTF-8 on their own (a
-        #: base64 line, a line json read); the others' are (``recording_reads.py``)
+        #: base64 line, a line json read); the others' are (``recording_reads.py``).
+        #: Not kept for version 3 (``raw``), whose reads are written as they came
         self.unsure: list[int] = []
         self._bulk = bulk and len(data) >= _BULK_FROM
         self._decode: Callable[[bytes, int, int], Any] | None = None
-        #: version 3: reads written raw between lines that open with RS
-        self.raw = version >= 3
+        #: version 3: reads written raw between lines that open with RS (a
+        #: WebSocket connection's messages are lines of their own in any version)
+        self.raw = version >= 3 and self.recording.transport != WEBSOCKET
 
-    def read_bulk(self, size: int) -> tuple[list[float | None], list[int], list[Any]]:
-        """As :meth:`read`, each read's time and size, with its bytes in pieces
-        that may hold several reads each (``bytes`` or ``memoryview``), which
-        joined are the reads': a recording of version 3 is not cut read by read."""
+    def read_bulk(self, size: int) -> tuple[Sequence[float | None], Sequence[int], list[Any]]:
+        """As :meth:`read`, each read's time (NaN or None: none) and size, with
+        its bytes in pieces that may hold several reads each (``bytes`` or
+        ``memoryview``), which joined are the reads': a recording of version 3
+        is not cut read by read, nor its times made a float object each."""
         if self.raw:
             return self._read_raw(size)
         times, chunks = self.read(size)
@@ -482,7 +508,8 @@ class RecordingLines:
             raw_times, sizes, pieces = self._read_raw(size)
             joined = b"".join(pieces)
             ends = list(accumulate(sizes, initial=0))
-            return raw_times, list(map(joined.__getitem__, map(slice, ends, ends[1:])))
+            return ([None if t != t else t for t in raw_times],  # NaN: no time
+                    list(map(joined.__getitem__, map(slice, ends, ends[1:]))))
         data, start = self._data, self.pos
         times: list[float | None] = []
         chunks: list[bytes] = []
@@ -520,25 +547,25 @@ class RecordingLines:
         self.reads += len(chunks)
         return times, chunks
 
-    def _read_raw(self, size: int) -> tuple[list[float | None], list[int], list[Any]]:
+    def _read_raw(self, size: int) -> tuple[array[float], array[int], list[Any]]:
         """Version 3: about ``size`` bytes of the recording after where the last
         call stopped, to the end of a line. Each line opens with RS; the bytes
         between two lines are reads, whose times and sizes the line after them
-        gives (``{"times": [...], "sizes": [...]}``). Bytes with no such line
-        after them are kept as one read with no time: at the end of the file,
-        a writer killed before it timed them; elsewhere, a damaged file."""
+        gives (``{"times": ..., "sizes": ...}``, ``_index``). Bytes with no such
+        line after them are kept as one read with no time (NaN): at the end of
+        the file, a writer killed before it timed them; elsewhere, a damaged
+        file."""
         data, pos = self._data, self.pos
         stop = pos + size
-        times: list[float | None] = []
-        sizes: list[int] = []
+        times = array("d")
+        sizes = array("Q")
         pieces: list[Any] = []
         view = memoryview(data)
         rec = self.recording
-        first = self.reads
         while pos < len(data) and (pos < stop or not sizes):
             mark = data.find(RS, pos)
             if mark < 0:  # the writer was killed before it timed these
-                times.append(None)
+                times.append(_NAN)
                 sizes.append(len(data) - pos)
                 pieces.append(view[pos:])
                 rec.truncated = True
@@ -549,30 +576,29 @@ class RecordingLines:
             obj = _loads(data[mark + 1 : after])
             timed = _index(obj, mark - pos)
             if timed is not None:
-                times += timed
-                sizes += obj["sizes"]
+                times += timed[0]
+                sizes += timed[1]
                 pieces.append(view[pos:mark])
             else:
-                if mark > pos:  # reads no line times
-                    times.append(None)
+                damaged = rec.skipped_lines
+                if mark > pos:  # reads no line times: kept, with no time
+                    times.append(_NAN)
                     sizes.append(mark - pos)
                     pieces.append(view[pos:mark])
-                    rec.skipped_lines += 1
                 if type(obj) is dict and "times" in obj:
-                    if mark == pos:
-                        rec.skipped_lines += 1  # an index of reads that are not there
+                    rec.skipped_lines += 1  # an index that does not fit the bytes before it
                 else:
                     chunks: list[bytes] = []
                     line_times: list[float | None] = []
                     self._take(obj, end < 0, line_times, chunks)
-                    times += line_times
-                    sizes += map(len, chunks)
+                    times.extend(_NAN if t is None else t for t in line_times)
+                    sizes.extend(map(len, chunks))
                     pieces += chunks
+                    if mark > pos and rec.skipped_lines == damaged:
+                        rec.skipped_lines += 1  # one damage: bytes before a line of another kind
             pos = after
         self.pos = pos
         self.reads += len(sizes)
-        # a read written raw may cut a character: none is known to be UTF-8 on its own
-        self.unsure += range(first, self.reads)
         return times, sizes, pieces
 
     def _read_lines(self, start: int, end: int, times: list[float | None],
@@ -696,21 +722,75 @@ def _lines(data: bytes, start: int, end: int) -> Iterator[tuple[bool, Any]]:
         start = end + 1
 
 
-def _index(obj: Any, size: int) -> list[float | None] | None:
-    """The times of the reads a version 3 index line (``obj``) gives, when it
-    is one and the sizes it gives add up to the ``size`` bytes before it;
-    else None. A time no float holds is no time, as a read line's ``t``."""
+def _index(obj: Any, size: int) -> tuple[array[float], array[int]] | None:
+    """The times (NaN: none) and sizes of the reads a version 3 times line
+    (``obj``) gives, when it is one and the sizes add up to the ``size``
+    bytes before it; else None. The writer's are base64 of little-endian IEEE
+    754 doubles (NaN: a time it did not know) and unsigned 64-bit sizes; a
+    hand-written line may give JSON numbers. A time no float holds is no
+    time, as a read line's ``t``."""
     if type(obj) is not dict:
         return None
     times, sizes = obj.get("times"), obj.get("sizes")
-    if (type(times) is not list or type(sizes) is not list or len(times) != len(sizes)
-            or not sizes or not set(map(type, sizes)) <= {int} or min(sizes) < 0
-            or sum(sizes) != size):
+    if type(times) is str and type(sizes) is str:
+        times, sizes = _unpacked("d", times), _unpacked("Q", sizes)
+        if times is None or sizes is None:
+            return None
+        if times[1]:  # an infinity is no time (NaN, the writer's own, stays)
+            times = array("d", (t if math.isfinite(t) else _NAN for t in times[0]))
+        else:
+            times = times[0]
+    elif (type(times) is list and type(sizes) is list
+          and set(map(type, sizes)) <= {int} and not (sizes and min(sizes) < 0)):
+        times = array("d", (_NAN if t is None else t for t in map(_time, times)))
+        try:
+            sizes = array("Q", sizes)
+        except OverflowError:
+            return None
+    else:
         return None
-    # the writer's: finite floats, told in C; a hand-made file's one by one
-    if set(map(type, times)) <= {float} and all(map(math.isfinite, times)):
-        return times
-    return list(map(_time, times))
+    if len(times) != len(sizes) or not sizes or sum(sizes) != size:
+        return None
+    return times, sizes
+
+
+#: a version 3 time the writer did not know
+_NAN = math.nan
+_INF = math.inf
+
+
+def _packed(code: str, values: list[Any]) -> str:
+    """``values`` as an array of ``code`` (``d``, ``Q``), little-endian, in base64."""
+    packed = array(code, values)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
+
+
+def _unpacked(code: str, text: str) -> Any:
+    """What ``_packed`` made ``text`` of (an array), or None when it is not
+    that: not base64 as the writer spells it, or no whole number of items.
+    Of doubles (``d``), with whether any may not be finite, told from their
+    sign-and-exponent bytes alone (a double is NaN or infinite only when its
+    exponent's bits are all set), not a float object each."""
+    try:
+        raw = binascii.a2b_base64(text)
+    except (binascii.Error, ValueError):
+        return None
+    # the one spelling the writer gives: any other (stray characters, which
+    # a2b_base64 passes over) is damage
+    if binascii.b2a_base64(raw, newline=False) != text.encode("ascii", "replace"):
+        return None
+    values = array(code)
+    if len(raw) % values.itemsize:
+        return None
+    values.frombytes(raw)
+    if sys.byteorder == "big":
+        values.byteswap()
+    if code != "d":
+        return values
+    high = raw[7::8]  # little-endian: the sign and the exponent's top 7 bits
+    return values, b"\x7f" in high or b"\xff" in high
 
 
 def _loads(raw: bytes) -> Any:

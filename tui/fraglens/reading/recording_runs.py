@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..framing.events import Framed, FramingError, FramingProblem
@@ -86,7 +87,7 @@ def claim(data: bytes) -> Head | None:
     size = _HEAD
     while True:
         more_times, more_sizes, more = lines.read_bulk(size)
-        times += more_times
+        times.extend(None if t != t else t for t in more_times)  # NaN: no time
         sizes += more_sizes
         chunks += more
         body = b"".join(chunks)
@@ -247,7 +248,8 @@ class RecordingReading:
         if not self._reader.final:
             self._hand_over()
 
-    def _add(self, times: list[float | None], sizes: list[int], chunks: list[Any]) -> None:
+    def _add(self, times: Sequence[float | None], sizes: Sequence[int],
+             chunks: list[Any]) -> None:
         self._buf.writelines(chunks)
         self._times.add(times, sizes)
         if times:

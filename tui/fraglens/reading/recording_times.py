@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from itertools import accumulate, chain, compress, islice, repeat
 from math import isfinite
 from operator import not_, sub
@@ -82,13 +83,16 @@ class EventTimes:
         self._end_time = _NONE
         self._complete = False
 
-    def add(self, times: list[float | None], sizes: list[int]) -> None:
-        """The next reads: each one's time (None: none) and size."""
+    def add(self, times: Sequence[float | None], sizes: Sequence[int]) -> None:
+        """The next reads: each one's time (None or NaN: none) and size."""
         ends = accumulate(sizes, initial=self._ends[-1] if self._ends else 0)
         self._ends.fromlist(list(islice(ends, 1, None)))
+        # an array of them (version 3's) as it is, a list made one
         try:
-            self._times.fromlist(times)  # type: ignore[arg-type]  # None: TypeError, none added
-        except TypeError:  # a read with no time
+            self._times.extend(
+                times if isinstance(times, array) else array("d", times)  # type: ignore[arg-type]
+            )
+        except TypeError:  # a read with no time (None), none added
             self._times.extend(_NONE if t is None else t for t in times)
 
     def bounds(self, first: int, last: int) -> tuple[int, int]:
@@ -208,7 +212,8 @@ class EventTimes:
         for k, last, start, stop in zip(firsts, stops, edges[:-1], edges[1:], strict=True):
             if start <= first_time <= stop or start <= last_time <= stop or stop < after:
                 continue  # the first or the last event's time lies in it, or a gap found spans it
-            if k < n and spans[k] <= last:  # it ends in the window's reads (with none, last <= its start)
+            # it ends in the window's reads (with none, last is at or before their start)
+            if k < n and spans[k] <= last:
                 if k != n - 1 and log.kind(k) in kinds and body.endswith(_BLANK, 0, spans[k]):
                     continue  # its time is its last byte's read's, in the window
                 if start <= self._at(log, k) <= stop:
