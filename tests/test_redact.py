@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import base64
 import json
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from fraglens import redact
 from fraglens.redact import MIN_SECRET, REDACTED, Fingerprints, Scrubber, Secrets, redact_url
 
 KEY = "sk-fraglens-redact-9d2e4c7a1b"
@@ -155,6 +156,64 @@ def test_redact_url_never_raises():
     assert (
         redact_url("http://u:p@[bad/v1?token=t") == "http://%5Bredacted%5D@[bad/v1?token=[redacted]"
     )
+
+
+def _redacted_by_urlsplit(url: str) -> str | None:
+    """What redact_url gave for every URL before it learnt to leave urllib.parse
+    unloaded for a plain one: urlsplit, the userinfo and query redacted,
+    urlunsplit. None where urlsplit refuses the URL."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{quote(REDACTED, safe='')}@{netloc.rpartition('@')[2]}"
+    query = "&".join(
+        f"{name}={REDACTED}" if eq and redact._is_secret_param(redact._unquote(name)) else param
+        for param in parts.query.split("&")
+        for name, eq, _ in [param.partition("=")]
+    ) if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+#: the pieces a URL is made of here: a scheme (or none, or one urlsplit lowers),
+#: then text of the characters that matter to urlsplit and to the plain URLs
+_SCHEMES = ("https://", "http://", "wss://", "HTTPS://", "Https://", "h+t.-1://", "foo:",
+            "1x://", "", "//")
+#: mostly the characters of a plain URL, so that many are, and a few that no plain URL holds
+_URL_PIECE = st.text("aZ09.-_~:/?&=", max_size=12) | st.text(
+    "aZ09.-_~:/?#@%[]&=;+!$'()*, \t\n\x00\x1f\u2100é", max_size=12)
+
+
+@given(st.sampled_from(_SCHEMES), _URL_PIECE, _URL_PIECE, _URL_PIECE)
+@example("https://", "api.openai.com", "/v1/chat/completions", "")
+@example("https://", "generativelanguage.googleapis.com",
+         "/v1beta/models/gemini-2.5-flash:streamGenerateContent", "?alt=sse&key=abcdefgh")
+@example("https://", "h.test:8443", "/v1", "?token=[redacted]&n=1")
+@example("https://", "user:pw@h.test", "/v1", "")
+@example("foo:", "//h", "", "?")
+@example("https://", "h", "/p?", "")
+@settings(max_examples=400)
+def test_redact_url_gives_what_urlsplit_gave(scheme: str, host: str, path: str, query: str):
+    url = scheme + host + path + query
+    expected = _redacted_by_urlsplit(url)
+    if expected is not None:
+        assert redact_url(url) == expected
+    if redact._PLAIN_URL.fullmatch(url):
+        # a plain URL is split where urlsplit splits it and comes back whole
+        assert expected is not None
+        head, _, rest = url.partition("://")
+        host_part = rest.partition("/")[0]
+        parts = urlsplit(url)
+        netloc = host_part.partition("?")[0]
+        assert (parts.scheme, parts.netloc, parts.fragment) == (head, netloc, "")
+        assert urlunsplit(parts) == url
+
+
+def test_the_userinfo_is_redacted_percent_encoded():
+    assert redact._USERINFO == quote(REDACTED, safe="")
+    assert redact_url("https://u:p@h.test/v1") == f"https://{quote(REDACTED, safe='')}@h.test/v1"
 
 
 def test_a_sigv4_authorization_gives_its_key_id_and_signature_and_unsent_values_count():

@@ -145,6 +145,46 @@ def test_check_of_a_common_capture_imports_nothing_heavy(
     assert ours - shared == adapters
 
 
+def _recorded(path: Path, body: dict[str, object], url: str) -> Path:
+    from fraglens.framing.recording import RecordingWriter
+
+    with path.open("wb") as fp:
+        writer = RecordingWriter(fp)
+        writer.start({"method": "POST", "url": url, "body": body,
+                      "headers": {"authorization": "Bearer sk-startup-0123456789"}})
+        writer.response(200, {"content-type": "text/event-stream"}, t=0.1)
+        writer.chunk(0.2, (SAMPLES / "backend_gpt4o_parallel.sse").read_bytes())
+        writer.end("eof", t=0.3)
+    return path
+
+
+def test_check_of_a_recording_loads_its_reader_and_nothing_heavy(tmp_path: Path) -> None:
+    rec = _recorded(tmp_path / "plain.rec", {"model": "gpt-4o", "stream": True},
+                    "https://api.openai.com/v1/chat/completions?api-version=1")
+    code, modules = loaded("check", "--json", str(rec), env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert code == 0
+    assert {"fraglens.framing.recording", "fraglens.redact"} <= modules
+    heavy = sorted(name for name in (*HEAVY, *NEVER) if name in modules)
+    assert heavy == [], f"check --json of a recording imported {heavy}"
+    # a reader redacts the request again (a plain URL needs no urllib.parse) but
+    # makes no fingerprint, and a request that declares no tools is checked
+    # against none: the schema checks stay out
+    for name in ("hashlib", "secrets", "urllib.parse", "fraglens.fit.verdicts",
+                 "fraglens.fit.tools", "fraglens.fit.schema"):
+        assert name not in modules, f"check imported {name}"
+
+
+def test_a_recorded_request_with_tools_or_an_odd_url_still_loads_what_it_needs(
+    tmp_path: Path,
+) -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    rec = _recorded(tmp_path / "tools.rec", {"model": "gpt-4o", "tools": tools},
+                    "https://u:p@h.test/v1?key=%41bc")
+    code, modules = loaded("check", "--json", str(rec))
+    assert code == 1  # get_local_time is not among the declared tools
+    assert {"fraglens.fit.verdicts", "urllib.parse"} <= modules
+
+
 def test_the_heavy_list_is_one_the_probe_sees() -> None:
     # every name is a module this interpreter can import: a misspelt one would
     # make the test above pass whatever check loads

@@ -9,13 +9,10 @@ takes and returns values.
 from __future__ import annotations
 
 import base64
-import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
-from secrets import token_bytes
 from typing import Any
-from urllib.parse import quote, unquote, unquote_plus, urlsplit, urlunsplit
 
 __all__ = [
     "MIN_SECRET",
@@ -95,18 +92,21 @@ def redact_headers(headers: Headers | None) -> dict[str, str]:
 #: the WebSocket handshake's subprotocols: a browser cannot set headers, so the
 #: Realtime API takes the key as one (``openai-insecure-api-key.sk-...``)
 _SUBPROTOCOLS = "sec-websocket-protocol"
-_KEY_SUBPROTOCOL = re.compile(r"(\s*[^\s.]*(?:key|token|secret|auth)[^\s.]*\.)(.+)", re.I)
+# Patterns a recording's reader meets only in some requests are left to re,
+# which compiles one at its first use and keeps it: compiled at import, they
+# were a third of this module's import.
+_KEY_SUBPROTOCOL = r"(?i)(\s*[^\s.]*(?:key|token|secret|auth)[^\s.]*\.)(.+)"
 
 
 def _subprotocol(protocol: str) -> str:
     """One offered subprotocol, its value redacted when its name says it carries a key."""
-    m = _KEY_SUBPROTOCOL.fullmatch(protocol)
+    m = re.fullmatch(_KEY_SUBPROTOCOL, protocol)
     return f"{m.group(1).strip()}{REDACTED}" if m else protocol.strip()
 
 
 def _subprotocol_secrets(value: str) -> list[tuple[str, str]]:
     where = f"the {_SUBPROTOCOLS} header"
-    found = (_KEY_SUBPROTOCOL.fullmatch(p) for p in value.split(","))
+    found = (re.fullmatch(_KEY_SUBPROTOCOL, p) for p in value.split(","))
     return [(where, m.group(2).strip()) for m in found if m]
 
 
@@ -119,6 +119,12 @@ def redact_url(url: str) -> str:
     Never raises: a URL that does not parse has every ``...@`` before its path
     and every secret-looking query value replaced by hand.
     """
+    if _PLAIN_URL.fullmatch(url):
+        # what urlsplit and urlunsplit would give back unchanged (see _PLAIN_URL)
+        head, mark, query = url.partition("?")
+        return head + mark + _redact_query(query) if mark else url
+    from urllib.parse import urlsplit, urlunsplit
+
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -132,8 +138,19 @@ def redact_url(url: str) -> str:
 
 
 #: what a URL's userinfo becomes: "[redacted]", percent-encoded (see redact_url)
-_USERINFO = quote(REDACTED, safe="")
-_AUTHORITY = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)([^/?#]*)")
+_USERINFO = "%5Bredacted%5D"
+#: a URL that urlsplit splits where its "://", first "/" and first "?" are, and
+#: urlunsplit joins again as it was: a lower-case scheme (urlsplit lowers it), a
+#: host, no userinfo, escape, fragment, bracket, space or control character,
+#: and a "?" only before a query (urlunsplit drops an empty one). Most URLs a
+#: recording holds are such, and reading one then needs no urllib.parse, whose
+#: import (ipaddress with it) was a tenth of what a recording's reader loads.
+#: The tests hold it to urlsplit and urlunsplit.
+_PLAIN_URL = re.compile(
+    r"[a-z][a-z0-9+.-]*://[A-Za-z0-9._~:-]+(?:/[A-Za-z0-9._~:/!$&'()*+,;=-]*)?"
+    r"(?:\?[A-Za-z0-9._~:/?!$&'()*+,;=-]+)?"
+)
+_AUTHORITY = r"^([a-zA-Z][a-zA-Z0-9+.-]*://)([^/?#]*)"  # compiled at first use
 
 
 def _redact_unparsed(url: str) -> str:
@@ -141,7 +158,7 @@ def _redact_unparsed(url: str) -> str:
         host = m.group(2)
         return m.group(1) + (f"{_USERINFO}@{host.rpartition('@')[2]}" if "@" in host else host)
 
-    head, mark, query = _AUTHORITY.sub(authority, url, count=1).partition("?")
+    head, mark, query = re.sub(_AUTHORITY, authority, url, count=1).partition("?")
     return head + mark + _redact_query(query) if mark else head
 
 
@@ -151,10 +168,20 @@ def _redact_query(query: str) -> str:
     params = []
     for param in query.split("&"):
         name, eq, _ = param.partition("=")
-        if eq and _is_secret_param(unquote(name)):
+        if eq and _is_secret_param(_unquote(name)):
             param = f"{name}={REDACTED}"
         params.append(param)
     return "&".join(params)
+
+
+def _unquote(text: str) -> str:
+    """``urllib.parse.unquote``, which returns text without a ``%`` as it is:
+    loaded only for text with one (start-up)."""
+    if "%" not in text:
+        return text
+    from urllib.parse import unquote
+
+    return unquote(text)
 
 
 def _is_secret_param(name: str) -> bool:
@@ -357,6 +384,8 @@ class Secrets:
     def fingerprints(self, salt: bytes | None = None) -> Fingerprints:
         """What finds these values again without holding them (see ``Fingerprints``);
         ``salt``: random unless given."""
+        from secrets import token_bytes  # only a writer makes fingerprints (start-up)
+
         return Fingerprints.of(self.spelled, token_bytes(16) if salt is None else salt)
 
     def scrubber(self) -> Scrubber:
@@ -393,7 +422,7 @@ class Secrets:
 
 #: the scheme of an AWS Signature Version 4 authorization header
 _SIGV4 = "AWS4-HMAC-SHA256"
-_SIGV4_FIELD = re.compile(r"(Credential|Signature)=([^,\s]+)")
+_SIGV4_FIELD = r"(Credential|Signature)=([^,\s]+)"  # compiled at first use
 
 
 def _sigv4_parts(token: str) -> list[str]:
@@ -401,7 +430,7 @@ def _sigv4_parts(token: str) -> list[str]:
     (``Credential=AKID/20260101/us-east-1/bedrock/aws4_request, SignedHeaders=...,
     Signature=hex``): either may come back on its own in an error message."""
     parts = []
-    for name, value in _SIGV4_FIELD.findall(token):
+    for name, value in re.findall(_SIGV4_FIELD, token):
         parts.append(value.partition("/")[0] if name == "Credential" else value)
     return parts
 
@@ -409,6 +438,8 @@ def _sigv4_parts(token: str) -> list[str]:
 def _url_secrets(url: str) -> list[tuple[str, str]]:
     if not url:
         return []
+    from urllib.parse import unquote, unquote_plus, urlsplit
+
     try:
         parts = urlsplit(url)
         user, password = parts.username, parts.password
@@ -520,14 +551,20 @@ class Scrubber:
 # makes each guess at a value from its fingerprint cost tens of milliseconds.
 
 _SCRYPT: dict[str, int] = {"n": 2**12, "r": 8, "p": 1, "dklen": 16}
-_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\/")
+_ESCAPE = r"\\u([0-9a-fA-F]{4})|\\/"  # compiled at first use
 
 
+# hashlib (with OpenSSL) is loaded where a fingerprint is made or sought, not
+# by every reader of a recording (start-up)
 def _quick(salt: bytes, value: str) -> str:
+    import hashlib
+
     return hashlib.sha256(salt + value.encode("utf-8", "surrogatepass")).hexdigest()[:4]
 
 
 def _slow(salt: bytes, value: str) -> str:
+    import hashlib
+
     return hashlib.scrypt(value.encode("utf-8", "surrogatepass"), salt=salt, **_SCRYPT).hex()
 
 
@@ -700,9 +737,10 @@ def _decodings(text: str) -> list[str]:
     """``text`` as it is, and with its JSON escapes and its percent-encoding undone."""
     forms = [text]
     if "\\" in text:
-        forms.append(_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if m.group(1) else "/", text))
+        forms.append(
+            re.sub(_ESCAPE, lambda m: chr(int(m.group(1), 16)) if m.group(1) else "/", text))
     if "%" in text:
-        forms.append(unquote(text))
+        forms.append(_unquote(text))
     return forms
 
 

@@ -21,10 +21,11 @@ provider's, not the user's.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
+
+from .declared import converse_tools, declaring_body
 
 __all__ = ["Tool", "ToolsError", "read_tools", "tool_parts"]
 
@@ -76,13 +77,6 @@ def _converse_parts(spec: Mapping[str, Any]) -> tuple[str, str | None, Any] | No
     return name, text, EMPTY_OBJECT if schema is None else schema
 
 
-def _converse_tools(body: Mapping[str, Any]) -> list[Any] | None:
-    """``toolConfig.tools`` of a Bedrock Converse request (Gemini's toolConfig has none)."""
-    config = body.get("toolConfig")
-    tools = config.get("tools") if isinstance(config, Mapping) else None
-    return tools if isinstance(tools, list) else None
-
-
 def _declarations(item: Mapping[str, Any]) -> list[Any] | None:
     found = item.get("functionDeclarations", item.get("function_declarations"))
     return found if isinstance(found, list) else None
@@ -100,7 +94,7 @@ def _tool_list(value: Any) -> list[Any]:
     for key in ("tools", "functions"):  # "functions": OpenAI's legacy field
         if isinstance(value.get(key), list):
             return list(value[key])
-    converse = _converse_tools(value)
+    converse = converse_tools(value)
     if converse is not None:
         return list(converse)
     raise ToolsError(
@@ -206,22 +200,8 @@ def request_tools(request: Any) -> list[Tool] | None:
     """The tools a recorded request declared (a recording's or a HAR entry's
     ``request``, the proxy's flow), or None when its body declares no function tools.
     The body may still be bytes, as the proxy holds it."""
-    body = request.get("body") if isinstance(request, Mapping) else None
-    if isinstance(body, (bytes, bytearray)):
-        try:
-            body = json.loads(body)
-        except (ValueError, RecursionError):
-            return None
-    if not isinstance(body, Mapping):
-        return None
-    for inner in ("response", "session"):
-        # a Realtime API message: response.create's response, session.update's session
-        held = body.get(inner)
-        if "tools" not in body and isinstance(held, Mapping) and isinstance(
-            held.get("tools"), list
-        ):
-            body = held
-    if not isinstance(body.get("tools"), list) and _converse_tools(body) is None:
+    body = declaring_body(request)
+    if body is None:
         return None
     try:
         return read_tools(body)

@@ -66,17 +66,18 @@ import binascii
 import json
 import math
 import re
-import sys
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from itertools import accumulate
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from ..records import FrozenRecord, Record
 from ..redact import REDACTED, Fingerprints, Headers, redact_headers, redact_url
 from .events import FramingError
 from .recording_header import is_recording
+
+if TYPE_CHECKING:  # the writer's clock: a reader has no use for datetime (start-up)
+    from datetime import datetime
 
 __all__ = [
     "RECORDING_VERSION",
@@ -165,6 +166,8 @@ class Sink(Protocol):
 
 
 def _now() -> str:
+    from datetime import datetime, timezone
+
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -208,6 +211,8 @@ class RecordingWriter:
         and :meth:`close` instead of :meth:`chunk`)."""
         if self._started:
             raise ValueError("RecordingWriter.start() was already called")
+        from datetime import datetime, timezone
+
         if isinstance(created, datetime):
             created = created.astimezone(timezone.utc).isoformat(timespec="milliseconds")
             created = created.replace("+00:00", "Z")
@@ -328,46 +333,81 @@ class RecordingWriter:
         self._fp.flush()
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(FrozenRecord):
     """One WebSocket message of a recording: ``text``, or binary ``data``, or
     neither when it was ``refused`` (its size, with the ``reason``)."""
 
-    t: float | None
+    __slots__ = ("t", "sender", "text", "data", "refused", "reason")
+    t: Final[float | None]
     #: ``client`` or ``server``
-    sender: str
-    text: str | None = None
-    data: bytes | None = None
-    refused: int | None = None
-    reason: str | None = None
+    sender: Final[str]
+    text: Final[str | None]
+    data: Final[bytes | None]
+    refused: Final[int | None]
+    reason: Final[str | None]
+
+    def __init__(
+        self, t: float | None, sender: str, text: str | None = None, data: bytes | None = None,
+        refused: int | None = None, reason: str | None = None,
+    ) -> None:
+        self.t = t
+        self.sender = sender
+        self.text = text
+        self.data = data
+        self.refused = refused
+        self.reason = reason
 
 
-@dataclass
-class Recording:
+class Recording(Record):
     """A parsed recording: its lines, not yet framed into events."""
 
+    __slots__ = ("version", "created", "request", "format", "response", "chunks", "end",
+                 "truncated", "skipped_lines", "secrets", "transport", "frames", "close")
     version: int
     created: str | None
     request: dict[str, Any]
-    format: str | None = None
+    format: str | None
     #: ``{"status": ..., "headers": ...}`` once the response line was written
-    response: dict[str, Any] | None = None
+    response: dict[str, Any] | None
     #: (receive time, bytes) per network read, in order
-    chunks: list[tuple[float | None, bytes]] = field(default_factory=list)
+    chunks: list[tuple[float | None, bytes]]
     #: ``{"end": ..., "error": ..., "t": ...}`` if the writer got to say how it ended
-    end: dict[str, Any] | None = None
+    end: dict[str, Any] | None
     #: the last line was cut off mid-write (the writer was killed)
-    truncated: bool = False
+    truncated: bool
     #: lines before the last that could not be read (a damaged file)
-    skipped_lines: int = 0
+    skipped_lines: int
     #: the fingerprints of the request's credentials, for scrubbing reports
-    secrets: Fingerprints | None = None
+    secrets: Fingerprints | None
     #: ``http``, or ``websocket`` for a WebSocket connection's frames
-    transport: str = "http"
+    transport: str
     #: the WebSocket messages, in order
-    frames: list[Frame] = field(default_factory=list)
+    frames: list[Frame]
     #: ``{"code", "reason", "from", "t"}`` once the WebSocket connection closed
-    close: dict[str, Any] | None = None
+    close: dict[str, Any] | None
+
+    def __init__(
+        self, version: int, created: str | None, request: dict[str, Any],
+        format: str | None = None, response: dict[str, Any] | None = None,
+        chunks: list[tuple[float | None, bytes]] | None = None,
+        end: dict[str, Any] | None = None, truncated: bool = False, skipped_lines: int = 0,
+        secrets: Fingerprints | None = None, transport: str = "http",
+        frames: list[Frame] | None = None, close: dict[str, Any] | None = None,
+    ) -> None:
+        self.version = version
+        self.created = created
+        self.request = request
+        self.format = format
+        self.response = response
+        # a new list each, as a dataclass's default_factory gives
+        self.chunks = [] if chunks is None else chunks
+        self.end = end
+        self.truncated = truncated
+        self.skipped_lines = skipped_lines
+        self.secrets = secrets
+        self.transport = transport
+        self.frames = [] if frames is None else frames
+        self.close = close
 
     @property
     def end_time(self) -> float | None:
@@ -756,13 +796,15 @@ def _index(obj: Any, size: int) -> tuple[array[float], array[int]] | None:
 
 #: a version 3 time the writer did not know
 _NAN = math.nan
+#: this machine stores numbers big end first (version 3's arrays are little-endian)
+_BIG_ENDIAN = array("H", [1]).tobytes() == b"\x00\x01"
 _INF = math.inf
 
 
 def _packed(code: str, values: list[Any]) -> str:
     """``values`` as an array of ``code`` (``d``, ``Q``), little-endian, in base64."""
     packed = array(code, values)
-    if sys.byteorder == "big":
+    if _BIG_ENDIAN:
         packed.byteswap()
     return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
 
@@ -785,7 +827,7 @@ def _unpacked(code: str, text: str) -> Any:
     if len(raw) % values.itemsize:
         return None
     values.frombytes(raw)
-    if sys.byteorder == "big":
+    if _BIG_ENDIAN:
         values.byteswap()
     if code != "d":
         return values

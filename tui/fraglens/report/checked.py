@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.plural import counted
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
+from ..fit.declared import declaring_body
 from ..fit.timeout import DEFAULT_BUDGET
 from ..reading.capture import LoadError, load_stream, stream_from_bytes
 from ..reading.stream import Stream
@@ -101,7 +102,9 @@ def checked(path: str, opts: CheckOptions, data: bytes | None = None) -> tuple[d
     tools = list(opts.tools) if opts.tools is not None else None
     request = framed.meta.get("request")
     fit = None
-    if tools is not None or request is not None:  # the schema checks load only then
+    # the schema checks load only for tools to check: given, or declared by the
+    # request (fit_for_request gives None for a request that declares none)
+    if tools is not None or declaring_body(request) is not None:
         from ..fit.verdicts import fit_for_request
 
         fit = fit_for_request(stream, request, tools, opts.schema_budget)
