@@ -22,6 +22,7 @@ bench/startup.py).
 from __future__ import annotations
 
 import argparse
+import base64
 import gc
 import os
 import statistics
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from array import array
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,8 +59,14 @@ def _stalled(rec: bytes) -> bytes:
             shift += 1.5
         if shift and line.startswith((b'{"times"', b'{"end"')):
             obj = json.loads(line)
-            if "times" in obj:
-                obj["times"] = [round(t + shift, 6) for t in obj["times"]]
+            if "times" in obj:  # little-endian doubles, in base64
+                times = array("d", base64.b64decode(obj["times"]))
+                if sys.byteorder == "big":
+                    times.byteswap()
+                times = array("d", (round(t + shift, 6) for t in times))
+                if sys.byteorder == "big":
+                    times.byteswap()
+                obj["times"] = base64.b64encode(times.tobytes()).decode("ascii")
             else:
                 obj["t"] = round(obj["t"] + shift, 6)
             parts[k] = json.dumps(obj, separators=(",", ":")).encode() + b"\n" + reads
