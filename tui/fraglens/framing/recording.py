@@ -613,8 +613,14 @@ class RecordingLines:
                 break
             end = data.find(b"\n", mark)
             after = len(data) if end < 0 else end + 1
-            obj = _loads(data[mark + 1 : after])
-            timed = _index(obj, mark - pos)
+            # the writer's times line, as it spells it, is read without JSON
+            found = _TIMES_LINE.match(data, mark + 1)
+            if found is not None and found.end() == after:
+                obj: Any = _SOME_TIMES_LINE
+                timed = _unpacked_index(found[1], found[2], mark - pos, checked=True)
+            else:
+                obj = _loads(data[mark + 1 : after])
+                timed = _index(obj, mark - pos)
             if timed is not None:
                 times += timed[0]
                 sizes += timed[1]
@@ -773,14 +779,9 @@ def _index(obj: Any, size: int) -> tuple[array[float], array[int]] | None:
         return None
     times, sizes = obj.get("times"), obj.get("sizes")
     if type(times) is str and type(sizes) is str:
-        times, sizes = _unpacked("d", times), _unpacked("Q", sizes)
-        if times is None or sizes is None:
-            return None
-        if times[1]:  # an infinity is no time (NaN, the writer's own, stays)
-            times = array("d", (t if math.isfinite(t) else _NAN for t in times[0]))
-        else:
-            times = times[0]
-    elif (type(times) is list and type(sizes) is list
+        return _unpacked_index(times.encode("ascii", "replace"),
+                               sizes.encode("ascii", "replace"), size, checked=False)
+    if (type(times) is list and type(sizes) is list
           and set(map(type, sizes)) <= {int} and not (sizes and min(sizes) < 0)):
         times = array("d", (_NAN if t is None else t for t in map(_time, times)))
         try:
@@ -794,6 +795,25 @@ def _index(obj: Any, size: int) -> tuple[array[float], array[int]] | None:
     return times, sizes
 
 
+def _unpacked_index(times_text: bytes, sizes_text: bytes, size: int,
+                    checked: bool) -> tuple[array[float], array[int]] | None:
+    """``_index`` of the writer's spelling: the times and sizes in base64
+    (``checked``: of the base64 alphabet alone, as ``_TIMES_LINE`` matched)."""
+    unpacked = _unpacked("d", times_text, checked), _unpacked("Q", sizes_text, checked)
+    if unpacked[0] is None or unpacked[1] is None:
+        return None
+    (times, infinite), sizes = unpacked
+    if infinite:  # an infinity is no time (NaN, the writer's own, stays)
+        times = array("d", (t if math.isfinite(t) else _NAN for t in times))
+    if len(times) != len(sizes) or not sizes or sum(sizes) != size:
+        return None
+    return times, sizes
+
+
+#: the writer's times line: its arrays' base64 (``_TIMES_LINE``) read without JSON
+_TIMES_LINE = re.compile(
+    rb'\{"times":"([A-Za-z0-9+/]*={0,2})","sizes":"([A-Za-z0-9+/]*={0,2})"\}\n')
+_SOME_TIMES_LINE = {"times": None}
 #: a version 3 time the writer did not know
 _NAN = math.nan
 #: this machine stores numbers big end first (version 3's arrays are little-endian)
@@ -809,19 +829,20 @@ def _packed(code: str, values: list[Any]) -> str:
     return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
 
 
-def _unpacked(code: str, text: str) -> Any:
+def _unpacked(code: str, text: bytes, checked: bool) -> Any:
     """What ``_packed`` made ``text`` of (an array), or None when it is not
-    that: not base64 as the writer spells it, or no whole number of items.
-    Of doubles (``d``), with whether any may not be finite, told from their
-    sign-and-exponent bytes alone (a double is NaN or infinite only when its
-    exponent's bits are all set), not a float object each."""
+    that: not base64 as the writer spells it (``checked``: its alphabet
+    already was), or no whole number of items. Of doubles (``d``), with
+    whether any may not be finite, told from their sign-and-exponent bytes
+    alone (a double is NaN or infinite only when its exponent's bits are all
+    set), not a float object each."""
     try:
         raw = binascii.a2b_base64(text)
     except (binascii.Error, ValueError):
         return None
     # the one spelling the writer gives: any other (stray characters, which
     # a2b_base64 passes over) is damage
-    if binascii.b2a_base64(raw, newline=False) != text.encode("ascii", "replace"):
+    if not checked and binascii.b2a_base64(raw, newline=False) != text:
         return None
     values = array(code)
     if len(raw) % values.itemsize:
