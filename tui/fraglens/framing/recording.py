@@ -614,11 +614,16 @@ class RecordingLines:
             end = data.find(b"\n", mark)
             after = len(data) if end < 0 else end + 1
             # the writer's times line, as it spells it, is read without JSON
-            found = _TIMES_LINE.match(data, mark + 1)
-            if found is not None and found.end() == after:
-                obj: Any = _SOME_TIMES_LINE
-                timed = _unpacked_index(found[1], found[2], mark - pos, checked=True)
-            else:
+            timed = None
+            if (data.startswith(_TIMES_OPEN, mark + 1)
+                    and data.endswith(_TIMES_CLOSE, mark, after)):
+                mid = data.find(_TIMES_MID, mark + 1, after)
+                if mid >= 0:
+                    timed = _unpacked_index(data[mark + 1 + len(_TIMES_OPEN) : mid],
+                                            data[mid + len(_TIMES_MID) : after - 3],
+                                            mark - pos)
+            obj: Any = _SOME_TIMES_LINE
+            if timed is None:  # any other line, or spelling, as json reads it
                 obj = _loads(data[mark + 1 : after])
                 timed = _index(obj, mark - pos)
             if timed is not None:
@@ -780,7 +785,7 @@ def _index(obj: Any, size: int) -> tuple[array[float], array[int]] | None:
     times, sizes = obj.get("times"), obj.get("sizes")
     if type(times) is str and type(sizes) is str:
         return _unpacked_index(times.encode("ascii", "replace"),
-                               sizes.encode("ascii", "replace"), size, checked=False)
+                               sizes.encode("ascii", "replace"), size)
     if (type(times) is list and type(sizes) is list
           and set(map(type, sizes)) <= {int} and not (sizes and min(sizes) < 0)):
         times = array("d", (_NAN if t is None else t for t in map(_time, times)))
@@ -795,11 +800,10 @@ def _index(obj: Any, size: int) -> tuple[array[float], array[int]] | None:
     return times, sizes
 
 
-def _unpacked_index(times_text: bytes, sizes_text: bytes, size: int,
-                    checked: bool) -> tuple[array[float], array[int]] | None:
-    """``_index`` of the writer's spelling: the times and sizes in base64
-    (``checked``: of the base64 alphabet alone, as ``_TIMES_LINE`` matched)."""
-    unpacked = _unpacked("d", times_text, checked), _unpacked("Q", sizes_text, checked)
+def _unpacked_index(times_text: bytes, sizes_text: bytes,
+                    size: int) -> tuple[array[float], array[int]] | None:
+    """``_index`` of the writer's spelling: the times and sizes in base64."""
+    unpacked = _unpacked("d", times_text), _unpacked("Q", sizes_text)
     if unpacked[0] is None or unpacked[1] is None:
         return None
     (times, infinite), sizes = unpacked
@@ -810,9 +814,8 @@ def _unpacked_index(times_text: bytes, sizes_text: bytes, size: int,
     return times, sizes
 
 
-#: the writer's times line: its arrays' base64 (``_TIMES_LINE``) read without JSON
-_TIMES_LINE = re.compile(
-    rb'\{"times":"([A-Za-z0-9+/]*={0,2})","sizes":"([A-Za-z0-9+/]*={0,2})"\}\n')
+#: the writer's times line, as it spells it (what lies between is base64)
+_TIMES_OPEN, _TIMES_MID, _TIMES_CLOSE = b'{"times":"', b'","sizes":"', b'"}\n'
 _SOME_TIMES_LINE = {"times": None}
 #: a version 3 time the writer did not know
 _NAN = math.nan
@@ -829,10 +832,9 @@ def _packed(code: str, values: list[Any]) -> str:
     return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
 
 
-def _unpacked(code: str, text: bytes, checked: bool) -> Any:
+def _unpacked(code: str, text: bytes) -> Any:
     """What ``_packed`` made ``text`` of (an array), or None when it is not
-    that: not base64 as the writer spells it (``checked``: its alphabet
-    already was), or no whole number of items. Of doubles (``d``), with
+    that: not base64, or no whole number of items. Of doubles (``d``), with
     whether any may not be finite, told from their sign-and-exponent bytes
     alone (a double is NaN or infinite only when its exponent's bits are all
     set), not a float object each."""
@@ -841,8 +843,8 @@ def _unpacked(code: str, text: bytes, checked: bool) -> Any:
     except (binascii.Error, ValueError):
         return None
     # the one spelling the writer gives: any other (stray characters, which
-    # a2b_base64 passes over) is damage
-    if not checked and binascii.b2a_base64(raw, newline=False) != text:
+    # a2b_base64 passes over) is damage, on every Python
+    if binascii.b2a_base64(raw, newline=False) != text:
         return None
     values = array(code)
     if len(raw) % values.itemsize:
