@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fraglens.framing.detect import read_stream
 from fraglens.framing.recording import RecordingWriter
-from fraglens.reading.capture import stream_from_bytes
+from fraglens.reading.capture import stream_from_bytes, stream_from_framed
 from fraglens.report.timing import stream_timing
 
-from .conftest import examples
+from .conftest import ROOT, examples
 from .test_live_streams import OPENAI_EVENTS, OPENAI_SSE
 from .test_recording import SSE_BODY, har, har_entry
+from .test_runs import _anthropic, _args_pieces, _sse
+
+sys.path.insert(0, str(ROOT / "bench"))
+from shapes import FORMATS, real_shape  # noqa: E402
+from shapes import recording as as_recording  # noqa: E402
 
 #: one read per event of OPENAI_SSE: comment, role, call_a opens, 2 fragments,
 #: then a 1.5 s silence before call_b opens (event 5), 2 fragments, finish, usage, [DONE]
@@ -195,3 +203,141 @@ def test_the_stalls_found_in_bulk_are_those_found_one_event_at_a_time(steps, sta
     assert stalls == _stalls_one_by_one(times, stall_ms)
     timed = [t for t in times if t is not None]
     assert timing["first_event_ms"] == round(timed[0] * 1000, 1)
+
+
+# -- a recording's timing told from its reads ------------------------------------------
+
+
+def _three_timings(data: bytes, stall_ms: float) -> tuple:
+    """The timing of a recording read in runs, asked for first (told from the
+    reads), and again once every event's time is worked out, and the timing
+    of the read-by-read reading."""
+    fresh, _ = stream_from_bytes(data)
+    told = stream_timing(fresh, stall_ms=stall_ms)
+    worked, _ = stream_from_bytes(data)
+    worked.events.time_array()
+    assert worked.events.wide_gaps(stall_ms) is None  # the times are read now
+    one_by_one = stream_from_framed(read_stream(data))
+    return told, stream_timing(worked, stall_ms=stall_ms), stream_timing(one_by_one, stall_ms)
+
+
+def _told(data: bytes, stall_ms: float = 1000.0):
+    """What a recording's reads tell of its times: the first, the last, the wide gaps."""
+    stream, _ = stream_from_bytes(data)
+    return stream.events.wide_gaps(stall_ms)
+
+
+def _body(eol: bytes, pieces: int, comment: bool, tail: bytes) -> bytes:
+    body = _sse(_anthropic(_args_pieces(pieces)))
+    if comment:
+        body = body.replace(b"\n\nevent: content_block_stop", b"\n\n: keep-alive\n\nevent: "
+                            b"content_block_stop", 1)
+    return body.replace(b"\n", eol) + tail.replace(b"\n", eol)
+
+
+#: a read's time after the one before, as a share of the stall: a stall itself
+#: (1.0001: by a hair), the same time, or one that is no stall but where it
+#: adds up with the next over reads with no event's end
+SHARES = st.sampled_from([0.0, 0.05, 0.3, 0.44, 0.5, 0.9, 1.0, 1.0001, 1.6, 3.0])
+#: a hand-made file's: earlier than the one before, or no time
+ODD = st.one_of(st.floats(-1.0, 0.0), st.none())
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    eol=st.sampled_from([b"\n", b"\r\n", b"\r"]),
+    cuts=st.lists(st.integers(min_value=0), max_size=60),
+    steps=st.lists(SHARES, min_size=1, max_size=8),
+    odd=st.one_of(st.none(), st.tuples(st.integers(0, 60), ODD)),
+    pieces=st.integers(min_value=1, max_value=60),
+    end=st.sampled_from([None, -1.0, 0.0, 0.3, 5.0]),
+    tail=st.sampled_from([b"", b'data: {"type":"ping"}', b": bye", b"data: [DONE]\n"]),
+    comment=st.booleans(),
+    stall_ms=st.sampled_from([1.0, 45.0, 1000.0]),
+)
+def test_the_timing_told_from_the_reads_is_that_of_every_events_time(
+        eol, cuts, steps, odd, pieces, end, tail, comment, stall_ms):
+    # reads cut anywhere (in a CRLF, a character, a comment's next line; some
+    # with no event's end), each some time after the one before (or one of
+    # them earlier, or with no time: a hand-made file), the end some time after
+    # the last read, or before it
+    body = _body(eol, pieces, comment, tail)
+    points = sorted({0, len(body), *(c % (len(body) + 1) for c in cuts)})
+    reads: list[tuple[float | None, bytes]] = []
+    t = 0.2
+    for k, (a, b) in enumerate(zip(points, points[1:], strict=False)):
+        share = odd[1] if odd is not None and odd[0] == k else steps[k % len(steps)]
+        if share is not None:
+            t += share * stall_ms / 1000
+        reads.append((None if share is None else t, body[a:b]))
+    end_time = None if end is None else t + end * stall_ms / 1000
+    told, worked, one_by_one = _three_timings(recording_v(reads, end_time), stall_ms)
+    assert told == worked == one_by_one
+
+
+def recording_v(reads: list[tuple[float | None, bytes]], end: float | None) -> bytes:
+    """``reads`` recorded, with the end's time (None: no end line)."""
+    out = io.BytesIO()
+    writer = RecordingWriter(out)
+    writer.start({"method": "POST", "url": "http://h/v1/messages", "body": {}})
+    writer.response(200, {"content-type": "text/event-stream"}, t=0.1)
+    for t, data in reads:
+        writer.chunk(t, data)
+    if end is not None:
+        writer.end("eof", t=end)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("stall_ms", [1.0, 12.0, 1000.0])
+def test_real_shapes_timing_told_from_the_reads_agrees(fmt, stall_ms):
+    # 1-3 events a read, 0.5 to 20 ms apart, one read in five cut in an event
+    # (some in a character): at 12 ms a few gaps are stalls, at 1 s none is
+    told, worked, one_by_one = _three_timings(as_recording(real_shape(fmt, 2, 3000)), stall_ms)
+    assert told == worked == one_by_one
+
+
+def test_a_long_calls_stalls_are_told_from_its_reads():
+    body = real_shape("openai-chat", 1, 20_000)
+    # reads of 300 bytes (cut anywhere) 5 ms apart, three of them after a 1.2 s silence
+    reads = [(0.2 + k * 0.005 + sum(1.2 for j in (70, 90, 200) if j <= k), body[a : a + 300])
+             for k, a in enumerate(range(0, len(body), 300))]
+    data = recording_v(reads, end=reads[-1][0])
+    stream, _ = stream_from_bytes(data)
+    told = stream.events.wide_gaps(1000.0)
+    assert stream.events._settled == 0  # no event's time was kept to tell it
+    times = stream.events.times()
+    pairs = enumerate(zip(times, times[1:], strict=False), 1)
+    wide = [(k, a, b) for k, (a, b) in pairs if b - a > 1]
+    assert len(wide) == 3
+    assert told == (times[0], times[-1], wide)
+    assert _told(data, stall_ms=1210.0) == (times[0], times[-1], [])  # 1.205 s apart
+
+
+def test_reads_that_do_not_show_a_stream_timed_throughout_tell_nothing():
+    pieces = events_of(OPENAI_SSE)
+    steady = [(0.2 + k / 100, p) for k, p in enumerate(pieces)]
+    assert _told(recording(steady)) == (0.2, 0.3, [])  # the times written to the microsecond
+    stalled = steady[:5] + [(t + 1.5, p) for t, p in steady[5:]]
+    assert _told(recording(stalled)) == (0.2, 1.8, [(5, 0.24, 1.75)])
+    back = steady[:5] + [(t - 0.03, p) for t, p in steady[5:]]  # a read before the one before
+    assert _told(recording(back)) is None
+    untimed = steady[:5] + [(None, steady[5][1])] + steady[6:]
+    assert _told(recording_v(untimed, end=1.0)) is None
+    assert _told(recording_v(steady, end=0.2)) is None  # the end before the last read
+    # a comment's time is its next line's read's, here 1.3 s after its own: no stall
+    comment = [(0.2, pieces[0][:-1]), (1.5, b"\n" + pieces[1])]
+    comment += [(t + 1.3, p) for t, p in steady[2:]]
+    assert pieces[0].startswith(b":")
+    assert _told(recording(comment)) == (1.5, 1.6, [])
+
+
+def test_a_comment_whose_next_line_came_a_stall_later_ends_the_stall_then():
+    # the comment's bytes came at 0.7 s, 0.5 s after the event before it, but
+    # the line that ended it at 1.5 s: its time, 1.3 s after that event's
+    pieces = events_of(OPENAI_SSE)
+    assert pieces[0].startswith(b":")
+    reads = [(0.2, pieces[1]), (0.7, pieces[0][:-1]), (1.5, b"\n" + pieces[2])]
+    reads += [(1.5 + k / 100, p) for k, p in enumerate(pieces[3:])]
+    assert _told(recording(reads)) == (0.2, 1.57, [(1, 0.2, 1.5)])
+    assert timing_of(recording(reads))["stalls"] == [{"gap_ms": 1300.0, "event": 1}]

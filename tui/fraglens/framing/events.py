@@ -78,6 +78,8 @@ _TEXT, _FAR = -1, -2
 _WIDEST = (1 << 31) - 1
 #: late times worked out at once by a loop over the events, as it reaches them
 _SETTLE_AHEAD = 4096
+#: the first and the last event's times, and the wide gaps: (event after, earlier, later)
+WideGaps = tuple[float, float, list[tuple[int, float, float]]]
 
 
 class RunLines(Record):
@@ -141,6 +143,8 @@ class EventLog(Sequence[RawEvent]):
         #: (``time_later``), and how many of them are in _times so far
         self._late: Callable[[EventLog, int, int], Sequence[float]] | None = None
         self._settled = 0
+        #: what that reader tells of the times without working each out (``wide_gaps``)
+        self._gaps: Callable[[EventLog, float], WideGaps | None] | None = None
 
     def append(self, ev: RawEvent) -> None:
         n = len(self._kind)
@@ -251,7 +255,7 @@ class EventLog(Sequence[RawEvent]):
         """Every event's time at once (None: no time), replacing what it had:
         a recording's body read whole, each event then given the time of the
         read it was completed in."""
-        self._late = None
+        self._late = self._gaps = None
         self._times = array("d", (_NO_TIME if t is None else t for t in times))
 
     def time_later(self, times: Callable[[EventLog, int, int], Sequence[float]]) -> None:
@@ -262,9 +266,13 @@ class EventLog(Sequence[RawEvent]):
         (reading/recording_runs.py): working out 1M events' times took a
         quarter of a second that the app spent before anyone looked at one.
         Each event's time must depend on nothing but the reads, so that one
-        asked for alone, a slice's and all at once agree."""
+        asked for alone, a slice's and all at once agree.
+
+        When ``times`` is a method of an object that also has a ``wide_gaps``
+        method, ``wide_gaps`` (below) asks it."""
         self._late = times
         self._settled = len(self)
+        self._gaps = getattr(getattr(times, "__self__", times), "wide_gaps", None)
 
     def _settle(self, stop: int | None = None) -> None:
         """The late times of the events before ``stop`` (all), as far as they are known, kept."""
@@ -355,6 +363,8 @@ class EventLog(Sequence[RawEvent]):
     def timed(self) -> bool:
         """Whether any event has a time (a capture with none has no timing to
         report: said without a list as long as the log)."""
+        if self._late is not None and len(self) and self.time_of(0) is not None:
+            return True  # a recording's events: the first one tells, alone
         self._settle()
         times = self._times
         return times is not None and any(t == t for t in times)  # NaN: no time
@@ -375,6 +385,27 @@ class EventLog(Sequence[RawEvent]):
         if times is None:
             return array("d", [_NO_TIME]) * len(self)
         return times[: len(self)]
+
+    def time_of(self, i: int) -> float | None:
+        """Event ``i``'s time (None: none), without working out the others'."""
+        if self._late is not None and i >= self._settled:
+            late = self._late(self, i, i + 1)
+            return late[0] if len(late) and late[0] == late[0] else None
+        times = self._times
+        return None if times is None or times[i] != times[i] else times[i]
+
+    def wide_gaps(self, ms: float) -> WideGaps | None:
+        """The first and the last event's times, and every gap between two
+        neighbouring events wider than ``ms`` milliseconds (``(later -
+        earlier) * 1000 > ms``): the number of the event after it, and the
+        two times; when every event has a time, told without every event's
+        time (a recording's reads tell it: reading/recording_times.py). None
+        when that is not told so (the caller reads ``time_array``), as once
+        the times are all worked out."""
+        gaps = self._gaps
+        if gaps is None or self._settled >= len(self):
+            return None
+        return gaps(self, ms)
 
     def replaced(self, i: int) -> bool:
         """Whether event ``i``'s payload holds U+FFFD (bytes that were not
@@ -431,20 +462,14 @@ class EventLog(Sequence[RawEvent]):
 
     def _event(self, i: int) -> RawEvent:
         start, end = self._span[2 * i], self._span[2 * i + 1]
-        if self._late is not None and i >= self._settled:
-            # one event shown: its time alone, worked out and not kept
-            late = self._late(self, i, i + 1)
-            time = late[0] if len(late) and late[0] == late[0] else None
-        else:
-            times = self._times
-            time = None if times is None or times[i] != times[i] else times[i]
         return RawEvent(
             i,
             self._kinds[self._kind[i]],
             self.data(i),
             self.name(i),
             self.id(i),
-            time,
+            # one event shown, not yet stamped: its time alone, worked out and not kept
+            self.time_of(i),
             None if start < 0 else (start, end),
             self.at(i),
         )

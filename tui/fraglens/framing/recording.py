@@ -618,8 +618,19 @@ class RecordingLines:
                 break
             end = data.find(b"\n", mark)
             after = len(data) if end < 0 else end + 1
-            obj = _loads(data[mark + 1 : after])
-            timed = _index(obj, mark - pos)
+            # the writer's times line, as it spells it, is read without JSON
+            timed = None
+            if (data.startswith(_TIMES_OPEN, mark + 1)
+                    and data.endswith(_TIMES_CLOSE, mark, after)):
+                mid = data.find(_TIMES_MID, mark + 1, after)
+                if mid >= 0:
+                    timed = _unpacked_index(data[mark + 1 + len(_TIMES_OPEN) : mid],
+                                            data[mid + len(_TIMES_MID) : after - 3],
+                                            mark - pos)
+            obj: Any = _SOME_TIMES_LINE
+            if timed is None:  # any other line, or spelling, as json reads it
+                obj = _loads(data[mark + 1 : after])
+                timed = _index(obj, mark - pos)
             if timed is not None:
                 times += timed[0]
                 sizes += timed[1]
@@ -778,14 +789,9 @@ def _index(obj: Any, size: int) -> tuple[array[float], array[int]] | None:
         return None
     times, sizes = obj.get("times"), obj.get("sizes")
     if type(times) is str and type(sizes) is str:
-        times, sizes = _unpacked("d", times), _unpacked("Q", sizes)
-        if times is None or sizes is None:
-            return None
-        if times[1]:  # an infinity is no time (NaN, the writer's own, stays)
-            times = array("d", (t if math.isfinite(t) else _NAN for t in times[0]))
-        else:
-            times = times[0]
-    elif (type(times) is list and type(sizes) is list
+        return _unpacked_index(times.encode("ascii", "replace"),
+                               sizes.encode("ascii", "replace"), size)
+    if (type(times) is list and type(sizes) is list
           and set(map(type, sizes)) <= {int} and not (sizes and min(sizes) < 0)):
         times = array("d", (_NAN if t is None else t for t in map(_time, times)))
         try:
@@ -799,6 +805,23 @@ def _index(obj: Any, size: int) -> tuple[array[float], array[int]] | None:
     return times, sizes
 
 
+def _unpacked_index(times_text: bytes, sizes_text: bytes,
+                    size: int) -> tuple[array[float], array[int]] | None:
+    """``_index`` of the writer's spelling: the times and sizes in base64."""
+    unpacked = _unpacked("d", times_text), _unpacked("Q", sizes_text)
+    if unpacked[0] is None or unpacked[1] is None:
+        return None
+    (times, infinite), sizes = unpacked
+    if infinite:  # an infinity is no time (NaN, the writer's own, stays)
+        times = array("d", (t if math.isfinite(t) else _NAN for t in times))
+    if len(times) != len(sizes) or not sizes or sum(sizes) != size:
+        return None
+    return times, sizes
+
+
+#: the writer's times line, as it spells it (what lies between is base64)
+_TIMES_OPEN, _TIMES_MID, _TIMES_CLOSE = b'{"times":"', b'","sizes":"', b'"}\n'
+_SOME_TIMES_LINE = {"times": None}
 #: a version 3 time the writer did not know
 _NAN = math.nan
 #: this machine stores numbers big end first (version 3's arrays are little-endian)
@@ -814,19 +837,19 @@ def _packed(code: str, values: list[Any]) -> str:
     return binascii.b2a_base64(packed.tobytes(), newline=False).decode("ascii")
 
 
-def _unpacked(code: str, text: str) -> Any:
+def _unpacked(code: str, text: bytes) -> Any:
     """What ``_packed`` made ``text`` of (an array), or None when it is not
-    that: not base64 as the writer spells it, or no whole number of items.
-    Of doubles (``d``), with whether any may not be finite, told from their
-    sign-and-exponent bytes alone (a double is NaN or infinite only when its
-    exponent's bits are all set), not a float object each."""
+    that: not base64, or no whole number of items. Of doubles (``d``), with
+    whether any may not be finite, told from their sign-and-exponent bytes
+    alone (a double is NaN or infinite only when its exponent's bits are all
+    set), not a float object each."""
     try:
         raw = binascii.a2b_base64(text)
     except (binascii.Error, ValueError):
         return None
     # the one spelling the writer gives: any other (stray characters, which
-    # a2b_base64 passes over) is damage
-    if binascii.b2a_base64(raw, newline=False) != text.encode("ascii", "replace"):
+    # a2b_base64 passes over) is damage, on every Python
+    if binascii.b2a_base64(raw, newline=False) != text:
         return None
     values = array(code)
     if len(raw) % values.itemsize:

@@ -28,18 +28,23 @@ closed ends in a blank line of line feeds and takes the time of the read its
 last byte came in: the events that end in each read are counted in C (a
 binary search per read), and only comments and the last event take the rule
 above one by one.
+
+The report's timing needs no event's time but a few: the first, the last,
+each call's, and those either side of a stall. ``wide_gaps`` finds them
+from the reads, without the time of every event (see there).
 """
 
 from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import accumulate, chain, compress, islice, repeat
+from math import isfinite
 from operator import not_, sub
 
-from ..framing.events import EventLog
+from ..framing.events import EventLog, WideGaps
 
 #: what ends a line, and so may end an event
 _EOL = frozenset(b"\r\n")
@@ -50,6 +55,15 @@ _BLANK = (b"\n\n", b"\r\n\r\n")
 _NONE = float("nan")
 #: events timed at a time by ``_by_reads``
 _RUN = 256
+#: the widest window ``steady`` looks in for an event, as a share of the stall: under
+#: half, so that a gap wider than a stall holds a whole window (rounding aside)
+_WINDOW = 0.45
+#: at most this many windows a read, and this many more: past that, working out
+#: every event's time costs less
+_WINDOWS_A_READ, _WINDOWS = 0.25, 64
+#: at most this many windows searched for the events around them (each a few
+#: dozen events' times): past that, so is every event's time
+_SEARCHES = 64
 
 
 class EventTimes:
@@ -62,8 +76,9 @@ class EventTimes:
 
     def __init__(self) -> None:
         self._body = b""
-        #: where each read ends in the body, and its time (NaN: none)
-        self._ends: list[int] | array[int] = []
+        #: where each read ends in the body (8 bytes a read, not 36 as a list's
+        #: int), and its time (NaN: none)
+        self._ends = array("q")
         self._times = array("d")
         self._end_time = _NONE
         self._complete = False
@@ -71,10 +86,13 @@ class EventTimes:
     def add(self, times: Sequence[float | None], sizes: Sequence[int]) -> None:
         """The next reads: each one's time (None or NaN: none) and size."""
         ends = accumulate(sizes, initial=self._ends[-1] if self._ends else 0)
-        self._ends.extend(islice(ends, 1, None))
+        self._ends.fromlist(list(islice(ends, 1, None)))
+        # an array of them (version 3's) as it is, a list made one
         try:
-            self._times.extend(array("d", times))  # type: ignore[arg-type]  # None: TypeError
-        except TypeError:  # a read with no time
+            self._times.extend(
+                times if isinstance(times, array) else array("d", times)  # type: ignore[arg-type]
+            )
+        except TypeError:  # a read with no time (None), none added
             self._times.extend(_NONE if t is None else t for t in times)
 
     def bounds(self, first: int, last: int) -> tuple[int, int]:
@@ -91,8 +109,6 @@ class EventTimes:
         self._body = body
         self._end_time = _NONE if end_time is None else end_time
         self._complete = True
-        # kept as long as the events are, for their times: 8 bytes a read, not 36
-        self._ends = array("q", self._ends)
 
     def of(self, log: EventLog, start: int = 0, stop: int | None = None) -> array[float]:
         """The time of each event of ``log`` (read from the body) from ``start``
@@ -143,6 +159,87 @@ class EventTimes:
                 break
             out[k] = t
         return out
+
+    def wide_gaps(self, log: EventLog, ms: float) -> WideGaps | None:
+        """The times of the first and the last event of ``log``, and each gap
+        between two neighbouring events wider than ``ms`` milliseconds
+        (``(later - earlier) * 1000 > ms``) as the number of the event after
+        it and the two times, when every event has a time; told from the
+        reads, with the time of a few events worked out, not of every one
+        (what the report's timing asks of a long call). None when the reads do
+        not show that at a glance: the caller then reads every event's time.
+
+        Why it holds. Every read is in, the reads' times are finite and never
+        go back, nor does the end's: then each event's time is one of them, and
+        they never go back from one event to the next (a held carriage return,
+        a comment and the end only give an event a later read's time than its
+        last byte's, never one later than the next event's). The span from
+        the first event's time to the last one's is cut into windows under
+        half of ``ms`` wide: a gap wider than that between two neighbouring
+        events holds a whole window in which no event has its time. So each
+        window is shown to hold an event's time (the first event completed in
+        the reads of the window, whose time is its last byte's read's), or
+        else the events around it are found by their times, a binary search."""
+        n, times, ends, body = len(log), self._times, self._ends, self._body
+        if not (self._complete and n and times and ms > 0 and isfinite(ms)):
+            return None
+        end = self._end_time
+        reads = times.tolist()
+        # finite and never going back: the sum of finite times may overflow, then None
+        if not (isfinite(sum(reads)) and end >= reads[-1] and sorted(reads) == reads):
+            return None
+        spans = log.span_ends()
+        if b"\xff" * 8 in spans.tobytes():  # an event with no span (-1; offsets are < 2**56)
+            return None
+        first_time, last_time = self._at(log, 0), self._at(log, n - 1)
+        step = _WINDOW * ms / 1000
+        windows = (last_time - first_time) / step
+        if windows > _WINDOWS_A_READ * len(reads) + _WINDOWS or step <= abs(last_time) * 1e-9:
+            return None
+        edges = [first_time + k * step for k in range(int(windows) + 1)]
+        edges.append(max(last_time, first_time + len(edges) * step))
+        # each window's reads: from the first at or after its start to the last
+        # at or before its end; where they lie in the body (read k from bounds[k])
+        bounds = array("q", (0,)) + ends
+        starts = map(bounds.__getitem__, map(bisect_left, repeat(reads), edges[:-1]))
+        stops = map(bounds.__getitem__, map(bisect_right, repeat(reads), edges[1:]))
+        # the first event whose last byte lies at or after the start of each window's reads
+        firsts = map(bisect_right, repeat(spans), starts)
+        kinds = ("data", "done")
+        gaps: list[tuple[int, float, float]] = []
+        searches = 0
+        after = first_time  # the time of the event after the last gap found
+        for k, last, start, stop in zip(firsts, stops, edges[:-1], edges[1:], strict=True):
+            if start <= first_time <= stop or start <= last_time <= stop or stop < after:
+                continue  # the first or the last event's time lies in it, or a gap found spans it
+            # it ends in the window's reads (with none, last is at or before their start)
+            if k < n and spans[k] <= last:
+                if k != n - 1 and log.kind(k) in kinds and body.endswith(_BLANK, 0, spans[k]):
+                    continue  # its time is its last byte's read's, in the window
+                if start <= self._at(log, k) <= stop:
+                    continue
+            # no event shown in the window: the first one at or after its start
+            searches += 1
+            if searches > _SEARCHES:
+                return None
+            lo, hi = 1, n - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if self._at(log, mid) < start:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            after = self._at(log, lo)
+            if after <= stop:
+                continue  # it lies in the window after all
+            before = self._at(log, lo - 1)
+            if (after - before) * 1000 > ms:
+                gaps.append((lo, before, after))
+        return first_time, last_time, gaps
+
+    def _at(self, log: EventLog, i: int) -> float:
+        """Event ``i``'s time, once every read is in."""
+        return self.of(log, i, i + 1)[0]
 
     def _one(self, log: EventLog, i: int) -> array[float] | None:
         """The time of event ``i`` alone (a row the app shows) where it is the

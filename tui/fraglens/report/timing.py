@@ -15,6 +15,7 @@ only the duration is known there, and nothing finer is made up.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import compress, count, islice, repeat
 from math import isfinite
 from operator import gt, mul, sub
@@ -39,11 +40,22 @@ def stream_timing(stream: Stream, stall_ms: float = DEFAULT_STALL_MS) -> dict[st
     ``calls`` name each call by its engine ``seq`` (as engine diagnostics do);
     the report turns that into the position in its ``calls`` list. ``stalls``
     lists every gap longer than ``stall_ms`` between two events' receive times,
-    with the number of the event that ended it. One pass over the events.
+    with the number of the event that ended it. One pass over the events, or
+    none: a recording's reads tell the stalls and the first and the last
+    event's times with a few events' times (``EventLog.wide_gaps``).
     """
-    if not stream.events.timed:
+    events = stream.events
+    if not events.timed:
         return None
-    times = stream.events.time_array()  # NaN: no time
+    told = events.wide_gaps(stall_ms) if stream.framing != "har" else None
+    if told is not None:
+        # a recording whose reads show every event timed: its stalls, and the
+        # few times read below, worked out alone
+        first, last, wide = told
+        return _report(stream, stall_ms, first, last,
+                       [{"gap_ms": _ms(later - earlier), "event": number}
+                        for number, earlier, later in wide], events.time_of)
+    times = events.time_array()  # NaN: no time
     # every event timed (the sum of the times is no NaN, nor infinite): the
     # passes below run in C, with no float object made per event
     whole = isfinite(sum(times))
@@ -51,8 +63,6 @@ def stream_timing(stream: Stream, stall_ms: float = DEFAULT_STALL_MS) -> dict[st
     if not timed:
         return None
     r = stream.reassembler
-    used = tokens(r.usage[-1][1]) if r.usage else None
-    generated = used.output if used is not None else None
     if stream.framing == "har":
         return {
             "first_event_ms": None,
@@ -64,9 +74,9 @@ def stream_timing(stream: Stream, stall_ms: float = DEFAULT_STALL_MS) -> dict[st
             "note": "a HAR keeps the body whole: only when it ended is known",
         }
 
-    def at(event: int) -> float | None:
-        t = times[event] if 0 <= event < len(times) else None
-        return None if t is None or t != t else _ms(t)
+    def time_of(event: int) -> float | None:
+        t = times[event]
+        return None if t != t else t
 
     stalls: list[dict[str, Any]] = []
     if whole:
@@ -86,7 +96,24 @@ def stream_timing(stream: Stream, stall_ms: float = DEFAULT_STALL_MS) -> dict[st
             if previous is not None and (t - previous) * 1000 > stall_ms:
                 stalls.append({"gap_ms": _ms(t - previous), "event": number})
             previous = t
-    first, last = timed[0], timed[-1]
+    return _report(stream, stall_ms, timed[0], timed[-1], stalls, time_of)
+
+
+def _report(
+    stream: Stream, stall_ms: float, first: float, last: float, stalls: list[dict[str, Any]],
+    time_of: Callable[[int], float | None],
+) -> dict[str, Any]:
+    """The ``timing`` object, given the first and the last timed event's times,
+    the stalls between events, and each event's time (``time_of``)."""
+    r = stream.reassembler
+    used = tokens(r.usage[-1][1]) if r.usage else None
+    generated = used.output if used is not None else None
+    numbered = len(stream.events)
+
+    def at(event: int) -> float | None:
+        t = time_of(event) if 0 <= event < numbered else None
+        return None if t is None else _ms(t)
+
     ended = stream.ended_at
     if ended is not None and ended > last:
         # the wait after the last event until the stream ended (a read timeout,
