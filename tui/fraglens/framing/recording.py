@@ -1,10 +1,11 @@
 """The fraglens recording format: a capture of one streamed response that a crash cannot lose.
 
-A recording is JSON Lines written while the response arrives, flushed after
-every line, so a killed process loses at most the line it was writing. It keeps
-each network read as it came off the socket, with its receive time: where a
-real network split an event, a CRLF or a UTF-8 character can be replayed
-exactly. Version 1, one JSON object per line:
+A recording is written while the response arrives, each write flushed, so a
+killed process loses no byte it received. It keeps each network read as it
+came off the socket, with its receive time: where a real network split an
+event, a CRLF or a UTF-8 character can be replayed exactly. Version 1 (what
+fraglens wrote before version 3, below, and what ``to_json_lines`` gives
+back) is JSON Lines, one JSON object per line:
 
     {"fraglens":"recording","version":1,"created":"2026-01-02T03:04:05.678Z",
      "request":{"method":"POST","url":"...","headers":{...},"body":{...}},
