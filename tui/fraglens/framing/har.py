@@ -25,7 +25,7 @@ from typing import Any
 from ..engine.plural import counted
 from ..redact import Secrets
 from .events import FramingError
-from .recording import WEBSOCKET, RecordingWriter, recorded_url
+from .recording import WEBSOCKET, MemorySink, RecordingWriter, recorded_url
 
 __all__ = ["default_entry", "entry_secrets", "har_entry_to_recording", "list_streams"]
 
@@ -181,20 +181,6 @@ def _ms(timings: Mapping[str, Any], phase: str) -> float:
     return 0.0
 
 
-class _Buffer:
-    """An in-memory sink for :class:`RecordingWriter` (``io`` is off limits here)."""
-
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-
-    def write(self, data: bytes) -> int:
-        self.parts.append(data)
-        return len(data)
-
-    def flush(self) -> None:
-        pass
-
-
 def entry_secrets(har: Mapping[str, Any], index: int) -> Secrets:
     """The credentials entry ``index``'s request carried (its headers by name, its
     URL): a HAR keeps them whole, and the server may have echoed them anywhere."""
@@ -221,7 +207,7 @@ def har_entry_to_recording(har: Mapping[str, Any], index: int, fingerprints: boo
     secrets = entry_secrets(har, index)
     scrub = secrets.scrub_text
 
-    out = _Buffer()
+    out = MemorySink()
     writer = RecordingWriter(out)
     started = entry.get("startedDateTime")
     writer.start(
@@ -265,7 +251,7 @@ def _websocket_recording(
     scrub = secrets.scrub_text
     request = _section(entry, "request")
     response = _section(entry, "response")
-    out = _Buffer()
+    out = MemorySink()
     writer = RecordingWriter(out)
     started = entry.get("startedDateTime")
     writer.start(

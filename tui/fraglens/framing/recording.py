@@ -85,6 +85,7 @@ __all__ = [
     "RECORDING_VERSION",
     "WEBSOCKET",
     "Frame",
+    "MemorySink",
     "Recording",
     "RecordingWriter",
     "Sink",
@@ -910,7 +911,7 @@ def to_json_lines(data: bytes) -> bytes:
     rec = parse_recording(data)
     if rec.transport == WEBSOCKET:
         return data
-    out = _Parts()
+    out = MemorySink()
     writer = RecordingWriter(out, version=JSON_LINES_VERSION)
     writer.start(rec.request, format=rec.format, created=rec.created, secrets=rec.secrets)
     if rec.response is not None:
@@ -922,8 +923,9 @@ def to_json_lines(data: bytes) -> bytes:
     return b"".join(out.parts)
 
 
-class _Parts:
-    """An in-memory sink (``io`` is off limits here)."""
+class MemorySink:
+    """An in-memory sink for :class:`RecordingWriter`, binary (``io`` is off
+    limits in the core): what was written, in ``parts``."""
 
     def __init__(self) -> None:
         self.parts: list[bytes] = []
