@@ -317,3 +317,11 @@ def test_every_read_is_flushed_as_it_comes_and_every_line_when_written():
         [RS, b"\n"]))
     assert flushed[-1] == out.getvalue() and out.getvalue().endswith(b'\x1e{"end":"eof","t":0.3}\n')
     assert parse_recording(out.getvalue()).chunks == [(0.1, b"data: a\n\n"), (0.2, b"data: b\n\n")]
+
+
+def test_after_the_end_line_a_blank_line_is_nothing_and_bytes_are_damage():
+    data = _write([(0.3, b"data: a\n\n")], 3, end=0.4)
+    assert _parsed(data + b"\n\r\n") == _parsed(data)  # an editor's newline
+    rec = parse_recording(data + b"data: b\n\n")
+    assert rec.chunks[-1] == (None, b"data: b\n\n")  # kept, with no time
+    assert (rec.skipped_lines, rec.truncated) == (1, False)

@@ -36,9 +36,13 @@ after at most a second of reads (or 4,096) the line that times them::
     {"fraglens":"recording","version":3,...}            header, as above
     \x1e{"response":{...},"t":0.41}
     data: {...}\n\ndata: {"cho                         the reads' bytes, raw
-    \x1e{"times":[0.412,0.430],"sizes":[812,17]}        their times and sizes
+    \x1e{"times":"<base64>","sizes":"<base64>"}         their times and sizes (below)
     \x1e{"t":0.44,"b64":"..."}                          a read that holds RS itself
     \x1e{"end":"eof","t":3.2}
+
+The times are little-endian IEEE 754 doubles (NaN: not known), the sizes
+unsigned 64-bit integers, each array in base64: read back without a float
+object per read. A line written by hand may give JSON arrays of numbers.
 
 Why: a read kept as a JSON string escapes every quote of the JSON inside it,
 and undoing that took nearly as long as reading the whole body; raw, the
@@ -611,11 +615,17 @@ class RecordingLines:
         rec = self.recording
         while pos < len(data) and (pos < stop or not sizes):
             mark = data.find(RS, pos)
-            if mark < 0:  # the writer was killed before it timed these
+            if mark < 0:  # bytes no line times, to the end of the file
+                if rec.end is None:
+                    rec.truncated = True  # the writer was killed before it timed them
+                elif data[pos:].isspace():
+                    pos = len(data)  # a blank line after the end (an editor's): nothing
+                    break
+                else:
+                    rec.skipped_lines += 1  # bytes after the end: no writer wrote them
                 times.append(_NAN)
                 sizes.append(len(data) - pos)
                 pieces.append(view[pos:])
-                rec.truncated = True
                 pos = len(data)
                 break
             end = data.find(b"\n", mark)
@@ -828,7 +838,6 @@ _SOME_TIMES_LINE = {"times": None}
 _NAN = math.nan
 #: this machine stores numbers big end first (version 3's arrays are little-endian)
 _BIG_ENDIAN = array("H", [1]).tobytes() == b"\x00\x01"
-_INF = math.inf
 
 
 def _packed(code: str, values: list[Any]) -> str:
