@@ -74,6 +74,13 @@ def _parsed(data: bytes) -> tuple:
             rec.format, rec.created)
 
 
+def _json_or_none(raw: bytes):
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
 def _index_lines(data: bytes) -> list[bytes]:
     """The lines after the header (each opens with RS), without their RS."""
     return [seg.split(b"\n", 1)[0] for seg in data.split(RS)[1:]]
@@ -197,6 +204,13 @@ def test_a_file_cut_anywhere_keeps_every_byte_it_holds():
         times = [t for t, _ in rec.chunks if t is not None]
         assert times == [round(t, 6) for t, _ in reads[: len(times)]]
         timed = max(timed, len(times))
+        # a cut file is never damaged; it is cut off where bytes follow its last whole line
+        part = data[start:cut]
+        whole = max((m.end() for m in re.finditer(rb"\x1e[^\n]*\n", part)), default=0)
+        last = part.rfind(RS)
+        if last >= whole and _json_or_none(part[last + 1 :]) is not None:
+            whole = len(part)  # a last line whole but for its line end: read as any line
+        assert rec.skipped_lines == 0 and rec.truncated == (whole < len(part)), cut
         if cut % 97 == 0:
             stream_from_bytes(data[:cut])  # read, never a traceback
     assert timed == len(reads)

@@ -665,7 +665,10 @@ EXPLANATIONS: dict[str, Explanation] = {
     "recording-damaged": Explanation(
         means="Lines of a fraglens recording could not be read: a line in the middle is "
               "not JSON (the file was edited or damaged), or the last line stops mid-write "
-              "(the recorder was killed while writing it).",
+              "(the recorder was killed while writing it). In a recording of version 3, "
+              "whose reads are written as they came and timed by a line after them, a "
+              "killed recorder leaves its last reads without that line: their bytes are "
+              "read, with no time.",
         wire=_wire(
             json.dumps({"fraglens": "recording", "version": 1, "request": {}},
                        separators=(",", ":")),

@@ -662,8 +662,10 @@ class RecordingLines:
                     times.extend(_NAN if t is None else t for t in line_times)
                     sizes.extend(map(len, chunks))
                     pieces += chunks
-                    if mark > pos and rec.skipped_lines == damaged:
-                        rec.skipped_lines += 1  # one damage: bytes before a line of another kind
+                    if mark > pos and rec.skipped_lines == damaged and not rec.truncated:
+                        # one damage: bytes before a line of another kind (before a
+                        # line cut off at the end, a killed writer's, said as such)
+                        rec.skipped_lines += 1
             pos = after
         self.pos = pos
         self.reads += len(sizes)

@@ -40,7 +40,10 @@ def _recording_findings(stream: Stream, meta: dict[str, Any], last: int) -> None
         if skipped:
             were = "was" if skipped == 1 else "were"
             what.append(f"{counted(skipped, 'line')} could not be read and {were} left out")
-        if cut:
+        if cut and meta.get("version") == 3:
+            what.append("the recording stops mid-write (the recorder was killed): its last "
+                        "reads are here, without their times")
+        elif cut:
             what.append("the last line is cut off (the recorder stopped mid-write)")
         r.diag("recording-damaged", "; ".join(what), last)
     end = meta.get("end")
