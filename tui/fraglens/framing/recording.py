@@ -73,6 +73,7 @@ import math
 import re
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -612,64 +613,80 @@ class RecordingLines:
         sizes = array("Q")
         pieces: list[Any] = []
         view = memoryview(data)
-        rec = self.recording
         while pos < len(data) and (pos < stop or not sizes):
             mark = data.find(RS, pos)
             if mark < 0:  # bytes no line times, to the end of the file
-                if rec.end is None:
-                    rec.truncated = True  # the writer was killed before it timed them
-                elif data[pos:].isspace():
-                    pos = len(data)  # a blank line after the end (an editor's): nothing
-                    break
-                else:
-                    rec.skipped_lines += 1  # bytes after the end: no writer wrote them
-                times.append(_NAN)
-                sizes.append(len(data) - pos)
-                pieces.append(view[pos:])
+                if self._tail(len(data) - pos, partial(_blank, data, pos), times, sizes):
+                    pieces.append(view[pos:])
                 pos = len(data)
                 break
             end = data.find(b"\n", mark)
             after = len(data) if end < 0 else end + 1
-            # the writer's times line, as it spells it, is read without JSON
-            timed = None
-            if (data.startswith(_TIMES_OPEN, mark + 1)
-                    and data.endswith(_TIMES_CLOSE, mark, after)):
-                mid = data.find(_TIMES_MID, mark + 1, after)
-                if mid >= 0:
-                    timed = _unpacked_index(data[mark + 1 + len(_TIMES_OPEN) : mid],
-                                            data[mid + len(_TIMES_MID) : after - 3],
-                                            mark - pos)
-            obj: Any = _SOME_TIMES_LINE
-            if timed is None:  # any other line, or spelling, as json reads it
-                obj = _loads(data[mark + 1 : after])
-                timed = _index(obj, mark - pos)
-            if timed is not None:
-                times += timed[0]
-                sizes += timed[1]
+            if mark > pos:
                 pieces.append(view[pos:mark])
-            else:
-                damaged = rec.skipped_lines
-                if mark > pos:  # reads no line times: kept, with no time
-                    times.append(_NAN)
-                    sizes.append(mark - pos)
-                    pieces.append(view[pos:mark])
-                if type(obj) is dict and "times" in obj:
-                    rec.skipped_lines += 1  # an index that does not fit the bytes before it
-                else:
-                    chunks: list[bytes] = []
-                    line_times: list[float | None] = []
-                    self._take(obj, end < 0, line_times, chunks)
-                    times.extend(_NAN if t is None else t for t in line_times)
-                    sizes.extend(map(len, chunks))
-                    pieces += chunks
-                    if mark > pos and rec.skipped_lines == damaged and not rec.truncated:
-                        # one damage: bytes before a line of another kind (before a
-                        # line cut off at the end, a killed writer's, said as such)
-                        rec.skipped_lines += 1
+            pieces += self._timed_line(data[mark + 1 : after], end < 0, mark - pos, times, sizes)
             pos = after
         self.pos = pos
         self.reads += len(sizes)
         return times, sizes, pieces
+
+    def _timed_line(self, line: bytes, cut: bool, raw: int, times: array[float],
+                    sizes: array[int]) -> list[bytes]:
+        """Version 3: one line (after its RS, with its line end unless ``cut``:
+        the file's last), after ``raw`` bytes of reads since the line before.
+        A times line that fits them gives their times and sizes; else they are
+        one read with no time (damage, or a killed writer's when the line is
+        cut). Another line says what it says (``_take``); the bytes of a read
+        it holds itself (base64) are returned, to follow the raw ones."""
+        rec = self.recording
+        timed = None
+        # the writer's times line, as it spells it, is read without JSON
+        if line.startswith(_TIMES_OPEN) and line.endswith(_TIMES_CLOSE):
+            mid = line.find(_TIMES_MID)
+            if mid >= 0:
+                timed = _unpacked_index(line[len(_TIMES_OPEN) : mid],
+                                        line[mid + len(_TIMES_MID) : -len(_TIMES_CLOSE)], raw)
+        obj: Any = _SOME_TIMES_LINE
+        if timed is None:  # any other line, or spelling, as json reads it
+            obj = _loads(line)
+            timed = _index(obj, raw)
+        chunks: list[bytes] = []
+        if timed is not None:
+            times += timed[0]
+            sizes += timed[1]
+        else:
+            damaged = rec.skipped_lines
+            if raw:  # reads no line times: kept, with no time
+                times.append(_NAN)
+                sizes.append(raw)
+            if type(obj) is dict and "times" in obj:
+                rec.skipped_lines += 1  # an index that does not fit the bytes before it
+            else:
+                line_times: list[float | None] = []
+                self._take(obj, cut, line_times, chunks)
+                times.extend(_NAN if t is None else t for t in line_times)
+                sizes.extend(map(len, chunks))
+                if raw and rec.skipped_lines == damaged and not rec.truncated:
+                    # one damage: bytes before a line of another kind (before a
+                    # line cut off at the end, a killed writer's, said as such)
+                    rec.skipped_lines += 1
+        return chunks
+
+    def _tail(self, raw: int, blank: Callable[[], bool], times: array[float],
+              sizes: array[int]) -> bool:
+        """Version 3: ``raw`` bytes after the last line, to the end of the file:
+        whether they are kept (as one read with no time). ``blank``: whether
+        they are whitespace alone, asked only after an end line."""
+        rec = self.recording
+        if rec.end is None:
+            rec.truncated = True  # the writer was killed before it timed them
+        elif blank():
+            return False  # a blank line after the end (an editor's): nothing
+        else:
+            rec.skipped_lines += 1  # bytes after the end: no writer wrote them
+        times.append(_NAN)
+        sizes.append(raw)
+        return True
 
     def _read_lines(self, start: int, end: int, times: list[float | None],
                     chunks: list[bytes]) -> None:
@@ -874,6 +891,11 @@ def _unpacked(code: str, text: bytes) -> Any:
         return values
     high = raw[7::8]  # little-endian: the sign and the exponent's top 7 bits
     return values, b"\x7f" in high or b"\xff" in high
+
+
+def _blank(data: bytes, at: int) -> bool:
+    """Whether ``data`` from ``at`` on is whitespace alone."""
+    return data[at:].isspace()
 
 
 def _loads(raw: bytes) -> Any:
