@@ -22,8 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fraglens.cli import main
+from fraglens.framing.events import FramingError
 from fraglens.framing.recording import (
     RS,
+    RawReads,
+    RecordingLines,
     RecordingWriter,
     parse_recording,
     to_json_lines,
@@ -339,3 +342,111 @@ def test_after_the_end_line_a_blank_line_is_nothing_and_bytes_are_damage():
     rec = parse_recording(data + b"data: b\n\n")
     assert rec.chunks[-1] == (None, b"data: b\n\n")  # kept, with no time
     assert (rec.skipped_lines, rec.truncated) == (1, False)
+
+
+# -- a file read a chunk at a time ------------------------------------------------------
+
+
+def _damaged(data: bytes, rng: random.Random) -> bytes:
+    """``data`` cut, or with bytes put in, taken out or changed, or its times
+    lines damaged: what a killed writer, an editor or a disk may leave."""
+    how = rng.randrange(6)
+    at = rng.randrange(len(data) + 1)
+    if how == 0:
+        return data[:at]
+    if how == 1:
+        return data[:at] + rng.choice([b"\x1e", b"\n", b"\x1e{}\n", b"x", b"  \n"]) + data[at:]
+    if how == 2:
+        return data[:at] + data[at + rng.randrange(1, 40) :]
+    if how == 3 and b'"sizes":"' in data:
+        k = data.find(b'"sizes":"', at)
+        k = data.find(b'"sizes":"') if k < 0 else k
+        return data[: k + 9] + b"AAAA" + data[k + 9 :]
+    if how == 4:
+        return data + rng.choice([b"\n", b"data: more\n\n", b"\x1e{\"end\":\"eof\"}\n"])
+    return data
+
+
+def _chunked(data: bytes, sizes: list[int]):
+    """``data`` read by ``RawReads`` in chunks of ``sizes`` (in turn), or None."""
+    body = io.BytesIO()
+    opened = RawReads.open(data[: sizes[0]], body)
+    if opened is None:
+        return None
+    reads, start = opened
+    pos, k = 0, 0
+    while pos < len(data):
+        chunk = data[pos : pos + sizes[k % len(sizes)]]
+        reads.feed(bytearray(chunk), start if pos == 0 else 0, len(chunk))
+        pos += len(chunk)
+        k += 1
+    reads.close()
+    return reads, body.getvalue()
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), sizes=st.lists(st.integers(1, 3000), min_size=1, max_size=5),
+       damage=st.booleans())
+def test_a_file_read_a_chunk_at_a_time_reads_as_read_whole(seed, sizes, damage):
+    rng = random.Random(seed)
+    body = real_shape(rng.choice(["openai-chat", "anthropic", "bedrock-converse"]), 1, 200,
+                      seed=seed)
+    data = _write(_reads(body, rng), 3, end=rng.choice([None, 9.0]))
+    if damage:
+        data = _damaged(data, rng)
+    sizes[0] = max(sizes[0], data.find(b"\n") + 1)  # the first chunk holds the header line
+    got = _chunked(data, sizes)
+    if got is None:  # read whole instead: bytes before the header, or a header the damage took
+        if data.startswith(b'{"fraglens"'):
+            with pytest.raises(FramingError):
+                RecordingLines(data)
+        return
+    reads, chunked_body = got
+    whole = RecordingLines(data)
+    times, lengths, pieces = whole.read_bulk(len(data))
+    assert chunked_body == b"".join(pieces)
+    assert reads.sizes == lengths
+    assert [None if t != t else t for t in reads.times] == [None if t != t else t for t in times]
+    assert _fields(reads.lines.recording) == _fields(whole.recording)
+    assert reads.lines.reads == whole.reads
+
+
+def _fields(rec) -> tuple:
+    return (rec.response, rec.end, rec.truncated, rec.skipped_lines, rec.frames, rec.close)
+
+
+def test_what_is_no_version_3_recording_is_not_read_in_chunks():
+    v1 = _write([(0.1, b"data: a\n\n")], 1)
+    assert RawReads.open(v1, io.BytesIO()) is None
+    assert RawReads.open(b" " + _write([], 3), io.BytesIO()) is None  # read whole, as any
+    assert RawReads.open(b'{"fraglens":"recording","version":3', io.BytesIO()) is None
+    assert RawReads.open(b"data: {}\n\n", io.BytesIO()) is None
+
+
+@pytest.mark.parametrize("kind", ["chat", "damaged", "cut", "not-sse", "version-1", "crlf"])
+def test_check_of_a_recording_read_in_chunks_is_check_of_it_read_whole(tmp_path, monkeypatch,
+                                                                        kind):
+    from fraglens.reading import capture
+
+    rng = random.Random(kind)
+    body = real_shape("openai-chat", 2, 2000, seed=7)
+    if kind == "not-sse":
+        body = b'{"error":{"message":"overloaded"}}' * 200
+    if kind == "crlf":
+        body = body.replace(b"\n", b"\r\n")
+    data = _write(_reads(body, rng), 1 if kind == "version-1" else 3)
+    if kind == "damaged":
+        data = data.replace(b'"sizes":"', b'"sizes":"AAAA', 2)
+    if kind == "cut":
+        data = data[: len(data) * 2 // 3]
+    path = tmp_path / "rec.fraglens"
+    path.write_bytes(data)
+    monkeypatch.setattr(capture, "_CHUNKED_FROM", 0)
+    monkeypatch.setattr(capture, "_CHUNK", 997)  # lines and characters cut across chunks
+    read_in_chunks = capture._recording_in_chunks(str(path), str(path), capture.Options())
+    assert (read_in_chunks is not None) == (kind not in ("not-sse", "version-1"))
+    got, got_framed = capture.load_stream(str(path))
+    want, want_framed = stream_from_bytes(data, str(path))
+    assert _state(got) == _state(want)
+    assert [e.time for e in got.events] == [e.time for e in want.events]
+    assert got_framed.meta == want_framed.meta and got_framed.problems == want_framed.problems

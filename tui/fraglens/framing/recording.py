@@ -92,6 +92,7 @@ __all__ = [
     "Frame",
     "MemorySink",
     "Recording",
+    "RawReads",
     "RecordingWriter",
     "Sink",
     "is_recording",
@@ -750,6 +751,92 @@ class RecordingLines:
             rec.end = {key: obj[key] for key in ("end", "error") if key in obj}
             if _time(obj.get("t")) is not None:
                 rec.end["t"] = _time(obj.get("t"))
+
+
+class RawReads:
+    """A recording of version 3 read a chunk of the file at a time (``open``
+    with its first bytes, then :meth:`feed` each chunk, then :meth:`close`):
+    the reads' bytes written to ``body`` as they come, their times and sizes
+    kept (``times``, NaN: none; ``sizes``), what the other lines say in
+    ``lines.recording``. It gives what ``RecordingLines.read_bulk`` gives of
+    the whole file (each line read by the same method), without the whole
+    file in memory: read a mebibyte at a time into one buffer, no fresh page
+    is faulted in but the body's (reading/capture.py)."""
+
+    def __init__(self, lines: RecordingLines, body: Sink) -> None:
+        #: the recording's header (its lines' reader, made of the header line alone)
+        self.lines = lines
+        self.times = array("d")
+        self.sizes = array("Q")
+        self._body = body
+        self._raw = 0  # bytes of reads since the last line
+        self._line: bytes | None = None  # a line begun in a chunk before (after its RS)
+        # bytes after an end line, held until what follows says what they are
+        self._held = bytearray()
+
+    @classmethod
+    def open(cls, head: bytes, body: Sink) -> tuple[RawReads, int] | None:
+        """A reader of the recording whose file starts with ``head``, and
+        where its lines start, when it is an HTTP recording of version 3
+        whose header line ``head`` holds whole; else None (read it whole)."""
+        end = head.find(b"\n")
+        if end < 0 or not head.startswith(b'{"fraglens"'):
+            return None
+        try:
+            lines = RecordingLines(head[: end + 1])
+        except FramingError:
+            return None
+        return (cls(lines, body), end + 1) if lines.raw else None
+
+    def feed(self, chunk: bytes | bytearray, start: int, stop: int) -> None:
+        """The file's next bytes: ``chunk[start:stop]``."""
+        pos = start
+        if self._line is not None:  # a line begun in a chunk before
+            end = chunk.find(b"\n", pos, stop)
+            if end < 0:
+                self._line += chunk[pos:stop]
+                return
+            line, self._line = self._line + chunk[pos : end + 1], None
+            self._take_line(line, cut=False)
+            pos = end + 1
+        while pos < stop:
+            mark = chunk.find(RS, pos, stop)
+            self._bytes(chunk, pos, stop if mark < 0 else mark)
+            if mark < 0:
+                return
+            end = chunk.find(b"\n", mark, stop)
+            if end < 0:
+                self._line = bytes(chunk[mark + 1 : stop])
+                return
+            self._take_line(bytes(chunk[mark + 1 : end + 1]), cut=False)
+            pos = end + 1
+
+    def close(self) -> None:
+        """The end of the file."""
+        if self._line is not None:  # the last line, with no line end
+            line, self._line = self._line, None
+            self._take_line(line, cut=True)
+        if self._raw:
+            held = bytes(self._held)
+            if self.lines._tail(self._raw, held.isspace, self.times, self.sizes) and held:
+                self._body.write(held)
+        self.lines.reads = len(self.sizes)
+
+    def _bytes(self, chunk: bytes | bytearray, start: int, stop: int) -> None:
+        if stop > start:
+            if self.lines.recording.end is not None:  # no writer writes after its end
+                self._held += chunk[start:stop]
+            else:
+                self._body.write(memoryview(chunk)[start:stop])
+            self._raw += stop - start
+
+    def _take_line(self, line: bytes, cut: bool) -> None:
+        if self._held:  # reads after the end line, before this one: kept, as the whole file's
+            self._body.write(bytes(self._held))
+            self._held = bytearray()
+        for chunk in self.lines._timed_line(line, cut, self._raw, self.times, self.sizes):
+            self._body.write(chunk)
+        self._raw = 0
 
 
 def parse_recording(data: bytes, bulk: bool = True) -> Recording:

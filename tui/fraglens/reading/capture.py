@@ -8,6 +8,7 @@ readers of the table (``readers.py``) and everything below them stay sans-I/O.
 from __future__ import annotations
 
 import gc
+import io
 import os
 import stat
 import sys
@@ -17,7 +18,7 @@ from typing import BinaryIO
 
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..framing.events import Framed
-from .readers import FramedReading, LoadError, Options, open_reading
+from .readers import FramedReading, LoadError, Options, Reading, open_reading, open_recording
 from .stream import Stream
 
 __all__ = ["LoadError", "demo_bytes", "load_stream", "read_bytes", "stream_from_bytes",
@@ -109,12 +110,70 @@ def stream_from_bytes(
     """A whole capture, read by the reader the table picks for it: what
     ``check`` and the app open. LoadError when it cannot be read."""
     with _bulk():
-        reading = open_reading(data, name, Options(format, max_arg_bytes, keep_naive))
-        reading.drain()
-        if (why := reading.refusal()) is not None:
-            raise LoadError(f"{name}: {why}")
-        framed = reading.finish()
-        return reading.stream, framed
+        opts = Options(format, max_arg_bytes, keep_naive)
+        return _read_whole(open_reading(data, name, opts), name)
+
+
+def _read_whole(reading: Reading, name: str) -> tuple[Stream, Framed]:
+    reading.drain()
+    if (why := reading.refusal()) is not None:
+        raise LoadError(f"{name}: {why}")
+    framed = reading.finish()
+    return reading.stream, framed
+
+
+#: a recording of at least this many bytes is read a chunk of ``_CHUNK`` at a
+#: time (``_recording_in_chunks``); a smaller one is read whole, in one call
+_CHUNKED_FROM = 1 << 20
+_CHUNK = 1 << 20
+#: how a recording fraglens wrote starts
+_RECORDING = b'{"fraglens"'
+
+
+def _recording_in_chunks(path: str, name: str, opts: Options) -> tuple[Stream, Framed] | None:
+    """A recording of version 3 (of an SSE body, in a regular file of a
+    mebibyte or more) read a mebibyte at a time into one buffer, its reads'
+    bytes copied out of it as they are found (``RawReads``); None for any
+    other file, or when reading it so fails: it is then read whole, as any
+    capture is, which says what is wrong. Read whole, the file is a fresh
+    block of memory as large as itself, every page of it faulted in, and the
+    body copied out of it another: half of what a recording cost beyond the
+    same body as SSE."""
+    try:
+        with open(path, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode) or not (
+                    _CHUNKED_FROM <= info.st_size <= MAX_INPUT_BYTES):
+                return None
+            if f.read(len(_RECORDING)) != _RECORDING:
+                return None  # no recording: its reader is not even imported
+            f.seek(0)
+            from ..framing.recording import RawReads
+            from .recording_runs import parsed
+
+            buf = bytearray(_CHUNK)
+            got = f.readinto(buf)
+            body = io.BytesIO()
+            opened = RawReads.open(bytes(buf[:got]), body)
+            if opened is None:
+                return None
+            reads, start = opened
+            total = got
+            while got:
+                reads.feed(buf, start, got)
+                start = 0
+                got = f.readinto(buf)
+                total += got
+                if total > MAX_INPUT_BYTES:  # grown since: read whole, which says so
+                    return None
+            reads.close()
+    except OSError:
+        return None
+    head = parsed(reads.lines, reads.times, reads.sizes, body.getvalue())
+    if head is None:
+        return None
+    with _bulk():
+        return _read_whole(open_recording(head, name, opts), name)
 
 
 def stream_from_framed(
@@ -131,6 +190,15 @@ def stream_from_framed(
     return reading.stream
 
 
-def load_stream(path: str, **kwargs) -> tuple[Stream, Framed]:
+def load_stream(path: str, format: str | None = None,
+                max_arg_bytes: int = DEFAULT_MAX_ARG_BYTES,
+                keep_naive: bool = False) -> tuple[Stream, Framed]:
+    """The capture at ``path`` (``-``: stdin, ``:demo:``: the bundled demo)."""
+    if path not in ("-", ":demo:"):
+        opts = Options(format, max_arg_bytes, keep_naive)
+        chunked = _recording_in_chunks(path, path, opts)
+        if chunked is not None:
+            return chunked
     data = demo_bytes() if path == ":demo:" else read_bytes(path)
-    return stream_from_bytes(data, "demo" if path == ":demo:" else path, **kwargs)
+    return stream_from_bytes(data, "demo" if path == ":demo:" else path, format,
+                             max_arg_bytes, keep_naive)

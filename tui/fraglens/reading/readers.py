@@ -253,6 +253,12 @@ def _open_recording(data: bytes, head: Any, name: str, opts: Options) -> Reading
     return RecordingReading(stream, head)
 
 
+def open_recording(head: Any, name: str, opts: Options) -> Reading:
+    """A recording whose lines were all read elsewhere (``recording_runs.parsed``),
+    opened as the table opens one it claimed."""
+    return _open_recording(head.body, head, name, opts)
+
+
 def _claim_websocket(data: bytes) -> Any:
     """A recording of a WebSocket connection, parsed; None for anything else."""
     if data[:1] != b"{" or not is_recording(data) or b'"transport":"websocket"' not in data[:65536]:

@@ -59,8 +59,8 @@ class Head:
     """What a claim learned: the recording's lines being parsed, and the reads
     parsed so far (the body's first bytes)."""
 
-    def __init__(self, lines: RecordingLines, times: list[float | None], sizes: list[int],
-                 chunks: list[Any], body: bytes) -> None:
+    def __init__(self, lines: RecordingLines, times: Sequence[float | None],
+                 sizes: Sequence[int], chunks: list[Any], body: bytes) -> None:
         self.lines = lines
         self.times = times
         #: each read's size; ``chunks``: their bytes, in pieces of one read or more
@@ -95,6 +95,16 @@ def claim(data: bytes) -> Head | None:
         if verdict is not None:
             return Head(lines, times, sizes, chunks, body) if verdict else None
         size *= 2  # the bytes joined to look again add up to twice the body at most
+
+
+def parsed(lines: RecordingLines, times: Sequence[float | None], sizes: Sequence[int],
+           body: bytes) -> Head | None:
+    """A recording whose lines were all read elsewhere (``RawReads``: a file
+    read a chunk at a time), with its whole body; None when the body is not
+    SSE read in runs (the recording is then framed whole)."""
+    if not _sse_body(body, True):
+        return None
+    return Head(lines, times, sizes, [body], body)
 
 
 def _sse_body(head: bytes, whole: bool) -> bool | None:
@@ -162,7 +172,12 @@ class RecordingReading:
         self._body = head.body
         self._last: float | None = None  # the last read's time
         self._times = EventTimes()
-        self._add(head.times, head.sizes, head.chunks)
+        if lines.done:  # every line parsed: the head's body is the whole of it, kept as it is
+            self._buf = io.BytesIO(head.body)  # shares its bytes (getvalue: the same object)
+            self._buf.seek(0, io.SEEK_END)
+            self._add(head.times, head.sizes, ())
+        else:
+            self._add(head.times, head.sizes, head.chunks)
         self._reader = GrowingSSEReader(stream, head.body, final=False)
         self._times.grow(head.body)
         # the events' times are worked out when they are read (a row shown, the
@@ -249,7 +264,7 @@ class RecordingReading:
             self._hand_over()
 
     def _add(self, times: Sequence[float | None], sizes: Sequence[int],
-             chunks: list[Any]) -> None:
+             chunks: Sequence[Any]) -> None:
         self._buf.writelines(chunks)
         self._times.add(times, sizes)
         if times:
