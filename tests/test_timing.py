@@ -37,14 +37,19 @@ def events_of(body: bytes) -> list[bytes]:
 def recording(reads: list[tuple[float, bytes]], end: float | None = None,
               error: str | None = None) -> bytes:
     out = io.BytesIO()
+    _recorder(out, reads).end("error" if error else "eof", error=error,
+                              t=reads[-1][0] if end is None else end)
+    return out.getvalue()
+
+
+def _recorder(out: io.BytesIO, reads: list[tuple[float | None, bytes]]) -> RecordingWriter:
+    """A writer that has written the request, the response and ``reads``."""
     writer = RecordingWriter(out)
     writer.start({"method": "POST", "url": "http://h/v1/chat/completions", "body": {}})
     writer.response(200, {"content-type": "text/event-stream"}, t=0.1)
     for t, data in reads:
         writer.chunk(t, data)
-    writer.end("error" if error else "eof", error=error,
-               t=reads[-1][0] if end is None else end)
-    return out.getvalue()
+    return writer
 
 
 def timing_of(data: bytes, **kwargs):
@@ -276,15 +281,14 @@ def test_the_timing_told_from_the_reads_is_that_of_every_events_time(
 
 
 def recording_v(reads: list[tuple[float | None, bytes]], end: float | None) -> bytes:
-    """``reads`` recorded, with the end's time (None: no end line)."""
+    """``reads`` recorded, with the end's time (None: no end line, the reads'
+    times written all the same)."""
     out = io.BytesIO()
-    writer = RecordingWriter(out)
-    writer.start({"method": "POST", "url": "http://h/v1/messages", "body": {}})
-    writer.response(200, {"content-type": "text/event-stream"}, t=0.1)
-    for t, data in reads:
-        writer.chunk(t, data)
+    writer = _recorder(out, reads)
     if end is not None:
         writer.end("eof", t=end)
+    else:
+        writer.flush()
     return out.getvalue()
 
 
