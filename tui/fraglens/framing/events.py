@@ -258,7 +258,8 @@ class EventLog(Sequence[RawEvent]):
         self._late = self._gaps = None
         self._times = array("d", (_NO_TIME if t is None else t for t in times))
 
-    def time_later(self, times: Callable[[EventLog, int, int], Sequence[float]]) -> None:
+    def time_later(self, times: Callable[[EventLog, int, int], Sequence[float]],
+                   gaps: Callable[[EventLog, float], WideGaps | None] | None = None) -> None:
         """Let ``times(log, start, stop)`` give the times of the events from
         the first not stamped yet on, when they are asked for: those of events
         ``start`` to ``stop`` it can tell so far, as an array (NaN: none),
@@ -266,13 +267,11 @@ class EventLog(Sequence[RawEvent]):
         (reading/recording_runs.py): working out 1M events' times took a
         quarter of a second that the app spent before anyone looked at one.
         Each event's time must depend on nothing but the reads, so that one
-        asked for alone, a slice's and all at once agree.
-
-        When ``times`` is a method of an object that also has a ``wide_gaps``
-        method, ``wide_gaps`` (below) asks it."""
+        asked for alone, a slice's and all at once agree. ``gaps``, when
+        given, is what ``wide_gaps`` (below) asks."""
         self._late = times
         self._settled = len(self)
-        self._gaps = getattr(getattr(times, "__self__", times), "wide_gaps", None)
+        self._gaps = gaps
 
     def _settle(self, stop: int | None = None) -> None:
         """The late times of the events before ``stop`` (all), as far as they are known, kept."""

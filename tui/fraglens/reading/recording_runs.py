@@ -182,7 +182,7 @@ class RecordingReading:
         self._times.grow(head.body)
         # the events' times are worked out when they are read (a row shown, the
         # report's timing), from the reads parsed by then: see ``EventLog.time_later``
-        stream.events.time_later(self._times.of)
+        stream.events.time_later(self._times.of, self._times.wide_gaps)
         self.done = False
         if lines.done:
             self._hand_over()

@@ -55,7 +55,7 @@ _BLANK = (b"\n\n", b"\r\n\r\n")
 _NONE = float("nan")
 #: events timed at a time by ``_by_reads``
 _RUN = 256
-#: the widest window ``steady`` looks in for an event, as a share of the stall: under
+#: the widest window ``wide_gaps`` looks in for an event, as a share of the stall: under
 #: half, so that a gap wider than a stall holds a whole window (rounding aside)
 _WINDOW = 0.45
 #: at most this many windows a read, and this many more: past that, working out
