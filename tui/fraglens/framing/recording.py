@@ -80,7 +80,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from ..records import FrozenRecord, Record
 from ..redact import REDACTED, Fingerprints, Headers, redact_headers, redact_url
 from .events import FramingError
-from .recording_header import is_recording
+from .recording_header import WRITTEN_START, is_recording
 
 if TYPE_CHECKING:  # the writer's clock: a reader has no use for datetime (start-up)
     from datetime import datetime
@@ -780,7 +780,7 @@ class RawReads:
         where its lines start, when it is an HTTP recording of version 3
         whose header line ``head`` holds whole; else None (read it whole)."""
         end = head.find(b"\n")
-        if end < 0 or not head.startswith(b'{"fraglens"'):
+        if end < 0 or not head.startswith(WRITTEN_START):
             return None
         try:
             lines = RecordingLines(head[: end + 1])

@@ -11,6 +11,8 @@ import json
 import re
 
 _FIRST_LINE = re.compile(rb"\s*([^\n]*)")
+#: how every recording a fraglens writer made starts (its header's first key)
+WRITTEN_START = b'{"fraglens"'
 
 
 def _first_line(data: bytes) -> bytes:
@@ -22,7 +24,7 @@ def is_recording(data: bytes) -> bool:
     """Does ``data`` start like a fraglens recording (even one cut off in its
     header)?"""
     first = _first_line(data)
-    if first.startswith(b'{"fraglens"'):
+    if first.startswith(WRITTEN_START):
         return True
     if not first.startswith(b"{") or b'"fraglens"' not in first:
         return False

@@ -18,6 +18,7 @@ from typing import BinaryIO
 
 from ..engine.reassembler import DEFAULT_MAX_ARG_BYTES
 from ..framing.events import Framed
+from ..framing.recording_header import WRITTEN_START
 from .readers import FramedReading, LoadError, Options, Reading, open_reading, open_recording
 from .stream import Stream
 
@@ -126,8 +127,6 @@ def _read_whole(reading: Reading, name: str) -> tuple[Stream, Framed]:
 #: time (``_recording_in_chunks``); a smaller one is read whole, in one call
 _CHUNKED_FROM = 1 << 20
 _CHUNK = 1 << 20
-#: how a recording fraglens wrote starts
-_RECORDING = b'{"fraglens"'
 
 
 def _recording_in_chunks(path: str, name: str, opts: Options) -> tuple[Stream, Framed] | None:
@@ -145,7 +144,7 @@ def _recording_in_chunks(path: str, name: str, opts: Options) -> tuple[Stream, F
             if not stat.S_ISREG(info.st_mode) or not (
                     _CHUNKED_FROM <= info.st_size <= MAX_INPUT_BYTES):
                 return None
-            if f.read(len(_RECORDING)) != _RECORDING:
+            if f.read(len(WRITTEN_START)) != WRITTEN_START:
                 return None  # no recording: its reader is not even imported
             f.seek(0)
             from ..framing.recording import RawReads

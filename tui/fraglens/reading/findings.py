@@ -40,7 +40,7 @@ def _recording_findings(stream: Stream, meta: dict[str, Any], last: int) -> None
         if skipped:
             were = "was" if skipped == 1 else "were"
             what.append(f"{counted(skipped, 'line')} could not be read and {were} left out")
-        if cut and meta.get("version") == 3:
+        if cut and (meta.get("version") or 0) >= 3:  # reads written raw, timed after
             what.append("the recording stops mid-write (the recorder was killed): its last "
                         "reads are here, without their times")
         elif cut:
